@@ -1,0 +1,140 @@
+"End-to-end tests of `tbench infer` in a subprocess, on CPU."
+import os, csv, json, signal, subprocess, time, sys
+from pathlib import Path
+import pandas as pd
+import pytest
+from conftest import tbench, FAST, BIN
+from throughput_bench.store import read_results, ResultStore, row_key
+
+def csv_of(work): 
+    files = sorted((work / 'results').glob('*.csv'))
+    assert len(files) == 1, files
+    return files[0]
+
+def check_rows_consistent(df):
+    ok = df[df.status == 'ok']
+    assert len(ok) and (ok.throughput_mean > 0).all()
+    # throughput is exactly iterations x batch / seconds measured (up to the 6 decimals stored)
+    expect = ok.iterations * ok.batch_size / ok.seconds_measured
+    assert ((ok.throughput_mean - expect).abs() / expect < 1e-5).all()
+    assert (ok.throughput_ci_low <= ok.throughput_mean).all() and (ok.throughput_mean <= ok.throughput_ci_high).all()
+    assert (ok.latency_p50_ms <= ok.latency_p90_ms).all() and (ok.latency_p90_ms <= ok.latency_p95_ms).all()
+    assert (ok.latency_p95_ms <= ok.latency_p99_ms).all()
+    assert (ok.seconds_measured >= 0.3).all()
+    assert ((ok.pixels_per_sec - ok.throughput_mean * ok.input_size ** 2).abs() <= 1e-3 * ok.pixels_per_sec).all()
+    assert (ok.gflops_per_sample > 0).all() and (ok.macs_G == ok.gflops_per_sample).all()
+
+def test_two_model_sweep_then_resume(work):
+    r = tbench('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert 'plan: 2 to run, 0 done, 0 skipped' in r.stdout
+    assert 'img/s' in r.stdout and 'resnet18' in r.stdout  # the summary table
+    df = read_results(csv_of(work))
+    assert list(df.model_name) == ['resnet18', 'vit_tiny_patch16_224']
+    assert list(df.input_size) == [32, 32] and list(df.batch_size) == [2, 2]
+    check_rows_consistent(df)
+    hw = json.loads(next((work / 'results').glob('*_hardware.json')).read_text())
+    assert hw['cpu_count'] >= 1 and hw['pytorch_version']
+    idx = json.loads((work / 'results' / 'index.json').read_text())
+    assert idx == [dict(csv=csv_of(work).name, hardware=csv_of(work).stem + '_hardware.json', label=hw['gpu_name'])]
+    # second run: nothing to do, nothing appended
+    before = csv_of(work).read_text()
+    r2 = tbench('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    assert r2.returncode == 0, r2.stderr
+    assert 'plan: 0 to run, 2 done, 0 skipped' in r2.stdout
+    assert csv_of(work).read_text() == before
+    # a new batch size is a new configuration
+    r3 = tbench('infer', '--models', 'resnet18', *[a if a != '2' else '4' for a in FAST], cwd=work)
+    assert 'plan: 1 to run, 0 done' in r3.stdout
+    assert len(read_results(csv_of(work))) == 3
+
+def test_throughput_bench_alias_accepts_underscores(work):
+    args = ['--' + a[2:].replace('-', '_') if a.startswith('--') else a for a in FAST]
+    assert '--timed_seconds' in args and '--batch_sizes' in args
+    r = tbench('--models', 'resnet18', *args, cwd=work, cmd='throughput-bench')
+    assert r.returncode == 0, r.stderr
+    check_rows_consistent(read_results(csv_of(work)))
+
+def test_skipped_precision_is_a_row(work, monkeypatch):
+    "A precision this CPU has no native units for is a skipped row with the reason (unless named)."
+    from throughput_bench import core
+    import torch
+    if core.precision_support('bf16', torch.device('cpu')) is None:
+        pytest.skip('this CPU has native bf16: nothing is skipped by default')
+    r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--precisions', 'fp32')], cwd=work)
+    df = read_results(csv_of(work))
+    assert 'skipped' in set(df.status) and df[df.status == 'skipped'].error.str.contains('native').all()
+
+def test_dataloader_mode(work):
+    r = tbench('infer', '--models', 'resnet18', *FAST, '--dataloader', '--workers', '1', cwd=work)
+    assert r.returncode == 0, r.stderr
+    df = read_results(csv_of(work))
+    assert df.data_mode[0] == 'dataloader' and df.status[0] == 'ok'
+
+BAD = [
+    (['--models', 'resnt18'], "unknown model 'resnt18'; did you mean resnet18"),
+    (['--models', 'resnet18', '--precisions', 'fp8'], "invalid choice: 'fp8'"),
+    (['--models', 'resnet18', '--compile-modes', 'turbo'], "invalid choice: 'turbo'"),
+    (['--models', 'resnet18', '--batch-sizes', '0'], 'must be > 0'),
+    (['--models', 'resnet18', '--batch-sizes', '-4'], 'must be > 0'),
+    (['--models', 'resnet18', '--timed-seconds', '2', '--target-ci', '0.01'], 'cannot be combined'),
+    (['--models', 'resnet18', '--rerun', '--retry-failed'], '--rerun already'),
+    (['--models', 'resnet18', '--device', 'cpu', '--gpu-id', '1'], '--gpu-id 1 given'),
+    (['--models', 'resnet18', '--device', 'cuda:0'] if not __import__('torch').cuda.is_available() else ['--device', 'tpu'], 'not available'),
+    (['--models', 'resnet18', '--min-seconds', '9', '--max-seconds', '3'], 'more than --max-seconds'),
+]
+
+@pytest.mark.parametrize('args,msg', BAD)
+def test_bad_input_one_line_exit_2_nothing_written(work, args, msg):
+    r = tbench('infer', *args, cwd=work)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
+    assert 'Traceback' not in r.stderr
+    assert not (work / 'results').exists()
+
+def test_unwritable_results_dir(work):
+    (work / 'afile').write_text('x')
+    r = tbench('infer', '--models', 'resnet18', '--device', 'cpu', '--results-dir', work / 'afile' / 'sub', cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'cannot create results folder' in r.stderr, r.stderr
+
+def _wait_rows(path, n, proc, limit=240):
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        if path.exists() and len(path.read_text().splitlines()) - 1 >= n: return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    raise TimeoutError
+
+SWEEP = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', '--device', 'cpu', '--input-size', '32',
+         '--batch-sizes', '1', '2', '3', '--precisions', 'fp32', '--timed-seconds', '0.5', '--warmup', '1',
+         '--warmup-seconds', '0', '--threads', '1', '--no-progress']
+
+@pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGINT])
+def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
+    out = work / 'results'
+    # a new session, with SIGINT at its default (a background shell would have it ignored): Ctrl-C in a
+    # terminal signals the whole foreground process group, so SIGINT goes to the group; SIGKILL to the sweep alone
+    proc = subprocess.Popen([str(BIN / 'tbench'), *SWEEP], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # wait for the results file to hold two rows, then kill the sweep mid-run
+    t0 = time.time()
+    while not list(out.glob('*.csv')) and time.time() - t0 < 120: time.sleep(0.1)
+    f = list(out.glob('*.csv'))[0]
+    _wait_rows(f, 2, proc)
+    if sig == signal.SIGINT: os.killpg(proc.pid, sig)
+    else: proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and 'run the same command again to resume' in err, err
+    df = pd.read_csv(f)  # parseable
+    n_killed = len(df)
+    assert 2 <= n_killed < 6 and df.throughput_mean.notna().all()
+    time.sleep(0.5)
+    orphans = [l for l in subprocess.run(['ps', '-eo', 'args'], capture_output=True, text=True).stdout.splitlines() if 'worker_main' in l and 'ps -eo' not in l]
+    assert not orphans
+    r = tbench(*SWEEP, cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert f'plan: {6 - n_killed} to run, {n_killed} done' in r.stdout
+    df = read_results(f)
+    assert len(df) == 6 and len({row_key(r) for r in ResultStore(out, f.stem).rows()}) == 6
+    check_rows_consistent(df)

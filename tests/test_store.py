@@ -1,0 +1,54 @@
+"The results store: rows read back equal, the seed tool's real file reads back, atomic appends."
+import math, threading
+from pathlib import Path
+import pandas as pd
+import pytest
+from conftest import SHARED
+from throughput_bench.core import BenchSpec, BenchResult, COLUMNS, SEED_COLUMNS, result_from_spec
+from throughput_bench.store import ResultStore, read_results
+
+REF = SHARED / 'reference' / 'throughput-bench'
+
+def test_row_reads_back_equal(tmp_path):
+    st = ResultStore(tmp_path, 'cpu_x')
+    r = result_from_spec(BenchSpec('resnet18', input_channels=3, input_size=32, batch_size=8, threads=2),
+                         throughput_mean=123.456789, throughput_ci_low=120.0, throughput_ci_high=127.5,
+                         latency_p50_ms=64.8, iterations=17, seconds_measured=1.1, channels_last=True, batch_size=4)
+    st.append(r)
+    df = read_results(st.csv_path)
+    row = df.iloc[0]
+    for k, v in r.to_row().items():
+        got = row[k]
+        if v is None: assert pd.isna(got) or got == '', k
+        elif isinstance(v, float): assert math.isclose(got, round(v, 6)), k
+        else: assert got == v, (k, got, v)
+
+def test_concurrent_appends_lose_nothing(tmp_path):
+    st = ResultStore(tmp_path, 'cpu_x')
+    def add(i): ResultStore(tmp_path, 'cpu_x').append(BenchResult(model_name=f'm{i}', throughput_mean=float(i)))
+    ts = [threading.Thread(target=add, args=(i,)) for i in range(20)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    assert sorted(read_results(st.csv_path).model_name) == sorted(f'm{i}' for i in range(20))
+
+@pytest.mark.skipif(not REF.exists(), reason='shared reference data not beside the checkout')
+def test_seed_tool_file_reads_back(tmp_path):
+    raw = pd.read_csv(REF / 'nvidia_h100_nvl.csv')
+    df = read_results(REF / 'nvidia_h100_nvl.csv')
+    assert len(df) == len(raw) and list(df.columns[:25]) == SEED_COLUMNS
+    assert (df.throughput_mean == raw.throughput_mean).all()
+    assert set(df.task) == {'inference'} and set(df.status) == {'ok'} and set(df.device_type) == {'cuda'}
+    assert (df.gflops_per_sample == raw.macs_G).all() and df.compiled.dtype == bool
+    # mixed with a file of ours: one tidy frame
+    st = ResultStore(tmp_path, 'cpu_x'); st.append(BenchResult(model_name='resnet18', throughput_mean=1.0, device_type='cpu'))
+    both = read_results(REF / 'nvidia_h100_nvl.csv', tmp_path)
+    assert len(both) == len(raw) + 1 and set(both.source) == {'nvidia_h100_nvl.csv', 'cpu_x.csv'}
+
+def test_append_to_seed_format_file_keeps_its_rows(tmp_path):
+    if not REF.exists(): pytest.skip('no reference data')
+    f = tmp_path / 'nvidia_h100_nvl.csv'
+    f.write_text((REF / 'nvidia_h100_nvl.csv').read_text())
+    n = len(pd.read_csv(f))
+    ResultStore(tmp_path, 'nvidia_h100_nvl').append(BenchResult(model_name='resnet18', throughput_mean=2.0))
+    df = read_results(f)
+    assert len(df) == n + 1 and list(df.columns[:len(COLUMNS)]) == COLUMNS
