@@ -1,0 +1,73 @@
+"`tbench train`, `ready-steady-go` and `tbench hw --ceilings`, end to end on CPU."
+import json, math
+import pytest
+from conftest import tbench, FAST
+from throughput_bench.store import read_results
+
+def only_csv(work):
+    (f,) = sorted((work / 'results').glob('*.csv')); return f
+
+def test_train_adamw_breakdown_flops_mfu(work):
+    r = tbench('train', '--models', 'resnet18', *FAST, '--optimizers', 'sgd', 'adamw', '--breakdown', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert 'plan: 2 to run' in r.stdout
+    df = read_results(only_csv(work))
+    assert list(df.task) == ['training'] * 2 and list(df.optimizer) == ['sgd', 'adamw'] and (df.status == 'ok').all()
+    assert ((df.throughput_mean - df.iterations * df.batch_size / df.seconds_measured).abs() < 1e-5 * df.throughput_mean).all()
+    shares = df[['breakdown_data_pct', 'breakdown_forward_pct', 'breakdown_backward_pct', 'breakdown_optimizer_pct']]
+    assert ((shares.sum(axis=1) - 100).abs() < 1e-3).all() and (shares >= 0).all().all()
+    assert (df.breakdown_backward_pct > 0).all() and (df.breakdown_forward_pct > 0).all()
+    assert (df.gflops_per_sample > 0).all()
+    # mfu_measured comes from the GEMM ceiling cached in the hardware JSON; both MFUs are fractions in (0, 1]
+    hw = json.loads(next((work / 'results').glob('*_hardware.json')).read_text())
+    assert hw['ceilings']['gemm_tflops']['fp32'] > 0
+    assert ((df.mfu_measured > 0) & (df.mfu_measured <= 1)).all()
+    assert (df.mfu.isna() | ((df.mfu > 0) & (df.mfu <= 1))).all()
+    assert (abs(df.tflops_achieved - df.throughput_mean * df.gflops_per_sample / 1e3) < 1e-6).all()
+
+def test_training_flops_are_about_three_times_inference(work):
+    for task in ('infer', 'train'):
+        assert tbench(task, '--models', 'resnet18', *FAST, cwd=work).returncode == 0
+    df = read_results(only_csv(work)).set_index('task')
+    ratio = df.gflops_per_sample['training'] / df.gflops_per_sample['inference']
+    assert 2.5 < ratio < 3.5, ratio
+
+def test_ready_steady_go(work):
+    r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_seconds', '0.5', '--run_number', '3', cwd=work, cmd='ready-steady-go')
+    assert r.returncode == 0, r.stderr
+    assert 'samples/s' in r.stdout.splitlines()[-1]
+    df = read_results(only_csv(work))
+    assert list(df.task) == ['training'] and df.run_id[0] == 'rsg-3' and df.batch_size[0] == 4
+    printed = float(r.stdout.splitlines()[-1].split(': ')[-1].split()[0])
+    assert math.isclose(printed, df.throughput_mean[0], rel_tol=1e-3)
+    # n_batches fixes the iteration count; a second call is a new measurement, not a skip
+    r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_batches', '6', cwd=work, cmd='ready-steady-go')
+    assert r.returncode == 0, r.stderr
+    df = read_results(only_csv(work))
+    assert len(df) == 2 and df.iterations[1] == 6
+
+@pytest.mark.parametrize('args,msg', [
+    (['--model', 'resnet18', '--bs', '0', '--n_seconds', '1'], 'must be > 0'),
+    (['--model', 'resnet18', '--n_seconds', '1', '--n_batches', '3'], 'exactly one of'),
+    (['--model', 'resnet18'], 'exactly one of'),
+    (['--model', 'resnet18', '--n_seconds', '1', '--wnb', 'online'], 'W&B'),
+])
+def test_ready_steady_go_bad_input(work, args, msg):
+    r = tbench(*args, cwd=work, cmd='ready-steady-go')
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
+    assert not (work / 'results').exists()
+
+def test_train_fp16_is_a_skipped_row_and_bad_optimizer(work):
+    r = tbench('train', '--models', 'resnet18', *[a if a != 'fp32' else 'fp16' for a in FAST], cwd=work)
+    assert r.returncode == 0 and '1 skipped' in r.stdout
+    df = read_results(only_csv(work))
+    assert df.status[0] == 'skipped' and 'amp' in df.error[0]
+    r = tbench('train', '--models', 'resnet18', *FAST, '--optimizers', 'lamb', cwd=work)
+    assert r.returncode == 2 and "unknown optimizer 'lamb'" in r.stderr
+
+def test_hw_ceilings(work):
+    r = tbench('hw', '--device', 'cpu', '--ceilings', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert 'GEMM fp32' in r.stdout and 'GFLOP/s' in r.stdout and 'GB/s' in r.stdout
+    hw = json.loads(next((work / 'results').glob('*_hardware.json')).read_text())
+    assert hw['ceilings']['gemm_tflops']['fp32'] > 0 and hw['ceilings']['copy_gbps'] > 0
