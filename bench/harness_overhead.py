@@ -1,8 +1,11 @@
 """What does the harness cost? `tbench infer`'s img/s against a bare `while` loop on the same model and batch.
 
-Rounds are interleaved (bare, harness, bare, harness, ...) so drift of the machine hits both alike.
-The harness runs exactly as `tbench infer` does: a fresh child process per configuration, fixed timed phase.
-Then one run with the adaptive stop (--target-ci) reports how long reaching the CI target took.
+Three figures, measured in one run:
+1. the harness's own cost per iteration: `measure` timing an empty step (its loop, clock read and bookkeeping),
+   as a fraction of this model's iteration time: a bound that machine noise cannot blur;
+2. in-process rounds, interleaved (bare, measure, bare, measure, ...) on the same model object and batch;
+3. rounds of the full `tbench infer` path (a fresh child process per configuration) against the bare loop.
+Then one run with the adaptive stop (target CI 1%) reports how long reaching the CI target took.
 
     python bench/harness_overhead.py --model resnet18 --batch 16 --size 112 --seconds 5 --rounds 5
 """
@@ -10,7 +13,7 @@ import argparse, statistics, time
 import torch
 from throughput_bench.core import BenchSpec
 from throughput_bench.models import get_model, build
-from throughput_bench.timing import TimingConfig
+from throughput_bench.timing import TimingConfig, measure
 from throughput_bench.sweep import run_isolated
 
 def bare_loop(model, x, seconds):
@@ -34,17 +37,36 @@ def main():
     x = torch.randn(a.batch, 3, a.size, a.size)
     spec = BenchSpec(a.model, batch_size=a.batch, input_channels=3, input_size=a.size, threads=a.threads)
     fixed = TimingConfig(warmup=5, warmup_seconds=0, timed_seconds=a.seconds)
+    cpu = torch.device('cpu')
+    empty = measure(lambda: None, cpu, 1, TimingConfig(warmup=100, warmup_seconds=0, timed_seconds=1.0))
+    per_iter = empty.seconds / empty.iterations
+    with torch.inference_mode():
+        t = time.perf_counter(); [model(x) for _ in range(3)]; model_iter = (time.perf_counter() - t) / 3
+    print(f"harness cost: {per_iter * 1e6:.3f} us per iteration (empty step, {empty.iterations} iterations); "
+          f"{a.model} iteration {model_iter * 1e3:.1f} ms -> {100 * per_iter / model_iter:.5f}% of it")
+
+    def step():
+        with torch.inference_mode(): return model(x)
+    ib, ih = [], []
+    for i in range(a.rounds):
+        ib.append(bare_loop(model, x, a.seconds))
+        tm = measure(step, cpu, a.batch, TimingConfig(warmup=5, warmup_seconds=0, timed_seconds=a.seconds))
+        ih.append(tm.summary()['throughput_mean'])
+        print(f"in-process round {i + 1}: bare {ib[-1]:8.2f} img/s   measure() {ih[-1]:8.2f} img/s   ratio {ih[-1] / ib[-1]:.4f}", flush=True)
+    r_in = [h / b for h, b in zip(ih, ib)]
+    print(f"in-process ratio measure()/bare: median {statistics.median(r_in):.4f}, min {min(r_in):.4f}, max {max(r_in):.4f}\n")
+
     bare, harness = [], []
     for i in range(a.rounds):
         bare.append(bare_loop(model, x, a.seconds))
         r = run_isolated(spec, fixed); assert r.status == 'ok', r.error
         harness.append(r.throughput_mean)
-        print(f"round {i + 1}: bare {bare[-1]:8.2f} img/s   tbench {harness[-1]:8.2f} img/s   ratio {harness[-1] / bare[-1]:.4f}", flush=True)
+        print(f"isolated round {i + 1}: bare {bare[-1]:8.2f} img/s   tbench {harness[-1]:8.2f} img/s   ratio {harness[-1] / bare[-1]:.4f}", flush=True)
     ratios = [h / b for h, b in zip(harness, bare)]
     print(f"\n{a.model} bs={a.batch} {a.size}px threads={a.threads}, {a.rounds} interleaved rounds of {a.seconds}s")
     print(f"bare loop   median {statistics.median(bare):.2f} img/s")
     print(f"tbench      median {statistics.median(harness):.2f} img/s")
-    print(f"ratio tbench/bare: median {statistics.median(ratios):.4f}, min {min(ratios):.4f}, max {max(ratios):.4f}")
+    print(f"ratio tbench (child process)/bare: median {statistics.median(ratios):.4f}, min {min(ratios):.4f}, max {max(ratios):.4f}")
     adaptive = TimingConfig(warmup=5, warmup_seconds=0, min_seconds=5, max_seconds=60, target_ci=0.01)
     r = run_isolated(spec, adaptive)
     half = (r.throughput_ci_high - r.throughput_ci_low) / 2

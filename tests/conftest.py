@@ -8,7 +8,7 @@ BIN = Path(sys.executable).parent
 
 # Tiny, fast configurations: 32 px, batch 2, a fixed 0.3 s timed phase.
 FAST = ['--device', 'cpu', '--input-size', '32', '--batch-sizes', '2', '--precisions', 'fp32',
-        '--timed-seconds', '0.3', '--warmup', '1', '--warmup-seconds', '0', '--threads', '1', '--no-progress']
+        '--timed-seconds', '0.3', '--warmup', '1', '--warmup-seconds', '0', '--threads', '1', '--no-progress', '--wandb', 'disabled']
 
 def tbench(*args, cwd, cmd='tbench', timeout=300, **kw):
     "Run a console command in a subprocess; returns CompletedProcess."

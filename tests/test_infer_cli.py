@@ -107,7 +107,7 @@ def _wait_rows(path, n, proc, limit=240):
 
 SWEEP = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', '--device', 'cpu', '--input-size', '32',
          '--batch-sizes', '1', '2', '3', '--precisions', 'fp32', '--timed-seconds', '0.5', '--warmup', '1',
-         '--warmup-seconds', '0', '--threads', '1', '--no-progress']
+         '--warmup-seconds', '0', '--threads', '1', '--no-progress', '--wandb', 'disabled']
 
 @pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGINT])
 def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):

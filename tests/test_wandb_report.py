@@ -1,0 +1,61 @@
+"W&B offline logging and read-back with the real SDK, the online fallback, and `tbench report`."
+import os, json, time
+from pathlib import Path
+import pandas as pd
+import pytest
+from conftest import tbench, FAST, SHARED
+from throughput_bench.store import read_results
+from throughput_bench.tracking import load_results, offline_run_dirs
+
+REF = SHARED / 'reference' / 'throughput-bench' / 'nvidia_h100_nvl.csv'
+OFFLINE = [a if a != 'disabled' else 'offline' for a in FAST]
+
+def test_offline_runs_read_back_as_the_csv_rows_and_report(work):
+    r = tbench('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *OFFLINE, cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert len(offline_run_dirs(work / 'wandb')) == 2
+    csv = read_results(work / 'results').sort_values('run_id').reset_index(drop=True)
+    runs = load_results(work / 'wandb').sort_values('run_id').reset_index(drop=True)
+    assert list(csv.run_id) == list(runs.run_id) and all(csv.run_id.str.len() > 0)
+    for c in ('model_name', 'precision', 'batch_size', 'throughput_mean', 'latency_p95_ms', 'gflops_per_sample', 'iterations'):
+        assert list(csv[c]) == list(runs[c]), c
+    out = work / 'report'
+    r = tbench('report', work / 'wandb', '-o', out, cwd=work)
+    assert r.returncode == 0, r.stderr
+    names = {p.name for p in out.iterdir()}
+    assert {'throughput_inference.png', 'throughput_inference.svg', 'coverage.png', 'mfu.png', 'summary.md'} <= names, names
+    md = (out / 'summary.md').read_text()
+    assert 'resnet18' in md and 'vit_tiny_patch16_224' in md
+
+def test_online_without_network_falls_back_to_offline(work):
+    env_args = [a if a != 'disabled' else 'online' for a in FAST] + ['--wandb-init-timeout', '5']
+    env = os.environ | {'WANDB_API_KEY': 'x' * 40, 'WANDB_BASE_URL': 'http://127.0.0.1:9', 'WANDB_MODE': ''}
+    t0 = time.time()
+    import subprocess, sys
+    from conftest import BIN
+    r = subprocess.run([str(BIN / 'tbench'), 'infer', '--models', 'resnet18', *env_args], cwd=work, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count('logging offline from now on') == 1, r.stderr
+    assert len(read_results(work / 'results')) == 1 and len(offline_run_dirs(work / 'wandb')) == 1
+    assert time.time() - t0 < 120
+
+@pytest.mark.skipif(not REF.exists(), reason='shared reference data not beside the checkout')
+def test_report_reads_the_seed_tools_file_beside_ours(work):
+    assert tbench('infer', '--models', 'resnet18', *FAST, cwd=work).returncode == 0
+    out = work / 'rep'
+    r = tbench('report', REF, work / 'results', '-o', out, '--gsd', '30', cwd=work)
+    assert r.returncode == 0, r.stderr
+    md = (out / 'summary.md').read_text()
+    assert 'H100 NVL' in md and 'Xeon' in md or 'cpu' in md.lower()
+    assert (out / 'speedup.png').stat().st_size > 1000 and (out / 'coverage.svg').exists()
+
+def test_report_and_sync_errors(work):
+    r = tbench('report', work / 'nothing', cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no such results file' in r.stderr
+    r = tbench('sync', work / 'wandb', cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no offline W&B runs' in r.stderr
+    env = {k: v for k, v in os.environ.items() if k != 'WANDB_API_KEY'} | {'NETRC': str(work / 'none')}
+    import subprocess
+    from conftest import BIN
+    r = subprocess.run([str(BIN / 'tbench'), 'report', '--wandb-project', 'someone/proj'], cwd=work, capture_output=True, text=True, env=env | {'HOME': str(work)})
+    assert r.returncode == 2 and 'needs an API key' in r.stderr, r.stderr
