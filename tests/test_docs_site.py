@@ -1,0 +1,71 @@
+"The offline docs site in headless Chromium: pages load from a plain static server, charts render, no console errors."
+import os, shutil, threading, functools
+from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / '_site'
+CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
+REQUIRED = os.environ.get('TB_REQUIRE_BROWSER') == '1'   # CI sets this: a missing site or browser is a failure there
+
+def _need(cond, why):
+    if not cond:
+        if REQUIRED: pytest.fail(why)
+        pytest.skip(why)
+
+@pytest.fixture(scope='module')
+def server():
+    _need((SITE / 'index.html').exists(), 'no _site: run python tools/build_docs.py first')
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(SITE))
+    class Quiet(handler.func):
+        def log_message(self, *a): pass
+    httpd = ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(SITE)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+@pytest.fixture(scope='module')
+def browser():
+    _need(Path(CHROMIUM).exists(), 'no chromium (apt-get install chromium)')
+    pw = pytest.importorskip('playwright.sync_api') if not REQUIRED else __import__('playwright.sync_api', fromlist=['x'])
+    with pw.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+                                    '--disable-component-update', '--disable-sync'])
+        yield b
+        b.close()
+
+def visit(browser, url):
+    "Open `url`; return the page and every console error, page error and failed request."
+    page = browser.new_page()
+    problems = []
+    page.on('console', lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == 'error' else None)
+    page.on('pageerror', lambda e: problems.append(f"page error: {e}"))
+    page.on('requestfailed', lambda r: problems.append(f"request failed: {r.url}"))
+    resp = page.goto(url, wait_until='load')
+    assert resp.status == 200, url
+    return page, problems
+
+def test_home_page(server, browser):
+    page, problems = visit(browser, f"{server}/index.html")
+    assert 'throughput_bench' in page.title() + page.inner_text('body')
+    assert 'tbench infer' in page.inner_text('body')
+    links = page.eval_on_selector_all('nav a', 'els => els.map(e => e.getAttribute("href"))')
+    assert {'core.html', 'results.html', 'timing.html'} <= set(links)
+    assert not problems, problems
+
+def test_api_page(server, browser):
+    page, problems = visit(browser, f"{server}/core.html")
+    text = page.inner_text('body')
+    assert 'BenchSpec' in text and 'BenchResult' in text and '#| export' not in text
+    assert not problems, problems
+
+def test_results_page_charts(server, browser):
+    page, problems = visit(browser, f"{server}/results.html")
+    sizes = page.eval_on_selector_all('img', 'els => els.map(e => [e.naturalWidth, e.naturalHeight])')
+    assert len(sizes) >= 4, sizes                      # throughput, speed-up, coverage, MFU at least
+    assert all(w > 100 and h > 100 for w, h in sizes), sizes
+    text = page.inner_text('body')
+    assert 'Every measured configuration' in text and 'img/s' in text
+    assert not problems, problems
