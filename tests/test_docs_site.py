@@ -43,6 +43,7 @@ def visit(browser, url):
     page.on('console', lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == 'error' else None)
     page.on('pageerror', lambda e: problems.append(f"page error: {e}"))
     page.on('requestfailed', lambda r: problems.append(f"request failed: {r.url}"))
+    page.on('response', lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
     resp = page.goto(url, wait_until='load')
     assert resp.status == 200, url
     return page, problems
