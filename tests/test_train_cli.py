@@ -33,11 +33,16 @@ def test_training_flops_are_about_three_times_inference(work):
     assert 2.5 < ratio < 3.5, ratio
 
 def test_ready_steady_go(work):
-    r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_seconds', '0.5', '--run_number', '3', cwd=work, cmd='ready-steady-go')
+    r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_seconds', '0.5', '--run_number', '3', '--wnb', 'offline',
+               cwd=work, cmd='ready-steady-go')
     assert r.returncode == 0, r.stderr
     assert 'samples/s' in r.stdout.splitlines()[-1]
     df = read_results(only_csv(work))
-    assert list(df.task) == ['training'] and df.run_id[0] == 'rsg-3' and df.batch_size[0] == 4
+    # logged through the same W&B code as tbench: the row's run_id is the offline run's id
+    from throughput_bench.tracking import read_offline_runs
+    runs = read_offline_runs(work / 'wandb')
+    assert list(df.task) == ['training'] and df.batch_size[0] == 4 and list(runs.run_id) == [df.run_id[0]]
+    assert runs.throughput_mean[0] == df.throughput_mean[0]
     printed = float(r.stdout.splitlines()[-1].split(': ')[-1].split()[0])
     assert math.isclose(printed, df.throughput_mean[0], rel_tol=1e-3)
     # n_batches fixes the iteration count; a second call is a new measurement, not a skip
@@ -50,7 +55,7 @@ def test_ready_steady_go(work):
     (['--model', 'resnet18', '--bs', '0', '--n_seconds', '1'], 'must be > 0'),
     (['--model', 'resnet18', '--n_seconds', '1', '--n_batches', '3'], 'exactly one of'),
     (['--model', 'resnet18'], 'exactly one of'),
-    (['--model', 'resnet18', '--n_seconds', '1', '--wnb', 'online'], 'W&B'),
+    (['--model', 'resnet18', '--n_seconds', '1', '--wnb', 'cloud'], "--wnb 'cloud': use disabled, offline, online or auto"),
 ])
 def test_ready_steady_go_bad_input(work, args, msg):
     r = tbench(*args, cwd=work, cmd='ready-steady-go')
