@@ -46,7 +46,7 @@ def test_report_reads_the_seed_tools_file_beside_ours(work):
     r = tbench('report', REF, work / 'results', '-o', out, '--gsd', '30', cwd=work)
     assert r.returncode == 0, r.stderr
     md = (out / 'summary.md').read_text()
-    assert 'H100 NVL' in md and 'Xeon' in md or 'cpu' in md.lower()
+    assert 'H100 NVL' in md and 'Xeon' in md  # both devices in one summary
     assert (out / 'speedup.png').stat().st_size > 1000 and (out / 'coverage.svg').exists()
 
 def test_report_and_sync_errors(work):
