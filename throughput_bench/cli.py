@@ -10,10 +10,11 @@ from typing import Optional
 from .core import *
 
 # %% auto #0
-__all__ = ['Parser', 'both_spellings', 'fail', 'positive_int', 'positive_float', 'nonneg_float', 'add_common', 'timing_config',
-           'sweep_setup', 'idle_check', 'hardware_record', 'wandb_logger', 'execute', 'infer_parser', 'cmd_infer',
-           'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'cmd_models',
-           'cmd_hw', 'cmd_sync', 'cmd_report', 'main_parser', 'tbench']
+__all__ = ['GEO_MODULES', 'GEO_BASELINES', 'Parser', 'both_spellings', 'fail', 'positive_int', 'positive_float', 'nonneg_float',
+           'add_common', 'timing_config', 'sweep_setup', 'check_model', 'geo_compare_specs', 'idle_check',
+           'hardware_record', 'wandb_logger', 'execute', 'infer_parser', 'cmd_infer', 'throughput_bench',
+           'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'cmd_models', 'cmd_hw', 'cmd_sync',
+           'cmd_report', 'main_parser', 'tbench']
 
 # %% ../nbs/14_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -41,7 +42,7 @@ def fail(prog:str, msg:str):
     "Print `prog: error: msg` and exit 2."
     sys.stderr.write(f"{prog}: error: {msg}\n"); sys.exit(2)
 
-# %% ../nbs/14_cli.ipynb #03f10641
+# %% ../nbs/14_cli.ipynb #804da6e1
 def positive_int(s:str)->int:
     try: v = int(s)
     except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
@@ -75,6 +76,7 @@ def add_common(p:Parser):
     g.add_argument('--channels-last', action='store_true', help="NHWC memory layout")
     g.add_argument('--input-channels', type=positive_int, default=None, help="default: the model's native channels")
     g.add_argument('--input-size', type=positive_int, default=None, help="default: the model's native size")
+    g.add_argument('--timesteps', type=positive_int, default=1, help="frames per sample, for geo encoders with a time axis (default 1)")
     g.add_argument('--dataloader', action='store_true', help="end to end: DataLoader workers, pinned memory, host→device copy")
     g.add_argument('--workers', type=int, default=4, help="DataLoader workers with --dataloader")
     g = p.add_argument_group('timing')
@@ -99,7 +101,7 @@ def add_common(p:Parser):
     g.add_argument('--wandb-tags', nargs='*', default=[]); g.add_argument('--wandb-dir', default='.', help="runs go under DIR/wandb")
     g.add_argument('--wandb-init-timeout', type=positive_float, default=30.0, help="seconds to wait for W&B online before falling back to offline")
 
-# %% ../nbs/14_cli.ipynb #1582ae15
+# %% ../nbs/14_cli.ipynb #74313117
 def timing_config(a, device_type:str='cpu')->'TimingConfig':
     "The `TimingConfig` the timing flags ask for (CPU phases default to at most 30 s)."
     from throughput_bench.timing import TimingConfig
@@ -125,8 +127,8 @@ def sweep_setup(a, task:str='inference', **spec_kw):
     from throughput_bench.hardware import device_name, device_slug
     from throughput_bench.store import ResultStore
     from throughput_bench.sweep import expand
-    models = a.models or list(REGISTRY)
-    for m in models: get_model(m)
+    models = a.models or [n for n, i in REGISTRY.items() if not i.is_geo]
+    for m in models: check_model(get_model(m))
     store = ResultStore(a.results_dir, device_slug(device), device_name(device))
     store.ensure_writable()
     threads = a.threads or torch.get_num_threads()
@@ -134,15 +136,46 @@ def sweep_setup(a, task:str='inference', **spec_kw):
     precisions = a.precisions or (['fp32', 'amp', 'bf16'] if training else list(PRECISIONS))
     compile_modes = a.compile_modes or (['none', 'default'] if device.type == 'cuda' else ['none'])
     batches = a.batch_sizes or [(256 if training else 512) if device.type == 'cuda' else 32]
-    specs = expand(models, precisions, compile_modes, batches, layouts=[a.channels_last],
-                   input_channels=a.input_channels, input_size=a.input_size, explicit_precisions=a.precisions is not None,
-                   task=task, device=str(device), threads=threads, tf32=a.tf32,
-                   data_mode='dataloader' if a.dataloader else 'synthetic', workers=a.workers, **spec_kw)
+    kw = dict(explicit_precisions=a.precisions is not None, task=task, device=str(device), threads=threads, tf32=a.tf32,
+              data_mode='dataloader' if a.dataloader else 'synthetic', workers=a.workers, timesteps=a.timesteps, **spec_kw)
+    grid = (precisions, compile_modes, batches, [a.channels_last])
+    if getattr(a, 'geo_compare', False): specs = geo_compare_specs(a, grid, kw)
+    else: specs = expand(models, *grid, input_channels=a.input_channels, input_size=a.input_size, **kw)
     if training:
         for o in a.optimizers: 
             if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
         specs = [dataclasses.replace(s, optimizer=o, lr=a.lr) for s in specs for o in a.optimizers]
     return device, store, specs, tc
+
+# %% ../nbs/14_cli.ipynb #dd29f0b0
+GEO_MODULES = {'torchgeo': 'torchgeo', 'olmoearth-pretrain-minimal': 'olmoearth_pretrain_minimal', 'rslearn': 'rslearn', 'terratorch': 'terratorch'}
+
+def check_model(info):
+    "Raise a `BenchError` if `info` is a geo encoder whose package is not installed."
+    import importlib.util
+    if info.is_geo and importlib.util.find_spec(GEO_MODULES[info.package]) is None:
+        from throughput_bench.geo import GEO_EXTRA
+        raise BenchError(f"{info.name} needs the geo extra ({info.package} is not installed); install it with {GEO_EXTRA}")
+
+# %% ../nbs/14_cli.ipynb #eb9d0b53
+GEO_BASELINES = ['resnet50', 'vit_base_patch16_224']
+
+def geo_compare_specs(a, grid, kw)->list:
+    "Phase 1 (geo encoders, native inputs) then phase 2 (baselines at each distinct geo input shape)."
+    from throughput_bench.models import get_model, GEO_NAMES
+    from throughput_bench.sweep import expand
+    if a.input_channels or a.input_size: raise BenchError("--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size")
+    named = a.models or []
+    geo = [m for m in named if get_model(m).is_geo] or GEO_NAMES
+    base = [m for m in named if not get_model(m).is_geo] or GEO_BASELINES
+    for m in geo + base: check_model(get_model(m))
+    phase1 = expand(geo, *grid, **kw)
+    t = kw['timesteps']
+    shapes = list(dict.fromkeys((get_model(m).channels * t, get_model(m).size) for m in geo if get_model(m).max_timesteps >= t))
+    phase2 = [s for c, z in shapes for s in expand(base, *grid, input_channels=c, input_size=z, **(kw | {'timesteps': 1}))]
+    print(f"geo-compare: phase 1: {len(geo)} geo encoder(s) at native inputs; phase 2: {', '.join(base)} at "
+          f"{len(shapes)} input shape(s): {', '.join(f'{c}x{z}' for c, z in shapes)}", flush=True)
+    return phase1 + phase2
 
 # %% ../nbs/14_cli.ipynb #a92db56c
 def idle_check(device, force:bool):
@@ -200,10 +233,12 @@ def execute(a, device, store, specs, tc, runner_kw=None, run_id:str=''):
     print(f"results: {store.csv_path} ({len(results)} new rows), hardware: {store.hw_path}")
     return results
 
-# %% ../nbs/14_cli.ipynb #c86aa8a6
+# %% ../nbs/14_cli.ipynb #f5c19485
 def infer_parser(prog='tbench infer', parser=None)->Parser:
     p = parser or Parser(prog=prog, description="Measure inference throughput, latency and memory; append rows to results/<device>.csv.")
     add_common(p)
+    p.add_argument('--geo-compare', action='store_true',
+                   help="geo encoders at native inputs, then timm baselines (--models; default resnet50 vit_base_patch16_224) at each geo input shape")
     return p
 
 def cmd_infer(a):
@@ -262,13 +297,19 @@ def ready_steady_go(argv=None):
     "Drop-in for ready-steady-go's CLI."
     _run(lambda: cmd_rsg(rsg_parser().parse_args(argv)), 'ready-steady-go')
 
-# %% ../nbs/14_cli.ipynb #bbaed57a
+# %% ../nbs/14_cli.ipynb #70ae1a31
 def cmd_models(a):
-    from throughput_bench.models import model_table
+    from throughput_bench.models import model_table, UNAVAILABLE
     import pandas as pd
-    df = model_table(a.names or None)
+    df = model_table(a.names or None, geo=a.geo)
     df['params_M'] = df['params_M'].map(lambda v: f"{v:.1f}" if v == v and v is not None else '?')
-    with pd.option_context('display.max_rows', None, 'display.width', 200): print(df.to_string(index=False))
+    if a.geo: df = df.drop(columns=['type'])
+    with pd.option_context('display.max_rows', None, 'display.width', 250, 'display.max_colwidth', 80):
+        print(df.to_string(index=False))
+    if a.geo:
+        print("\nchannels: 'fixed' = exactly the native bands, 'upto' = the first C of them, 'any' = any number; T = timesteps (--timesteps)")
+        if (df.params_M == '?').any(): print(f"params '?': the [geo] extra is not installed")
+        for name, why in UNAVAILABLE.items(): print(f"not available: {name}: {why}")
 
 def cmd_hw(a):
     from throughput_bench.hardware import fingerprint, device_slug, device_name
@@ -305,12 +346,14 @@ def cmd_report(a):
     print(f"{len(df)} rows from {', '.join(map(str, sources))} -> {a.output}/")
     for f in files: print(f"  {f}")
 
-# %% ../nbs/14_cli.ipynb #64ddcfd5
+# %% ../nbs/14_cli.ipynb #cc3b2671
 def main_parser()->Parser:
     p = Parser(prog='tbench', description="Honest throughput of vision backbones on this machine.")
     sub = p.add_subparsers(dest='cmd', required=True, parser_class=Parser, metavar='COMMAND')
     infer_parser(parser=sub.add_parser('infer', help="inference throughput sweep")).set_defaults(fn=cmd_infer)
-    m = sub.add_parser('models', help="list the model registry"); m.add_argument('names', nargs='*'); m.set_defaults(fn=cmd_models)
+    m = sub.add_parser('models', help="list the model registry"); m.add_argument('names', nargs='*')
+    m.add_argument('--geo', action='store_true', help="the geospatial encoders, with their native inputs and side inputs")
+    m.set_defaults(fn=cmd_models)
     train_parser(parser=sub.add_parser('train', help="training throughput sweep")).set_defaults(fn=cmd_train)
     h = sub.add_parser('hw', help="print this machine's hardware fingerprint")
     h.add_argument('--device', default='auto'); h.add_argument('--gpu-id', type=int, default=None)

@@ -126,7 +126,7 @@ def autocast(precision:str, device:torch.device):
     if ac is None: return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=ac)
 
-# %% ../nbs/00_core.ipynb #868d7dc3
+# %% ../nbs/00_core.ipynb #fcfcebb5
 @dataclass
 class BenchSpec:
     "One configuration to measure."
@@ -146,9 +146,15 @@ class BenchSpec:
     lr:float = 0.0                       # training only: recorded, irrelevant to speed
     explicit_precision:bool = False      # the user named this precision (so emulation is allowed)
     workers:int = 4                      # DataLoader workers in `dataloader` mode
+    timesteps:int = 1                    # frames per sample (geo encoders with a time axis)
 
     KEY = ('task', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
-           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer')
+           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps')
+
+    @property
+    def in_chans(self)->int:
+        "Channels of the input tensor: `input_channels` per frame times `timesteps` frames."
+        return self.input_channels * (self.timesteps or 1)
 
     def key(self)->tuple:
         "The resume key: everything that makes two configurations different measurements."
@@ -160,7 +166,8 @@ class BenchSpec:
         if self.compile_mode != 'none': parts.append(f"compile={self.compile_mode}")
         if self.channels_last: parts.append('NHWC')
         if self.task == 'training': parts.append(self.optimizer)
-        return ' '.join(parts + [f"bs={self.batch_size}", f"{self.input_channels}x{self.input_size}px"])
+        t = f"x{self.timesteps}t" if (self.timesteps or 1) > 1 else ''
+        return ' '.join(parts + [f"bs={self.batch_size}", f"{self.input_channels}x{self.input_size}px{t}"])
 
 # %% ../nbs/00_core.ipynb #74fcd140
 def _canon(v)->str:
@@ -180,7 +187,7 @@ def config_key(d:dict)->tuple:
     "Canonical resume key of a mapping with (at least) the `BenchSpec.KEY` fields."
     return tuple(_canon(d.get(k)) for k in BenchSpec.KEY)
 
-# %% ../nbs/00_core.ipynb #5e9bc7ab
+# %% ../nbs/00_core.ipynb #4a03b9df
 SEED_COLUMNS = ['model_name', 'display_name', 'model_family', 'model_type', 'precision', 'compiled',
     'compile_mode', 'gpu_name', 'gpu_mem_gb', 'batch_size', 'throughput_mean', 'pixels_per_sec',
     'latency_mean_ms', 'latency_p50_ms', 'latency_p95_ms', 'latency_p99_ms', 'params_M', 'macs_G',
@@ -236,6 +243,7 @@ class BenchResult:
     threads:Optional[int] = None
     optimizer:str = 'none'
     lr:Optional[float] = None
+    timesteps:Optional[int] = 1           # frames per sample; the input tensor has input_channels x timesteps channels
     gflops_per_sample:Optional[float] = None  # forward (inference) or forward+backward (training)
     tflops_achieved:Optional[float] = None
     mfu:Optional[float] = None           # against the datasheet / theoretical peak
@@ -259,7 +267,7 @@ class BenchResult:
 COLUMNS = [f.name for f in fields(BenchResult)]
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
 
-# %% ../nbs/00_core.ipynb #c27bf6ef
+# %% ../nbs/00_core.ipynb #b1d5ed96
 def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
 
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
@@ -270,7 +278,7 @@ def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
              batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
              input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,
              device_type=torch.device(spec.device).type, data_mode=spec.data_mode, threads=spec.threads,
-             optimizer=spec.optimizer, lr=spec.lr if spec.task == 'training' else None,
+             optimizer=spec.optimizer, lr=spec.lr if spec.task == 'training' else None, timesteps=spec.timesteps,
              pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '',
              timm_version=timm.__version__, timestamp=now_iso())
     return BenchResult(**(d | kw))

@@ -19,14 +19,14 @@ __all__ = ['setup_run', 'maybe_compile', 'synthetic_input', 'RandomImages', 'loa
            'predict_peak_mb', 'halve_to_fit', 'cpu_batch_fit', 'is_oom', 'one_line', 'finish_result', 'describe_device',
            'run_inference']
 
-# %% ../nbs/06_infer.ipynb #5dd9b5fc
+# %% ../nbs/06_infer.ipynb #68e099a4
 def setup_run(spec:BenchSpec):
     "`(device, model info, model, compute dtype, autocast-free dtype)` for `spec`, model on device, in eval mode."
     device = torch.device(spec.device)
     if spec.threads: torch.set_num_threads(spec.threads)
     set_tf32(spec.tf32)
     info = get_model(spec.model_name)
-    model = build(info, spec.input_channels, spec.input_size)
+    model = build(info, spec.input_channels, spec.input_size, spec.timesteps or 1)
     dtype, _ = precision_dtypes(spec.precision, device)
     model = model.to(device=device, dtype=dtype)
     if spec.channels_last: model = model.to(memory_format=torch.channels_last)
@@ -37,10 +37,10 @@ def maybe_compile(model:torch.nn.Module, mode:str)->torch.nn.Module:
     if mode == 'none': return model
     return torch.compile(model, mode=None if mode == 'default' else mode)
 
-# %% ../nbs/06_infer.ipynb #060bbe64
+# %% ../nbs/06_infer.ipynb #65023c3b
 def synthetic_input(spec:BenchSpec, batch:int, device, dtype)->torch.Tensor:
     "A `randn` batch on `device`, in `dtype` and the spec's layout."
-    x = torch.randn(batch, spec.input_channels, spec.input_size, spec.input_size, device=device, dtype=dtype)
+    x = torch.randn(batch, spec.in_chans, spec.input_size, spec.input_size, device=device, dtype=dtype)
     return x.contiguous(memory_format=torch.channels_last) if spec.channels_last else x
 
 class RandomImages(Dataset):
@@ -54,7 +54,7 @@ class RandomImages(Dataset):
 def loader_input(spec:BenchSpec, batch:int, device, dtype):
     "A function returning the next batch from a `DataLoader`, copied to `device`."
     pin = device.type == 'cuda'
-    dl = DataLoader(RandomImages(spec.input_channels, spec.input_size), batch_size=batch, num_workers=spec.workers,
+    dl = DataLoader(RandomImages(spec.in_chans, spec.input_size), batch_size=batch, num_workers=spec.workers,
                     pin_memory=pin, persistent_workers=spec.workers > 0, prefetch_factor=4 if spec.workers else None)
     it = iter(dl)
     fmt = torch.channels_last if spec.channels_last else torch.contiguous_format
@@ -133,7 +133,7 @@ def describe_device(res:BenchResult, device)->BenchResult:
     res.emulated = device.type == 'cpu' and precision_support(res.precision, device) is not None
     return res
 
-# %% ../nbs/06_infer.ipynb #206545b2
+# %% ../nbs/06_infer.ipynb #ad7d7027
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
     "Measure one inference configuration; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
@@ -142,7 +142,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         device, info, model, dtype = setup_run(spec)
         res.display_name, res.model_family, res.model_type = info.display_name, info.family, info.type
         params = n_params(model)
-        gflops = gflops_per_sample(model, spec.input_channels, spec.input_size)
+        gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
         model = maybe_compile(model.eval(), spec.compile_mode)
         batch = spec.batch_size
         if device.type == 'cpu' and spec.compile_mode == 'none':

@@ -11,9 +11,10 @@ import torch, timm
 from .core import *
 
 # %% auto #0
-__all__ = ['REGISTRY', 'ModelInfo', 'suggest', 'get_model', 'build', 'n_params', 'count_params', 'model_table']
+__all__ = ['REGISTRY', 'GEO', 'GEO_NAMES', 'UNAVAILABLE', 'ModelInfo', 'suggest', 'get_model', 'input_problem', 'build',
+           'n_params', 'count_params', 'model_table']
 
-# %% ../nbs/01_models.ipynb #d84611ec
+# %% ../nbs/01_models.ipynb #ded48224
 @dataclass
 class ModelInfo:
     "What the registry knows of one model."
@@ -28,8 +29,20 @@ class ModelInfo:
     precisions:tuple = PRECISIONS  # precisions the model supports
     patch_size:Optional[int] = None
     registered:bool = True    # False: an ad-hoc timm name described from its name
+    source:str = 'timm'       # `timm`, or `geo` (built by `geo.build_geo`)
+    builder:str = ''          # geo: the `geo.BUILDERS` key
+    package:str = ''          # geo: the PyPI package it is built from
+    bands:str = ''            # geo: what the native channels are
+    extra_inputs:str = ''     # geo: the side inputs its wrapper makes
+    channel_rule:str = 'any'  # `any` number of channels, `upto` the native count, or `fixed`
+    max_timesteps:int = 1     # frames the model can take (`timesteps` input)
+    precision_note:str = ''   # why a precision is missing from `precisions`
 
-    def __post_init__(self): self.timm_name = self.timm_name or self.name
+    def __post_init__(self):
+        if self.source == 'timm': self.timm_name = self.timm_name or self.name
+
+    @property
+    def is_geo(self)->bool: return self.source == 'geo'
 
 # %% ../nbs/01_models.ipynb #12af9476
 _TIMM = """
@@ -76,7 +89,54 @@ def _timm_entry(line:str)->ModelInfo:
 REGISTRY = {m.name: m for m in map(_timm_entry, _TIMM.strip().splitlines())}
 len(REGISTRY)
 
-# %% ../nbs/01_models.ipynb #a902fa49
+# %% ../nbs/01_models.ipynb #c8c084d3
+_CAST = "makes float32 tensors inside forward, so a model cast to fp16/bf16 fails (mixed dtypes); it runs under amp"
+_S2 = "12 Sentinel-2 L2A bands"
+
+def _geo(name, disp, fam, builder, package, channels, size, patch, bands, extra, rule='fixed', precisions=PRECISIONS,
+         max_t=1, note=''):
+    return ModelInfo(name, disp, fam, 'vit', channels=channels, size=size, patch_size=patch, precisions=tuple(precisions),
+                     source='geo', builder=builder, package=package, bands=bands, extra_inputs=extra,
+                     channel_rule=rule, max_timesteps=max_t, precision_note=note)
+
+_FP32_AMP = ('fp32', 'amp')
+GEO = [
+    _geo('dofa_base', 'DOFA-B/16', 'DOFA', 'dofa', 'torchgeo', 12, 224, 16, _S2 + " (or the first C)", "band wavelengths (µm)",
+         'upto', _FP32_AMP, note=f"DOFA {_CAST}"),
+    _geo('dofa_large', 'DOFA-L/16', 'DOFA', 'dofa', 'torchgeo', 12, 224, 16, _S2 + " (or the first C)", "band wavelengths (µm)",
+         'upto', _FP32_AMP, note=f"DOFA {_CAST}"),
+    _geo('croma_optical', 'CROMA-Optical', 'CROMA', 'croma', 'torchgeo', 12, 120, 8, _S2, "2-D ALiBi bias (a buffer)"),
+    _geo('croma_sar', 'CROMA-SAR', 'CROMA', 'croma', 'torchgeo', 2, 120, 8, "Sentinel-1 VV, VH", "2-D ALiBi bias (a buffer)"),
+    _geo('croma_joint', 'CROMA-Joint', 'CROMA', 'croma', 'torchgeo', 14, 120, 8, "Sentinel-1 VV, VH + " + _S2,
+         "2-D ALiBi bias (a buffer)"),
+    _geo('scalemae_large', 'Scale-MAE-L/16', 'Scale-MAE', 'scalemae', 'torchgeo', 3, 224, 16, "RGB",
+         "ground sample distance (m), in the positional embedding", 'any'),
+    _geo('panopticon_base', 'Panopticon-B/14', 'Panopticon', 'panopticon', 'torchgeo', 12, 224, 14, _S2 + " (or the first C)",
+         "channel ids: band wavelengths (nm), per sample", 'upto'),
+    _geo('copernicusfm_base', 'Copernicus-FM-B/16', 'Copernicus-FM', 'copernicusfm', 'torchgeo', 12, 224, 16,
+         _S2 + " (or the first C)", "band wavelengths and bandwidths (nm); lon, lat, time, area (unknown: NaN)", 'upto',
+         _FP32_AMP, note=f"Copernicus-FM {_CAST}"),
+    *[_geo(f'olmoearth_{s}', f'OlmoEarth-{s.capitalize()}/8', 'OlmoEarth', 'olmoearth', 'olmoearth-pretrain-minimal', 12, 128, 8,
+           _S2 + " in 3 band sets", "per-band-set masks, timestamps (day, month, year)", max_t=12)
+      for s in ('nano', 'tiny', 'base', 'large')],
+    *[_geo(f'galileo_{s}', f'Galileo-{s.capitalize()}/8', 'Galileo', 'galileo', 'rslearn', 10, 64, 8,
+           "10 Sentinel-2 bands (no B01, B09)", "masks for the absent groups (S1, NDVI, space, time, static), months",
+           precisions=_FP32_AMP, max_t=24, note=f"Galileo {_CAST}") for s in ('nano', 'tiny', 'base')],
+    _geo('prithvi_eo2_100', 'Prithvi-EO-2.0-100M-TL', 'Prithvi', 'prithvi', 'terratorch', 6, 224, 16, "6 HLS bands",
+         "temporal (year, day of year) and location (lat, lon) coordinates", max_t=4),
+    _geo('prithvi_eo2_300', 'Prithvi-EO-2.0-300M', 'Prithvi', 'prithvi', 'terratorch', 6, 224, 16, "6 HLS bands", "none", max_t=4),
+]
+REGISTRY.update({m.name: m for m in GEO})
+GEO_NAMES = [m.name for m in GEO]
+
+# %% ../nbs/01_models.ipynb #20b6d9fe
+UNAVAILABLE = {
+    'senpamae': "SenPaMAE-B/16 (3 x 144 px, with each band's spectral response and GSD) is not available: no PyPI package ships it. "
+                "Its code lives in its research repository and in geobreeze, both installable only from git, and this benchmark "
+                "builds every model from a package registry release.",
+}
+
+# %% ../nbs/01_models.ipynb #759ca000
 def suggest(name:str, n:int=3)->list:
     "The registry and timm names closest to `name`."
     pool = list(dict.fromkeys(list(REGISTRY) + timm.list_models()))
@@ -91,6 +151,7 @@ def _guess_type(name:str)->str:
 def get_model(name:str)->ModelInfo:
     "The registry entry for `name` (or a description of any other timm architecture)."
     if name in REGISTRY: return REGISTRY[name]
+    if name.lower() in UNAVAILABLE: raise BenchError(UNAVAILABLE[name.lower()])
     if name in timm.list_models():
         fam = name.split('_')[0]
         return ModelInfo(name, name, fam, _guess_type(name), registered=False)
@@ -98,10 +159,29 @@ def get_model(name:str)->ModelInfo:
     hint = f"; did you mean {', '.join(close)}?" if close else ''
     raise BenchError(f"unknown model {name!r}{hint}")
 
-# %% ../nbs/01_models.ipynb #489dffbc
-def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None)->torch.nn.Module:
-    "A randomly initialised model for `channels` x `size` input (native when None)."
+# %% ../nbs/01_models.ipynb #1d3a187b
+def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Optional[str]:
+    "Why `info` cannot take `channels` x `size` x `timesteps` input, or None."
+    n = info.name
+    if timesteps > info.max_timesteps:
+        return f"{n} takes one timestep" if info.max_timesteps == 1 else f"{n} takes at most {info.max_timesteps} timesteps"
+    if not info.is_geo: return None
+    if info.channel_rule == 'fixed' and channels != info.channels:
+        return f"{n} takes exactly {info.channels} channels ({info.bands}), not {channels}"
+    if info.channel_rule == 'upto' and channels > info.channels:
+        return f"{n} takes at most {info.channels} channels ({info.bands}), not {channels}"
+    if info.patch_size and size % info.patch_size:
+        return f"{n} needs an input size that is a multiple of its patch ({info.patch_size}), not {size}"
+    return None
+
+def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, timesteps:int=1)->torch.nn.Module:
+    "A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None)."
     channels, size = channels or info.channels, size or info.size
+    why = input_problem(info, channels, size, timesteps)
+    if why: raise BenchError(why)
+    if info.is_geo:
+        from throughput_bench.geo import build_geo
+        return build_geo(info, channels, size, timesteps)
     kw = dict(pretrained=False, in_chans=channels) | info.kwargs
     if info.type != 'cnn' and size != info.size: kw['img_size'] = size
     try: return timm.create_model(info.timm_name, **kw)
@@ -114,19 +194,25 @@ def n_params(model:torch.nn.Module)->float:
     "Parameters in millions."
     return sum(p.numel() for p in model.parameters()) / 1e6
 
-# %% ../nbs/01_models.ipynb #111bac32
+# %% ../nbs/01_models.ipynb #3b87a87d
 def count_params(info:ModelInfo)->Optional[float]:
     "Parameters (M) of the model at its native input, built on the meta device."
     try:
         with torch.device('meta'): return n_params(build(info))
     except Exception: return None
 
-def model_table(names=None, params:bool=True):
-    "A DataFrame describing `names` (default: the whole registry)."
+def _geo_row(i:ModelInfo)->dict:
+    t = f", T<={i.max_timesteps}" if i.max_timesteps > 1 else ''
+    return dict(patch=i.patch_size, channels=f"{i.channel_rule}: {i.bands}{t}", extra_inputs=i.extra_inputs, package=i.package)
+
+def model_table(names=None, params:bool=True, geo:bool=False):
+    "A DataFrame describing `names` (default: the timm registry, or the geo encoders with `geo`)."
     import pandas as pd
-    infos = [get_model(n) for n in (names or REGISTRY)]
+    names = names or [n for n, i in REGISTRY.items() if i.is_geo == geo]
+    infos = [get_model(n) for n in names]
     rows = [dict(name=i.name, display_name=i.display_name, family=i.family, type=i.type,
-                 input=f"{i.channels}x{i.size}", precisions=' '.join(i.precisions)) for i in infos]
+                 input=f"{i.channels}x{i.size}", precisions=' '.join(i.precisions)) | (_geo_row(i) if geo else {})
+            for i in infos]
     df = pd.DataFrame(rows)
     if params: df['params_M'] = [count_params(i) for i in infos]
     return df

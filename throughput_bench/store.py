@@ -83,7 +83,7 @@ class ResultStore:
         "Resume key → status of every stored row (the last row wins)."
         return {row_key(r): r.get('status') or 'ok' for r in self.rows()}
 
-# %% ../nbs/04_store.ipynb #9e8e5d9e
+# %% ../nbs/04_store.ipynb #6f6d03e3
 def row_key(r:dict)->tuple:
     "The resume key of a stored row."
     d = dict(r)
@@ -92,6 +92,7 @@ def row_key(r:dict)->tuple:
     d['data_mode'] = d.get('data_mode') or 'synthetic'
     d['optimizer'] = d.get('optimizer') or 'none'
     d['channels_last'] = d.get('channels_last') or 'False'
+    d['timesteps'] = d.get('timesteps') or '1'  # rows written before timesteps existed: one frame
     return config_key(d)
 
 # %% ../nbs/04_store.ipynb #e78b8934
@@ -121,7 +122,7 @@ def update_index(self:ResultStore):
         idx.append(dict(csv=self.csv_path.name, hardware=self.hw_path.name, label=self.label))
         _atomic_write(self.index_path, json.dumps(idx, indent=2) + '\n')
 
-# %% ../nbs/04_store.ipynb #4a8d453b
+# %% ../nbs/04_store.ipynb #949051c1
 _BOOL = ('compiled', 'tf32_enabled', 'channels_last', 'emulated')
 _TEXT = ('model_name', 'display_name', 'model_family', 'model_type', 'precision', 'compile_mode', 'gpu_name',
          'pytorch_version', 'cuda_version', 'timestamp', 'task', 'status', 'error', 'device', 'device_type',
@@ -157,6 +158,7 @@ def read_results(*paths)->'pd.DataFrame':
     df.loc[blank('status'), 'status'] = 'ok'
     df.loc[blank('data_mode'), 'data_mode'] = 'synthetic'
     df.loc[blank('optimizer'), 'optimizer'] = 'none'
+    df.loc[blank('timesteps'), 'timesteps'] = '1'
     df.loc[blank('device_type'), 'device_type'] = 'cuda'  # the seed tool measured GPUs only
     df.loc[blank('batch_requested'), 'batch_requested'] = df.loc[blank('batch_requested'), 'batch_size']
     df.loc[blank('gflops_per_sample'), 'gflops_per_sample'] = df.loc[blank('gflops_per_sample'), 'macs_G']

@@ -37,13 +37,13 @@ def train_autocast(precision:str, device:torch.device):
     if precision == 'bf16': return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
     return autocast(precision, device)
 
-# %% ../nbs/08_train.ipynb #bb8e1474
+# %% ../nbs/08_train.ipynb #b8c06006
 class TrainStep:
     "A training step split into data / forward / backward / optimizer phases; calling it runs all four."
-    def __init__(self, model, opt, spec:BenchSpec, batch:int, device, dtype, num_classes:int=1000):
+    def __init__(self, model, opt, spec:BenchSpec, batch:int, device, dtype):
         self.model, self.opt, self.spec, self.device = model, opt, spec, device
         self.scaler = torch.amp.GradScaler('cuda') if spec.precision == 'amp' and device.type == 'cuda' else None
-        self.y = torch.randint(0, num_classes, (batch,), device=device)
+        self.y, self.batch = None, batch
         if spec.data_mode == 'dataloader': self.next_batch = loader_input(spec, batch, device, dtype)
         else:
             x = synthetic_input(spec, batch, device, dtype)
@@ -52,7 +52,9 @@ class TrainStep:
     def data(self): self.x = self.next_batch()
     def forward(self):
         with train_autocast(self.spec.precision, self.device):
-            self.loss = F.cross_entropy(self.model(self.x), self.y)
+            out = self.model(self.x)
+            if self.y is None: self.y = torch.randint(0, out.shape[-1], (self.batch,), device=self.device)
+            self.loss = F.cross_entropy(out, self.y)
     def backward(self):
         (self.scaler.scale(self.loss) if self.scaler else self.loss).backward()
     def optimizer(self):
@@ -83,7 +85,7 @@ def phase_breakdown(step:TrainStep, device, min_iters:int=5, min_seconds:float=1
         n += 1
     return {f"breakdown_{ph}_pct": 100 * t / totals.sum() for ph, t in zip(step.PHASES, totals)}
 
-# %% ../nbs/08_train.ipynb #f5c4d6de
+# %% ../nbs/08_train.ipynb #88d1849b
 def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)->BenchResult:
     "Measure one training configuration; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
@@ -93,7 +95,7 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
         device, info, model, _ = setup_run(train_spec)   # weights stay fp32: amp/bf16 are autocast
         dtype = torch.float32
         res.display_name, res.model_family, res.model_type = info.display_name, info.family, info.type
-        params, gflops = n_params(model), gflops_per_sample(model, spec.input_channels, spec.input_size, backward=True)
+        params, gflops = n_params(model), gflops_per_sample(model, spec.in_chans, spec.input_size, backward=True)
         model = maybe_compile(model.train(), spec.compile_mode)
         opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr, device)
         batch = spec.batch_size
