@@ -52,3 +52,16 @@ def test_append_to_seed_format_file_keeps_its_rows(tmp_path):
     ResultStore(tmp_path, 'nvidia_h100_nvl').append(BenchResult(model_name='resnet18', throughput_mean=2.0))
     df = read_results(f)
     assert len(df) == n + 1 and list(df.columns[:len(COLUMNS)]) == COLUMNS
+
+def test_rows_from_before_timesteps_still_resume(tmp_path):
+    "A file written before the `timesteps` column existed: its rows are one-frame rows, done for resume, and keep their place."
+    st = ResultStore(tmp_path, 'cpu_x')
+    spec = BenchSpec('resnet18', input_channels=3, input_size=32, batch_size=2, threads=1)
+    st.append(result_from_spec(spec, throughput_mean=10.0))
+    df = pd.read_csv(st.csv_path, dtype=str, keep_default_na=False).drop(columns=['timesteps'])
+    df.to_csv(st.csv_path, index=False)
+    assert spec.key() in st.done()
+    assert spec.key() != BenchSpec('resnet18', input_channels=3, input_size=32, batch_size=2, threads=1, timesteps=2).key()
+    st.append(result_from_spec(BenchSpec('olmoearth_nano', input_channels=12, input_size=16, batch_size=2, threads=1, timesteps=2)))
+    back = read_results(st.csv_path)
+    assert list(back.timesteps) == [1, 2] and list(back.model_name) == ['resnet18', 'olmoearth_nano']

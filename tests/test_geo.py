@@ -1,0 +1,138 @@
+"Geo encoders: the registry's claims hold, every encoder runs through `tbench infer`, and `--geo-compare` pairs them with baselines."
+import sys
+from pathlib import Path
+import pandas as pd
+import pytest, torch
+from conftest import tbench, SHARED
+from test_infer_cli import csv_of, check_rows_consistent
+from throughput_bench.core import PRECISIONS, BenchError, autocast, precision_dtypes
+from throughput_bench.models import GEO_NAMES, get_model, build, count_params
+from throughput_bench.geo import has_geo
+from throughput_bench.store import read_results
+
+needs_geo = pytest.mark.skipif(not has_geo(), reason="the [geo] extra is not installed (CI installs it)")
+RUN = ['--device', 'cpu', '--batch-sizes', '2', '--timed-iters', '3', '--warmup', '1', '--warmup-seconds', '0',
+       '--threads', '1', '--no-progress', '--wandb', 'disabled']
+
+def tiny_size(info): return 2 * info.patch_size
+
+def forward(model, info, precision, size, batch=2):
+    dev = torch.device('cpu')
+    dtype, _ = precision_dtypes(precision, dev)
+    m = model.to(dtype)
+    with torch.no_grad(), autocast(precision, dev):
+        return m(torch.randn(batch, info.channels, size, size, dtype=dtype))
+
+@needs_geo
+@pytest.mark.parametrize('name', GEO_NAMES)
+def test_registry_precisions_are_what_runs(name):
+    "Each precision the registry lists runs and gives one finite embedding per sample; each it leaves out fails under a cast."
+    info = get_model(name)
+    size = tiny_size(info)
+    model = build(info, info.channels, size)
+    for p in PRECISIONS:
+        if p in info.precisions:
+            out = forward(model, info, p, size)
+            assert out.ndim == 2 and out.shape[0] == 2 and torch.isfinite(out.float()).all(), (p, out.shape)
+        else:
+            with pytest.raises(RuntimeError): forward(model, info, p, size)
+        model.float()
+
+@needs_geo
+def test_parameter_counts_match_the_seed_tools_file():
+    "Random-init encoders have the parameter counts the seed tool published for the same architectures."
+    ref = SHARED / 'reference' / 'throughput-bench' / 'nvidia_h100_nvl.csv'
+    if not ref.exists(): pytest.skip("../shared/reference is not beside this checkout")
+    seed = pd.read_csv(ref).drop_duplicates('model_name').set_index('model_name').params_M
+    for name in ['dofa_base', 'dofa_large', 'croma_optical', 'croma_sar', 'galileo_nano', 'galileo_base']:
+        assert count_params(get_model(name)) == pytest.approx(seed[name], rel=2e-3, abs=0.006), name  # the seed rounds to 0.01 M
+
+def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path):
+    for mod in ('torchgeo', 'torchgeo.models'): monkeypatch.setitem(sys.modules, mod, None)
+    with pytest.raises(BenchError, match=r'\.\[geo\]'): build(get_model('dofa_base'))
+    code = ("import sys; sys.modules['torchgeo'] = None\n"
+            "from throughput_bench.cli import tbench; tbench(['infer', '--models', 'dofa_base', '--device', 'cpu'])")
+    import subprocess
+    r = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'geo extra' in r.stderr and '.[geo]' in r.stderr, r.stderr
+    assert not (tmp_path / 'results').exists()
+
+def test_models_geo_lists_every_encoder_and_senpamae(work):
+    r = tbench('models', '--geo', cwd=work)
+    assert r.returncode == 0, r.stderr
+    for name in GEO_NAMES: assert name in r.stdout
+    assert '12x128' in r.stdout and 'fp32 amp' in r.stdout
+    assert 'not available: senpamae' in r.stdout
+    r = tbench('infer', '--models', 'senpamae', '--device', 'cpu', cwd=work)
+    assert r.returncode == 2 and 'no PyPI package ships it' in r.stderr and r.stderr.count('\n') == 1
+
+@needs_geo
+def test_infer_at_native_inputs_with_skipped_precisions(work):
+    "The issue's command, at batch 2: rows carry each encoder's real input; casts it cannot run are skipped rows."
+    r = tbench('infer', '--models', 'dofa_base', 'olmoearth_nano', 'galileo_nano', 'croma_optical',
+               '--precisions', 'fp32', 'bf16', *RUN, cwd=work, timeout=900)
+    assert r.returncode == 0, r.stderr
+    df = read_results(csv_of(work)).set_index(['model_name', 'precision'])
+    want = {'dofa_base': (12, 224), 'olmoearth_nano': (12, 128), 'galileo_nano': (10, 64), 'croma_optical': (12, 120)}
+    for m, (c, s) in want.items():
+        assert tuple(df.loc[(m, 'fp32'), ['input_channels', 'input_size']]) == (c, s), m
+        assert df.loc[(m, 'fp32'), 'status'] == 'ok' and df.loc[(m, 'fp32'), 'timesteps'] == 1
+    for m in ('dofa_base', 'galileo_nano'):
+        row = df.loc[(m, 'bf16')]
+        assert row.status == 'skipped' and 'runs under amp' in row.error, row.error
+    assert df.loc[('croma_optical', 'bf16'), 'status'] == 'ok'
+    check_rows_consistent(df.reset_index(), 0, iterations=3)
+    # FLOPs include attention: CROMA-Optical at 12 x 120 is ~40.4 GFLOPs (the seed tool's file says 40.36)
+    assert df.loc[('croma_optical', 'fp32'), 'gflops_per_sample'] == pytest.approx(40.36, rel=0.01)
+
+@needs_geo
+def test_every_geo_encoder_once_at_a_tiny_size(work):
+    "Each encoder builds, runs through a child process, and reports its real parameter count and FLOPs."
+    by_patch = {}
+    for n in GEO_NAMES: by_patch.setdefault(get_model(n).patch_size, []).append(n)
+    for patch, names in by_patch.items():
+        r = tbench('infer', '--models', *names, '--input-size', 2 * patch, '--precisions', 'fp32', *RUN, cwd=work, timeout=1200)
+        assert r.returncode == 0, r.stderr
+    df = read_results(csv_of(work)).set_index('model_name')
+    assert sorted(df.index) == sorted(GEO_NAMES)
+    bad = df[df.status != 'ok']
+    assert bad.empty, bad[['status', 'error']].to_string()
+    check_rows_consistent(df.reset_index(), 0, iterations=3)
+    for n in GEO_NAMES:
+        info = get_model(n)
+        assert df.loc[n, 'input_size'] == 2 * info.patch_size and df.loc[n, 'input_channels'] == info.channels
+        assert df.loc[n, 'params_M'] == pytest.approx(count_params(info), rel=1e-6)
+
+@needs_geo
+def test_timesteps(work):
+    "Encoders with a time axis take T frames (their FLOPs grow with T); the others are skipped rows that say why."
+    models = ['olmoearth_nano', 'galileo_nano', 'prithvi_eo2_100', 'dofa_base', 'resnet18']
+    for t in ('1', '2'):
+        r = tbench('infer', '--models', *models, '--input-size', '32', '--timesteps', t, '--precisions', 'fp32', *RUN, cwd=work, timeout=900)
+        assert r.returncode == 0, r.stderr
+    df = read_results(csv_of(work))
+    two = df[df.timesteps == 2].set_index('model_name')
+    assert (two.loc[['olmoearth_nano', 'galileo_nano', 'prithvi_eo2_100'], 'status'] == 'ok').all()
+    assert two.loc['resnet18', 'status'] == 'skipped' and two.loc['resnet18', 'error'] == 'resnet18 takes one timestep'
+    assert two.loc['dofa_base', 'status'] == 'skipped'
+    one = df[df.timesteps == 1].set_index('model_name')
+    for m in ('olmoearth_nano', 'galileo_nano', 'prithvi_eo2_100'):  # tokens double (Prithvi's class token does not): 1.8x and more
+        assert two.loc[m, 'gflops_per_sample'] > 1.75 * one.loc[m, 'gflops_per_sample'], m
+    check_rows_consistent(df, 0, iterations=3)
+
+@needs_geo
+def test_geo_compare_pairs_baselines_with_each_geo_shape_and_reports(work):
+    r = tbench('infer', '--geo-compare', '--models', 'resnet18', 'olmoearth_nano', 'galileo_nano', '--precisions', 'fp32',
+               *RUN, cwd=work, timeout=900)
+    assert r.returncode == 0, r.stderr
+    assert 'phase 2: resnet18 at 2 input shape(s): 12x128, 10x64' in r.stdout
+    df = read_results(csv_of(work))
+    assert set(zip(df.model_name, df.input_channels, df.input_size)) == {
+        ('olmoearth_nano', 12, 128), ('galileo_nano', 10, 64), ('resnet18', 12, 128), ('resnet18', 10, 64)}
+    assert (df.status == 'ok').all()
+    r = tbench('report', 'results', '-o', 'rep', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert (work / 'rep' / 'geo_compare.png').stat().st_size > 10_000
+    assert 'resnet18 @ 12x128' in (work / 'rep' / 'summary.md').read_text()
+    r = tbench('infer', '--geo-compare', '--input-size', '64', '--device', 'cpu', cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and '--geo-compare' in r.stderr
