@@ -42,7 +42,7 @@ def fail(prog:str, msg:str):
     "Print `prog: error: msg` and exit 2."
     sys.stderr.write(f"{prog}: error: {msg}\n"); sys.exit(2)
 
-# %% ../nbs/14_cli.ipynb #804da6e1
+# %% ../nbs/14_cli.ipynb #aec153fb
 def positive_int(s:str)->int:
     try: v = int(s)
     except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
@@ -73,6 +73,8 @@ def add_common(p:Parser):
     g.add_argument('--precisions', nargs='+', choices=PRECISIONS, default=None, help="fp32 fp16 bf16 amp")
     g.add_argument('--compile-modes', nargs='+', choices=COMPILE_MODES, default=None, help="default: none default on GPU, none on CPU")
     g.add_argument('--batch-sizes', nargs='+', type=positive_int, default=None, help="default: 512 on GPU, 32 on CPU; halves on OOM")
+    g.add_argument('--max-step-seconds', type=nonneg_float, default=2.0,
+                   help="CPU at the default batch: halve it until one step is predicted to take at most this (default 2; 0: off)")
     g.add_argument('--channels-last', action='store_true', help="NHWC memory layout")
     g.add_argument('--input-channels', type=positive_int, default=None, help="default: the model's native channels")
     g.add_argument('--input-size', type=positive_int, default=None, help="default: the model's native size")
@@ -101,7 +103,7 @@ def add_common(p:Parser):
     g.add_argument('--wandb-tags', nargs='*', default=[]); g.add_argument('--wandb-dir', default='.', help="runs go under DIR/wandb")
     g.add_argument('--wandb-init-timeout', type=positive_float, default=30.0, help="seconds to wait for W&B online before falling back to offline")
 
-# %% ../nbs/14_cli.ipynb #74313117
+# %% ../nbs/14_cli.ipynb #c56882a6
 def timing_config(a, device_type:str='cpu')->'TimingConfig':
     "The `TimingConfig` the timing flags ask for (CPU phases default to at most 30 s)."
     from throughput_bench.timing import TimingConfig
@@ -137,7 +139,8 @@ def sweep_setup(a, task:str='inference', **spec_kw):
     compile_modes = a.compile_modes or (['none', 'default'] if device.type == 'cuda' else ['none'])
     batches = a.batch_sizes or [(256 if training else 512) if device.type == 'cuda' else 32]
     kw = dict(explicit_precisions=a.precisions is not None, task=task, device=str(device), threads=threads, tf32=a.tf32,
-              data_mode='dataloader' if a.dataloader else 'synthetic', workers=a.workers, timesteps=a.timesteps, **spec_kw)
+              data_mode='dataloader' if a.dataloader else 'synthetic', workers=a.workers, timesteps=a.timesteps,
+              max_step_seconds=(a.max_step_seconds or None) if device.type == 'cpu' and not a.batch_sizes else None, **spec_kw)
     grid = (precisions, compile_modes, batches, [a.channels_last])
     if getattr(a, 'geo_compare', False): specs = geo_compare_specs(a, grid, kw)
     else: specs = expand(models, *grid, input_channels=a.input_channels, input_size=a.input_size, **kw)

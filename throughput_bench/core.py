@@ -126,7 +126,7 @@ def autocast(precision:str, device:torch.device):
     if ac is None: return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=ac)
 
-# %% ../nbs/00_core.ipynb #fcfcebb5
+# %% ../nbs/00_core.ipynb #f72af79e
 @dataclass
 class BenchSpec:
     "One configuration to measure."
@@ -147,6 +147,7 @@ class BenchSpec:
     explicit_precision:bool = False      # the user named this precision (so emulation is allowed)
     workers:int = 4                      # DataLoader workers in `dataloader` mode
     timesteps:int = 1                    # frames per sample (geo encoders with a time axis)
+    max_step_seconds:Optional[float] = None  # CPU, default batch only: halve the batch until a step is predicted to fit
 
     KEY = ('task', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
            'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps')

@@ -74,7 +74,7 @@ def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
             with torch.inference_mode(), ctx(): return model(x)
     return step
 
-# %% ../nbs/06_infer.ipynb #2c3c458a
+# %% ../nbs/06_infer.ipynb #3e05cc54
 def peak_rss_mb()->float:
     "Peak resident set size of this process, MiB."
     return peak_memory_mb(torch.device('cpu'))
@@ -89,16 +89,23 @@ def halve_to_fit(batch:int, predict, budget_mb:float)->int:
     while batch > 1 and predict(batch) > budget_mb: batch //= 2
     return batch
 
-def cpu_batch_fit(make_step, batch:int, probes=(2, 4))->tuple:
-    "`(batch that fits, predicted peak MiB)`: probe `make_step(b)()` at two small batches and extrapolate."
-    if batch <= probes[1]: return batch, math.nan
+def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None)->tuple:
+    "`(batch to run, why it differs from `batch` or '')`: probe `make_step(b)()` at two small batches and extrapolate."
+    if batch <= probes[1]: return batch, ''
     peaks = []
     for b in probes:
-        make_step(b)(); peaks.append(peak_rss_mb())
+        step = make_step(b); step(); peaks.append(peak_rss_mb())
     budget = peak_rss_mb() + 0.9 * psutil.virtual_memory().available / 2**20
     pred = lambda b: predict_peak_mb(peaks[0], peaks[1], probes[0], probes[1], b)
     fit = halve_to_fit(batch, pred, budget)
-    return fit, pred(fit)
+    why = f"memory guard: batch {batch} predicted not to fit; ran {fit} (predicted peak {pred(fit):.0f} MiB)" if fit < batch else ''
+    if max_step_seconds:
+        t0 = time.perf_counter(); step(); per_sample = (time.perf_counter() - t0) / probes[1]
+        quick = halve_to_fit(fit, lambda b: b * per_sample, max_step_seconds)
+        if quick < fit:
+            why = (f"time cap: a step of the default batch {batch} was predicted to take {batch * per_sample:.1f} s "
+                   f"(> {max_step_seconds:g} s); ran {quick}"); fit = quick
+    return fit, why
 
 # %% ../nbs/06_infer.ipynb #9f1ea366
 def is_oom(e:BaseException)->bool:
@@ -133,7 +140,7 @@ def describe_device(res:BenchResult, device)->BenchResult:
     res.emulated = device.type == 'cpu' and precision_support(res.precision, device) is not None
     return res
 
-# %% ../nbs/06_infer.ipynb #ad7d7027
+# %% ../nbs/06_infer.ipynb #e1e2b09f
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
     "Measure one inference configuration; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
@@ -146,8 +153,8 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         model = maybe_compile(model.eval(), spec.compile_mode)
         batch = spec.batch_size
         if device.type == 'cpu' and spec.compile_mode == 'none':
-            batch, pred = cpu_batch_fit(lambda b: inference_step(model, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype), batch)
-            if batch < spec.batch_size: res.error = f"memory guard: batch {spec.batch_size} predicted not to fit; ran {batch} (predicted peak {pred:.0f} MiB)"
+            batch, res.error = cpu_batch_fit(lambda b: inference_step(model, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
+                                             batch, max_step_seconds=spec.max_step_seconds)
         reset_peak_memory(device)
         tm = measure(inference_step(model, spec, batch, device, dtype), device, batch, timing)
         res = finish_result(res, tm, info, params, gflops, device)

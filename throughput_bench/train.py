@@ -85,7 +85,7 @@ def phase_breakdown(step:TrainStep, device, min_iters:int=5, min_seconds:float=1
         n += 1
     return {f"breakdown_{ph}_pct": 100 * t / totals.sum() for ph, t in zip(step.PHASES, totals)}
 
-# %% ../nbs/08_train.ipynb #88d1849b
+# %% ../nbs/08_train.ipynb #4a3aa883
 def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)->BenchResult:
     "Measure one training configuration; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
@@ -100,8 +100,8 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
         opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr, device)
         batch = spec.batch_size
         if device.type == 'cpu' and spec.compile_mode == 'none':
-            batch, pred = cpu_batch_fit(lambda b: TrainStep(model, opt, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype), batch)
-            if batch < spec.batch_size: res.error = f"memory guard: batch {spec.batch_size} predicted not to fit; ran {batch} (predicted peak {pred:.0f} MiB)"
+            batch, res.error = cpu_batch_fit(lambda b: TrainStep(model, opt, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
+                                             batch, max_step_seconds=spec.max_step_seconds)
         reset_peak_memory(device)
         step = TrainStep(model, opt, spec, batch, device, dtype)
         tm = measure(step, device, batch, timing)
