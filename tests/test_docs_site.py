@@ -65,8 +65,15 @@ def test_api_page(server, browser):
 def test_results_page_charts(server, browser):
     page, problems = visit(browser, f"{server}/results.html")
     sizes = page.eval_on_selector_all('img', 'els => els.map(e => [e.naturalWidth, e.naturalHeight])')
-    assert len(sizes) >= 4, sizes                      # throughput, speed-up, coverage, MFU at least
+    assert len(sizes) >= 5, sizes                      # throughput, speed-up, coverage, geo-compare, MFU at least
     assert all(w > 100 and h > 100 for w, h in sizes), sizes
     text = page.inner_text('body')
     assert 'Every measured configuration' in text and 'img/s' in text
+    assert 'Geospatial encoders against timm baselines' in text and 'olmoearth_large' in text
+    assert not problems, problems
+
+def test_geo_page(server, browser):
+    page, problems = visit(browser, f"{server}/geo.html")
+    text = page.inner_text('body')
+    assert 'OlmoEarthEncoder' in text and 'Not available: SenPaMAE' in text and 'olmoearth-pretrain-minimal' in text
     assert not problems, problems

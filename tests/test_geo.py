@@ -136,3 +136,13 @@ def test_geo_compare_pairs_baselines_with_each_geo_shape_and_reports(work):
     assert 'resnet18 @ 12x128' in (work / 'rep' / 'summary.md').read_text()
     r = tbench('infer', '--geo-compare', '--input-size', '64', '--device', 'cpu', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and '--geo-compare' in r.stderr
+
+@needs_geo
+def test_training_a_geo_encoder(work):
+    "A training step on an encoder's embedding; bf16 training is autocast, so Galileo (which cannot be cast) trains in bf16 too."
+    r = tbench('train', '--models', 'galileo_nano', 'olmoearth_nano', '--input-size', '16', '--precisions', 'fp32', 'bf16',
+               *RUN, cwd=work, timeout=600)
+    assert r.returncode == 0, r.stderr
+    df = read_results(csv_of(work))
+    assert (df.status == 'ok').all() and len(df) == 4 and (df.task == 'training').all(), df[['model_name', 'precision', 'status', 'error']]
+    check_rows_consistent(df, 0, iterations=3)

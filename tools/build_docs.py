@@ -40,7 +40,7 @@ def title_of(nb, fallback:str)->str:
             if m: return m.group(1).strip()
     return fallback
 
-def page_name(p:Path)->str: return 'index.html' if p.stem == 'index' else re.sub(r'^\d+_', '', p.stem) + '.html'
+def page_name(p:Path)->str: return 'index.html' if p.stem == 'index' else re.sub(r'^\d+[a-z]?_', '', p.stem) + '.html'
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
