@@ -61,7 +61,7 @@ def native_rows(best:pd.DataFrame)->pd.DataFrame:
         return int(r.input_channels) == i.channels and int(r.input_size) == i.size
     return best[best.apply(native, axis=1)] if len(best) else best
 
-# %% ../nbs/12_report.ipynb #f77f345a
+# %% ../nbs/12_report.ipynb #a452b975
 def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None, palette='deep'):
     "Grouped horizontal bars of `x` per `y`, coloured by `hue`, with error bars from `lo`/`hi` columns."
     ys, hues = list(dict.fromkeys(df[y])), list(dict.fromkeys(df[hue]))
@@ -76,15 +76,15 @@ def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, h
             l = np.array([sub.loc[yv, lo] for yv in ys if yv in sub.index], dtype=float)
             u = np.array([sub.loc[yv, hi] for yv in ys if yv in sub.index], dtype=float)
             v = np.array(vals, dtype=float)
-            err = np.nan_to_num(np.vstack([v - l, u - v]), nan=0.0).clip(min=0)
-            err[~np.isfinite(err)] = 0
+            err = np.nan_to_num(np.vstack([v - l, u - v]), nan=0.0, posinf=0.0, neginf=0.0).clip(min=0)  # an open interval (inf) is not drawn
         ax.barh(pos, vals, height=h, color=c, label=str(hv), xerr=err, capsize=2, error_kw=dict(lw=0.8))
     ax.set_yticks(range(len(ys)), ys); ax.invert_yaxis()
     ax.legend(fontsize='x-small', loc='best', frameon=True, framealpha=0.7)
     return ax
 
-# %% ../nbs/12_report.ipynb #81948049
-def _grid(n:int, w:float=6.0, h_per:float=0.35, rows_per:int=3):
+# %% ../nbs/12_report.ipynb #a771dbdf
+def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
+    "A grid of `n` panels, each tall enough for `rows_per` bars."
     cols = min(n, 3); rows = int(np.ceil(n / cols))
     return plt.subplots(rows, cols, figsize=(w * cols, max(2.2, h_per * rows_per + 1.2) * rows), squeeze=False)
 
@@ -93,7 +93,7 @@ def chart_throughput(best:pd.DataFrame, task:str='inference'):
     d = best[best.task.eq(task)]
     if d.empty: return None
     models = list(dict.fromkeys(d.sort_values('throughput_mean', ascending=False).label))
-    fig, axes = _grid(len(models), rows_per=d.device.nunique() * max(1, d.variant.nunique()) / 2)
+    fig, axes = _grid(len(models), rows_per=d.groupby('label').size().max())  # as tall as the panel with most bars
     for ax, m in zip(axes.flat, models):
         barh_ci(ax, d[d.label.eq(m)], 'device', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
         ax.set(title=m, xlabel='img/s' if task == 'inference' else 'samples/s', ylabel=None)
@@ -151,7 +151,7 @@ def chart_mfu(best:pd.DataFrame):
         ax.set(xlabel='% of ' + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'), ylabel=None, title=c)
     fig.tight_layout(); return fig
 
-# %% ../nbs/12_report.ipynb #d48bc2af
+# %% ../nbs/12_report.ipynb #49fc12dc
 def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     "Inference rows of geo encoders and of the baselines measured at a geo encoder's input shape, with `shape` and `kind`."
     d = best[best.task.eq('inference')].copy()
@@ -160,8 +160,12 @@ def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     d['shape'] = (d.input_channels * d.timesteps.fillna(1)).astype(int).astype(str) + 'x' + d.input_size.astype(int).astype(str)
     geo = d[d.kind.eq('geo encoder')]
     shapes = set(zip(geo.device, geo['shape']))
-    keep = d.kind.eq('geo encoder') | pd.Series([(a, b) in shapes for a, b in zip(d.device, d['shape'])], index=d.index)
-    return d[keep]
+    at_geo_shape = pd.Series([(a, b) in shapes for a, b in zip(d.device, d['shape'])], index=d.index)
+    # a baseline is a timm model that was run at a geo shape other than its own input (what --geo-compare does);
+    # without this, every timm model measured at 3x224 would join a 3x224 encoder's panel
+    nat = native_rows(d).index
+    baselines = set(d.model_name[d.kind.eq('timm baseline') & at_geo_shape & ~d.index.isin(nat)])
+    return d[d.kind.eq('geo encoder') | (at_geo_shape & d.model_name.isin(baselines))]
 
 KIND_COLORS = {'geo encoder': 'tab:blue', 'timm baseline': 'tab:red'}
 
@@ -219,11 +223,11 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
         lines += [f"| {r.model_name} | {r.task} | {r.precision} | {r.status} | {str(r.error)[:120]} |" for _, r in bad.iterrows()] + [""]
     return '\n'.join(lines)
 
-# %% ../nbs/12_report.ipynb #4a313339
-CHARTS = {'throughput_inference': lambda b, g: chart_throughput(b, 'inference'),
-          'throughput_training': lambda b, g: chart_throughput(b, 'training'),
-          'speedup': lambda b, g: chart_speedup(b), 'coverage': lambda b, g: chart_coverage(b, g),
-          'mfu': lambda b, g: chart_mfu(b), 'geo_compare': lambda b, g: chart_geo_compare(b, g)}
+# %% ../nbs/12_report.ipynb #3662d024
+CHARTS = {'throughput_inference': lambda b, g: chart_throughput(native_rows(b), 'inference'),
+          'throughput_training': lambda b, g: chart_throughput(native_rows(b), 'training'),
+          'speedup': lambda b, g: chart_speedup(native_rows(b)), 'coverage': lambda b, g: chart_coverage(native_rows(b), g),
+          'mfu': lambda b, g: chart_mfu(native_rows(b)), 'geo_compare': lambda b, g: chart_geo_compare(b, g)}
 
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'))->list:
     "Write every chart that has data (PNG and SVG) and `summary.md` into `out`; returns the files written."
