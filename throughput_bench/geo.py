@@ -136,25 +136,25 @@ def build_copernicusfm(variant:str, channels:int, size:int, timesteps:int=1)->nn
     tgm = require('torchgeo.models', 'torchgeo', variant)
     return CopernicusFMEncoder(tgm.copernicusfm_base(img_size=size), s2_wavelengths(channels, 'nm'), s2_bandwidths(channels))
 
-# %% ../nbs/01a_geo.ipynb #a48e2869
+# %% ../nbs/01a_geo.ipynb #78bf68b2
 class OlmoEarthEncoder(GeoEncoder):
     "The OlmoEarth v1 encoder on Sentinel-2 L2A frames; mask and timestamps made once per batch shape."
     def __init__(self, encoder:nn.Module, timesteps:int=1, patch_size:int=8, n_band_sets:int=3):
         super().__init__(timesteps); self.encoder, self.patch, self.n_sets = encoder, patch_size, n_band_sets
+        from olmoearth_pretrain_minimal.olmoearth_pretrain_v1.utils.datatypes import MaskedOlmoEarthSample, MaskValue
+        self.sample, self.visible = MaskedOlmoEarthSample, MaskValue.ONLINE_ENCODER.value  # looked up once, not per call
 
     def _extras(self, x):
-        from olmoearth_pretrain_minimal.olmoearth_pretrain_v1.utils.datatypes import MaskValue
         b, _, h, w = x.shape; t = self.timesteps
-        mask = torch.full((b, h, w, t, self.n_sets), MaskValue.ONLINE_ENCODER.value, dtype=torch.int32, device=x.device)
+        mask = torch.full((b, h, w, t, self.n_sets), self.visible, dtype=torch.int32, device=x.device)
         ts = torch.zeros(b, t, 3, dtype=torch.int32, device=x.device)
         ts[..., 0], ts[..., 1], ts[..., 2] = 1, torch.arange(t, device=x.device) % 12, 2024  # day, month (0-11), year
         return mask, ts
 
     def forward(self, x):
-        from olmoearth_pretrain_minimal.olmoearth_pretrain_v1.utils.datatypes import MaskedOlmoEarthSample
         mask, ts = self.cached(x, self._extras)
         s2 = self.frames(x).permute(0, 3, 4, 1, 2)  # B H W T C
-        out = self.encoder(MaskedOlmoEarthSample(sentinel2_l2a=s2, sentinel2_l2a_mask=mask, timestamps=ts),
+        out = self.encoder(self.sample(sentinel2_l2a=s2, sentinel2_l2a_mask=mask, timestamps=ts),
                            patch_size=self.patch, fast_pass=True)
         return out['tokens_and_masks'].sentinel2_l2a.mean(dim=(1, 2, 3, 4))
 
