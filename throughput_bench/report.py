@@ -15,11 +15,11 @@ from .coverage import add_coverage, EARTH_LAND_KM2
 from .models import GEO_NAMES, get_model
 
 # %% auto #0
-__all__ = ['CONFIG', 'KIND_COLORS', 'CHARTS', 'device_label', 'input_label', 'best_rows', 'native_rows', 'barh_ci',
-           'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'geo_pairs',
+__all__ = ['CONFIG', 'KIND_COLORS', 'CHARTS', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',
+           'barh_ci', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'geo_pairs',
            'chart_geo_compare', 'summary_markdown', 'write_report']
 
-# %% ../nbs/12_report.ipynb #1ef69c72
+# %% ../nbs/12_report.ipynb #6de98261
 def device_label(name:str)->str:
     "A short label for a device name."
     for drop in ('NVIDIA ', 'GeForce ', 'Intel(R) ', '(R)', '(TM)', ' Processor', ' CPU'): name = name.replace(drop, '')
@@ -50,16 +50,23 @@ def best_rows(df:pd.DataFrame)->pd.DataFrame:
     b['label'] = b.model_name + np.where(multi, ' @ ' + b.input, '')
     return b
 
-# `native_rows` keeps each model at its own native input (what the registry says it takes), dropping the runs of a `--geo-compare` baseline at the geo encoders' shapes; a model the registry does not know keeps all its rows.
+# `native_rows` drops the runs of a model at other shapes where it also ran at its own native input (a `--geo-compare` baseline at the geo encoders' shapes); a model measured only at a shape of the user's choosing keeps its rows.
 
-# %% ../nbs/12_report.ipynb #2cebd102
-def native_rows(best:pd.DataFrame)->pd.DataFrame:
-    "Rows where each registered model ran at its native channels and size."
+# %% ../nbs/12_report.ipynb #8edaa1b7
+def at_native_input(df:pd.DataFrame)->pd.Series:
+    "Whether each row ran at its model's native channels and size (False for a model the registry does not know)."
     def native(r):
         try: i = get_model(r.model_name)
-        except Exception: return True
+        except Exception: return False
         return int(r.input_channels) == i.channels and int(r.input_size) == i.size
-    return best[best.apply(native, axis=1)] if len(best) else best
+    return df.apply(native, axis=1).astype(bool) if len(df) else pd.Series(dtype=bool)
+
+def native_rows(best:pd.DataFrame)->pd.DataFrame:
+    "Rows minus a model's runs at other shapes, where it also ran at its native input (a `--geo-compare` baseline)."
+    if best.empty: return best
+    is_native = at_native_input(best)
+    has_native = is_native.groupby(best.model_name).transform('any')
+    return best[is_native | ~has_native]
 
 # %% ../nbs/12_report.ipynb #a452b975
 def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None, palette='deep'):
@@ -151,7 +158,7 @@ def chart_mfu(best:pd.DataFrame):
         ax.set(xlabel='% of ' + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'), ylabel=None, title=c)
     fig.tight_layout(); return fig
 
-# %% ../nbs/12_report.ipynb #49fc12dc
+# %% ../nbs/12_report.ipynb #12fa01eb
 def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     "Inference rows of geo encoders and of the baselines measured at a geo encoder's input shape, with `shape` and `kind`."
     d = best[best.task.eq('inference')].copy()
@@ -163,8 +170,7 @@ def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     at_geo_shape = pd.Series([(a, b) in shapes for a, b in zip(d.device, d['shape'])], index=d.index)
     # a baseline is a timm model that was run at a geo shape other than its own input (what --geo-compare does);
     # without this, every timm model measured at 3x224 would join a 3x224 encoder's panel
-    nat = native_rows(d).index
-    baselines = set(d.model_name[d.kind.eq('timm baseline') & at_geo_shape & ~d.index.isin(nat)])
+    baselines = set(d.model_name[d.kind.eq('timm baseline') & at_geo_shape & ~at_native_input(d)])
     return d[d.kind.eq('geo encoder') | (at_geo_shape & d.model_name.isin(baselines))]
 
 KIND_COLORS = {'geo encoder': 'tab:blue', 'timm baseline': 'tab:red'}
