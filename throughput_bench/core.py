@@ -11,9 +11,9 @@ import torch
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'TASKS', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS', 'BenchError',
-           'resolve_device', 'synchronize', 'reset_peak_memory', 'peak_memory_mb', 'cpu_features', 'autocast_dtype',
-           'precision_dtypes', 'compute_dtype', 'precision_support', 'set_tf32', 'tf32_active', 'autocast', 'BenchSpec',
-           'config_key', 'BenchResult', 'now_iso', 'result_from_spec']
+           'resolve_device', 'synchronize', 'reset_peak_memory', 'rss_mb', 'peak_memory_mb', 'cpu_features',
+           'autocast_dtype', 'precision_dtypes', 'compute_dtype', 'precision_support', 'set_tf32', 'tf32_active',
+           'autocast', 'BenchSpec', 'config_key', 'BenchResult', 'now_iso', 'result_from_spec']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -51,14 +51,35 @@ def synchronize(device:torch.device):
     elif device.type == 'mps': torch.mps.synchronize()
 
 # %% ../nbs/00_core.ipynb #c6689a1d
-def reset_peak_memory(device:torch.device):
-    "Start a fresh high-water mark for `peak_memory_mb` (CUDA only; RSS peaks cannot be reset)."
-    if device.type == 'cuda': torch.cuda.reset_peak_memory_stats(device)
+def _vm_status(field:str)->Optional[float]:
+    "A `Vm*` field of `/proc/self/status` in MiB (None where there is no such file)."
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith(field + ':'): return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError): pass
+    return None
+
+def reset_peak_memory(device:torch.device)->bool:
+    "Start a fresh high-water mark for `peak_memory_mb`; False where the CPU peak cannot be reset."
+    if device.type == 'cuda': torch.cuda.reset_peak_memory_stats(device); return True
+    if device.type != 'cpu': return False
+    try:
+        with open('/proc/self/clear_refs', 'w') as f: f.write('5')  # resets VmHWM to the current RSS
+        return True
+    except OSError: return False
+
+def rss_mb()->float:
+    "Resident set size of this process now, MiB."
+    import psutil
+    return psutil.Process().memory_info().rss / 2**20
 
 def peak_memory_mb(device:torch.device)->float:
-    "Peak memory in MiB: CUDA allocator peak, MPS driver allocation, or peak host RSS."
+    "Peak memory in MiB since `reset_peak_memory`: CUDA allocator peak, MPS driver allocation, or peak host RSS."
     if device.type == 'cuda': return torch.cuda.max_memory_allocated(device) / 2**20
     if device.type == 'mps': return torch.mps.driver_allocated_memory() / 2**20
+    hwm = _vm_status('VmHWM')
+    if hwm is not None: return hwm
     kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
     return kb / (2**20 if sys.platform == 'darwin' else 2**10)
 
@@ -148,6 +169,8 @@ class BenchSpec:
     workers:int = 4                      # DataLoader workers in `dataloader` mode
     timesteps:int = 1                    # frames per sample (geo encoders with a time axis)
     max_step_seconds:Optional[float] = None  # CPU, default batch only: halve the batch until a step is predicted to fit
+    max_memory_mb:Optional[float] = None     # CPU: halve the batch until a step's predicted peak RSS fits (None: 90% of what is free)
+    probe_batch:bool = True                  # CPU: probe memory and step time before measuring (off for the later repeats of a row)
 
     KEY = ('task', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
            'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps')
@@ -260,6 +283,19 @@ class BenchResult:
     timm_version:str = ''
     wall_seconds:Optional[float] = None  # the whole configuration, build to teardown
     run_id:str = ''
+    # ---- trust: repeats, contention, why the batch changed ----
+    repeats:Optional[int] = None         # worker processes measured; the CI above is over their means
+    throughput_repeats:str = ''          # each process's img/s, `;`-separated
+    throughput_ci_within_low:Optional[float] = None   # the CI if processes did not differ (pooled within-process CIs)
+    throughput_ci_within_high:Optional[float] = None
+    repeat_cv:Optional[float] = None     # coefficient of variation of the process means
+    batch_reason:str = ''                # why batch_size differs from batch_requested: memory | oom | time-cap | killed
+    contended:bool = False               # other processes (or the hypervisor) took CPU while measuring
+    busy_share:Optional[float] = None    # largest share of the host's CPU taken by others, before or during
+    steal_share:Optional[float] = None   # share of CPU time stolen by the hypervisor during the measurement
+    gpu_clock_mhz:Optional[float] = None      # SM clock after warm-up (CUDA)
+    gpu_clock_max_mhz:Optional[float] = None  # its maximum
+    throttle:str = ''                    # NVML clock-throttle reasons after warm-up (CUDA)
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."

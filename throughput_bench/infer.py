@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_infer.ipynb #e6553664
 from __future__ import annotations
-import time, math, dataclasses
+import gc, time, math, dataclasses
 from typing import Optional
 import psutil, torch
 from torch.utils.data import Dataset, DataLoader
@@ -13,11 +13,12 @@ from .models import get_model, build, n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .hardware import device_name, device_memory_gb, load_average
+from .contention import gpu_clocks
 
 # %% auto #0
 __all__ = ['setup_run', 'maybe_compile', 'synthetic_input', 'RandomImages', 'loader_input', 'inference_step', 'peak_rss_mb',
-           'predict_peak_mb', 'halve_to_fit', 'cpu_batch_fit', 'is_oom', 'one_line', 'finish_result', 'describe_device',
-           'run_inference']
+           'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'is_oom', 'one_line', 'finish_result',
+           'describe_device', 'run_inference']
 
 # %% ../nbs/06_infer.ipynb #68e099a4
 def setup_run(spec:BenchSpec):
@@ -76,7 +77,7 @@ def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
 
 # %% ../nbs/06_infer.ipynb #3e05cc54
 def peak_rss_mb()->float:
-    "Peak resident set size of this process, MiB."
+    "Peak resident set size of this process since the last `reset_peak_memory`, MiB."
     return peak_memory_mb(torch.device('cpu'))
 
 def predict_peak_mb(p_small:float, p_large:float, b_small:int, b_large:int, batch:int)->float:
@@ -89,23 +90,34 @@ def halve_to_fit(batch:int, predict, budget_mb:float)->int:
     while batch > 1 and predict(batch) > budget_mb: batch //= 2
     return batch
 
-def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None)->tuple:
-    "`(batch to run, why it differs from `batch` or '')`: probe `make_step(b)()` at two small batches and extrapolate."
-    if batch <= probes[1]: return batch, ''
+def probe_peaks(make_step, probes=(2, 4))->list:
+    "Peak RSS (MiB) after one step at each probe batch, smallest first, from a high-water mark reset just before."
+    reset_peak_memory(torch.device('cpu'))  # forget earlier peaks (building the model, counting FLOPs)
     peaks = []
     for b in probes:
         step = make_step(b); step(); peaks.append(peak_rss_mb())
-    budget = peak_rss_mb() + 0.9 * psutil.virtual_memory().available / 2**20
+    return peaks
+
+def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None,
+                  max_memory_mb:Optional[float]=None)->tuple:
+    "`(batch to run, why it differs from batch or '', reason: '' | 'memory' | 'time-cap')`, from probing `make_step(b)()`."
+    if batch <= probes[1]: return batch, '', ''
+    peaks = probe_peaks(make_step, probes)
+    budget = max_memory_mb or (rss_mb() + 0.9 * psutil.virtual_memory().available / 2**20)
     pred = lambda b: predict_peak_mb(peaks[0], peaks[1], probes[0], probes[1], b)
     fit = halve_to_fit(batch, pred, budget)
-    why = f"memory guard: batch {batch} predicted not to fit; ran {fit} (predicted peak {pred(fit):.0f} MiB)" if fit < batch else ''
+    why, reason = '', ''
+    if fit < batch:
+        why = (f"memory guard: batch {batch} predicted to peak at {pred(batch):.0f} MiB (budget {budget:.0f} MiB); "
+               f"ran {fit} (predicted {pred(fit):.0f} MiB)"); reason = 'memory'
     if max_step_seconds:
+        step = make_step(probes[1])
         t0 = time.perf_counter(); step(); per_sample = (time.perf_counter() - t0) / probes[1]
         quick = halve_to_fit(fit, lambda b: b * per_sample, max_step_seconds)
         if quick < fit:
             why = (f"time cap: a step of the default batch {batch} was predicted to take {batch * per_sample:.1f} s "
-                   f"(> {max_step_seconds:g} s); ran {quick}"); fit = quick
-    return fit, why
+                   f"(> {max_step_seconds:g} s); ran {quick}"); fit, reason = quick, 'time-cap'
+    return fit, why, reason
 
 # %% ../nbs/06_infer.ipynb #9f1ea366
 def is_oom(e:BaseException)->bool:
@@ -152,11 +164,13 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
         model = maybe_compile(model.eval(), spec.compile_mode)
         batch = spec.batch_size
-        if device.type == 'cpu' and spec.compile_mode == 'none':
-            batch, res.error = cpu_batch_fit(lambda b: inference_step(model, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
-                                             batch, max_step_seconds=spec.max_step_seconds)
-        reset_peak_memory(device)
-        tm = measure(inference_step(model, spec, batch, device, dtype), device, batch, timing)
+        if device.type == 'cpu' and spec.compile_mode == 'none' and spec.probe_batch:
+            batch, res.error, res.batch_reason = cpu_batch_fit(
+                lambda b: inference_step(model, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
+                batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb)
+        gc.collect(); reset_peak_memory(device)
+        tm = measure(inference_step(model, spec, batch, device, dtype), device, batch, timing,
+                     on_warm=lambda: res.__dict__.update(gpu_clocks(device)))
         res = finish_result(res, tm, info, params, gflops, device)
     except Exception as e:
         res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, csv, json, math, tempfile
+import os, io, csv, json, math, stat, tempfile
 from pathlib import Path
 from typing import Optional, Iterable
 from filelock import FileLock
@@ -12,7 +12,8 @@ from fastcore.basics import patch
 from .core import *
 
 # %% auto #0
-__all__ = ['fmt_value', 'ResultStore', 'row_key', 'result_files', 'read_results']
+__all__ = ['DONE_REASONS', 'fmt_value', 'UnreadableFile', 'parse_csv', 'check_csv', 'ResultStore', 'row_key', 'repair',
+           'read_index', 'result_files', 'read_results']
 
 # %% ../nbs/04_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -23,71 +24,189 @@ def fmt_value(v)->str:
         if math.isnan(v): return ''
         if math.isinf(v): return 'inf' if v > 0 else '-inf'
         return repr(round(v, 6))
-    return str(v)
+    return ' '.join(str(v).splitlines()) if isinstance(v, str) else str(v)
+
+# %% ../nbs/04_store.ipynb #4b1f0a02
+class UnreadableFile(BenchError):
+    "A results file that cannot be parsed losslessly; it was not changed."
+
+def _split_lines(raw:bytes)->list:
+    "`(line number, text or None if not UTF-8, raw bytes)` per physical line (the final newline is not a line)."
+    out = []
+    for i, b in enumerate(raw.split(b'\n'), 1):
+        if i > 1 and b == b'' and i == raw.count(b'\n') + 1: break
+        try: out.append((i, b.decode('utf-8').rstrip('\r'), b))
+        except UnicodeDecodeError: out.append((i, None, b))
+    return out
+
+def parse_csv(path)->tuple:
+    "`(header, rows, bad)`: rows are dicts of strings; bad is `[(line number, raw bytes, why)]`. Raises `UnreadableFile` if there is no usable header."
+    path = Path(path)
+    raw = path.read_bytes()
+    if not raw.strip(): return [], [], []
+    lines = _split_lines(raw)
+    n0, h, hb = lines[0]
+    if h is None: raise UnreadableFile(f"{path}:1: not UTF-8 text (a binary file?)")
+    header = next(csv.reader([h.lstrip('\ufeff')]), [])
+    if 'model_name' not in header:
+        raise UnreadableFile(f"{path}:1: no results header (the first line has no 'model_name' column); the file was not changed")
+    dup = {c for c in header if header.count(c) > 1}
+    if dup: raise UnreadableFile(f"{path}:1: repeated column(s) {', '.join(sorted(dup))} in the header; the file was not changed")
+    rows, bad = [], []
+    for i, text, b in lines[1:]:
+        if text is None: bad.append((i, b, 'not UTF-8')); continue
+        if not text.strip(): continue
+        try: recs = list(csv.reader([text], strict=True))
+        except csv.Error as e: bad.append((i, b, f"unbalanced quotes ({e})")); continue
+        if len(recs) != 1 or len(recs[0]) != len(header):
+            n = len(recs[0]) if recs else 0
+            bad.append((i, b, f"{n} fields where the header has {len(header)}")); continue
+        rows.append(dict(zip(header, recs[0])))
+    return header, rows, bad
+
+def check_csv(path)->tuple:
+    "`(header, rows)` of a results file, or an `UnreadableFile` naming its first bad line."
+    header, rows, bad = parse_csv(path)
+    if bad:
+        i, _, why = bad[0]
+        more = f" (and {len(bad) - 1} more bad line(s))" if len(bad) > 1 else ''
+        raise UnreadableFile(f"{path}:{i}: {why}{more}; the file was not changed: `tbench repair {path}` keeps the good rows")
+    return header, rows
 
 # %% ../nbs/04_store.ipynb #85bc545a
-def _atomic_write(path:Path, text:str):
-    "Write `text` to `path` so that readers see the old file or the new one, never a mix."
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix='.tmp')
+def _default_mode()->int:
+    um = os.umask(0); os.umask(um)
+    return 0o666 & ~um
+
+def _atomic_write(path:Path, data):
+    "Write `data` (text or bytes) to `path` so that readers see the old file or the new one, never a mix."
+    real = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else _default_mode()
+    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix='.tmp')
     try:
-        with os.fdopen(fd, 'w', newline='') as f:
-            f.write(text); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data.encode() if isinstance(data, str) else data); f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
     except BaseException:
         if os.path.exists(tmp): os.unlink(tmp)
         raise
 
-def _csv_text(cols:list, rows:Iterable[dict])->str:
+def _csv_lines(cols:list, rows:Iterable[dict], header:bool=True)->str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction='ignore', lineterminator='\n')
-    w.writeheader()
-    for r in rows: w.writerow({k: fmt_value(r.get(k)) if not isinstance(r.get(k), str) else r.get(k) for k in cols})
+    if header: w.writeheader()
+    for r in rows: w.writerow({k: fmt_value(r.get(k)) for k in cols})
     return buf.getvalue()
+
+def _csv_text(cols:list, rows:Iterable[dict])->str: return _csv_lines(cols, rows, header=True)
+
+def _read_json(p:Path, default):
+    "The JSON in `p`; `default` if there is no such file; `UnreadableFile` if it is not JSON."
+    try: text = Path(p).read_text()
+    except FileNotFoundError: return default
+    except (OSError, UnicodeDecodeError) as e: raise UnreadableFile(f"{p}: cannot be read ({e}); the file was not changed")
+    if not text.strip(): return default
+    try: return json.loads(text)
+    except ValueError as e: raise UnreadableFile(f"{p}: not valid JSON ({e}); the file was not changed: fix or remove it")
 
 # %% ../nbs/04_store.ipynb #c0468871
 class ResultStore:
     "The results of one device: `<root>/<slug>.csv`, `<slug>_hardware.json` and the shared `index.json`."
-    def __init__(self, root='results', slug:str='device', label:str=''):
+    def __init__(self, root='results', slug:str='device', label:str='', warn=None):
         self.root, self.slug, self.label = Path(root), slug, label or slug
         self.csv_path = self.root / f"{slug}.csv"
         self.hw_path = self.root / f"{slug}_hardware.json"
         self.index_path = self.root / 'index.json'
+        self.pending_path = self.root / f"{slug}.pending.jsonl"
+        self.claims_path = self.root / f".{slug}.claims.json"
         self.lock = FileLock(str(self.root / f".{slug}.lock"))
+        self.warn = warn or (lambda m: None)
 
     def ensure_writable(self):
         "Create the folder, or raise a `BenchError` saying why it cannot be written."
         try: self.root.mkdir(parents=True, exist_ok=True)
         except OSError as e: raise BenchError(f"cannot create results folder {str(self.root)!r}: {e.strerror}")
+        if not self.root.is_dir(): raise BenchError(f"results folder {str(self.root)!r} is not a folder")
         if not os.access(self.root, os.W_OK | os.X_OK): raise BenchError(f"results folder {str(self.root)!r} is not writable")
         for p in (self.csv_path, self.hw_path, self.index_path):
             if p.exists() and not os.access(p, os.W_OK): raise BenchError(f"results file {str(p)!r} is not writable")
 
     def rows(self)->list:
-        "Every row of the CSV as a dict of strings."
+        "Every row of the CSV as a dict of strings; `UnreadableFile` if any line cannot be parsed."
         if not self.csv_path.exists(): return []
-        with open(self.csv_path, newline='') as f: return list(csv.DictReader(f))
+        return check_csv(self.csv_path)[1]
 
-    def append(self, *results):
-        "Append `BenchResult`s (or dicts) atomically; columns of an older file are kept."
-        new = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
-        self.ensure_writable()
-        with self.lock:
-            old, cols = [], list(COLUMNS)
-            if self.csv_path.exists():
-                with open(self.csv_path, newline='') as f:
-                    rd = csv.DictReader(f); old = list(rd)
-                    cols += [c for c in (rd.fieldnames or []) if c not in cols]
-            _atomic_write(self.csv_path, _csv_text(cols, old + new))
+    def check(self):
+        "Raise `UnreadableFile` (or `BenchError`) now if a file of this store cannot be read losslessly."
+        self.rows(); self.read_hardware(); read_index(self.index_path)
 
     def done(self)->dict:
         "Resume key → status of every stored row (the last row wins)."
         return {row_key(r): r.get('status') or 'ok' for r in self.rows()}
 
+# %% ../nbs/04_store.ipynb #1c9d2e01
+@patch
+def _write_rows(self:ResultStore, new:list):
+    "Append `new` (dicts) to the CSV: an append where the header has every column, else an atomic rewrite."
+    exists = self.csv_path.exists() and self.csv_path.stat().st_size > 0
+    header, old = check_csv(self.csv_path) if exists else ([], [])
+    cols = list(COLUMNS) + [c for c in header if c not in COLUMNS]
+    if exists and set(COLUMNS) <= set(header):
+        raw_end = self.csv_path.read_bytes()[-1:]
+        text = ('' if raw_end == b'\n' else '\n') + _csv_lines(header, new, header=False)
+        size = self.csv_path.stat().st_size
+        try:
+            with open(self.csv_path, 'a', newline='') as f:
+                f.write(text); f.flush(); os.fsync(f.fileno())
+        except BaseException:
+            os.truncate(os.path.realpath(self.csv_path), size)  # no half row left behind
+            raise
+    else: _atomic_write(self.csv_path, _csv_text(cols, old + new))
+
+@patch
+def append(self:ResultStore, *results)->int:
+    "Append `BenchResult`s (or dicts); a row that cannot be written goes to the pending file. Returns the rows written to the CSV."
+    new = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
+    if not new: return 0
+    self.ensure_writable()
+    with self.lock:
+        try: self._write_rows(new); return len(new)
+        except UnreadableFile: raise
+        except OSError as e: self._keep_pending(new, e); return 0
+
+@patch
+def _keep_pending(self:ResultStore, rows:list, e:OSError):
+    "Keep rows that could not be written in `<slug>.pending.jsonl`; if even that fails, print them."
+    lines = ''.join(json.dumps({k: fmt_value(v) for k, v in r.items()}) + '\n' for r in rows)
+    try:
+        with open(self.pending_path, 'a') as f: f.write(lines); f.flush(); os.fsync(f.fileno())
+        self.warn(f"could not write {self.csv_path} ({e.strerror or e}); {len(rows)} row(s) kept in {self.pending_path}, added by the next run")
+    except OSError as e2:
+        self.warn(f"could not write {self.csv_path} ({e.strerror or e}) nor {self.pending_path} ({e2.strerror or e2}); the row(s): {lines.strip()}")
+
+@patch
+def flush_pending(self:ResultStore)->int:
+    "Add the rows of the pending file to the CSV; returns how many."
+    if not self.pending_path.exists(): return 0
+    with self.lock:
+        lines = [l for l in self.pending_path.read_text().splitlines() if l.strip()]
+        rows = []
+        for l in lines:
+            try: rows.append(json.loads(l))
+            except ValueError: raise UnreadableFile(f"{self.pending_path}: a line is not JSON; the file was not changed")
+        if rows: self._write_rows(rows)
+        self.pending_path.unlink()
+    return len(rows)
+
 # %% ../nbs/04_store.ipynb #6f6d03e3
+DONE_REASONS = ('', 'memory', 'oom', 'time-cap')  # a row halved for these is the requested configuration, done
+
 def row_key(r:dict)->tuple:
     "The resume key of a stored row."
     d = dict(r)
-    d['batch_size'] = d.get('batch_requested') or d.get('batch_size')
+    halved = (d.get('batch_reason') or '') not in DONE_REASONS
+    d['batch_size'] = d.get('batch_size') if halved else (d.get('batch_requested') or d.get('batch_size'))
     d['task'] = d.get('task') or 'inference'
     d['data_mode'] = d.get('data_mode') or 'synthetic'
     d['optimizer'] = d.get('optimizer') or 'none'
@@ -95,38 +214,87 @@ def row_key(r:dict)->tuple:
     d['timesteps'] = d.get('timesteps') or '1'  # rows written before timesteps existed: one frame
     return config_key(d)
 
+# %% ../nbs/04_store.ipynb #4b1f0a05
+def repair(path)->tuple:
+    "Move the unparseable lines of a results file to `<file>.rejected`; keep every good row. Returns `(good rows, bad lines, side file)`."
+    path = Path(path)
+    if not path.exists(): raise BenchError(f"no such file: {str(path)!r}")
+    header, rows, bad = parse_csv(path)
+    side = path.with_name(path.name + '.rejected')
+    if not bad: return len(rows), 0, None
+    with FileLock(str(path.parent / f".{path.stem}.lock")):
+        with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for _, b, _ in bad))
+        _atomic_write(path, _csv_text(header, rows))
+    return len(rows), len(bad), side
+
+# %% ../nbs/04_store.ipynb #4b1f0a08
+def _alive(pid:int, started:float)->bool:
+    import psutil
+    try: return abs(psutil.Process(pid).create_time() - started) < 1
+    except (psutil.Error, ValueError): return False
+
+@patch
+def claim(self:ResultStore, key:tuple)->bool:
+    "Claim `key` for this process; False if it is stored already or claimed by a live process."
+    import psutil
+    self.ensure_writable()
+    me = (os.getpid(), psutil.Process().create_time())
+    with self.lock:
+        if key in self.done(): return False
+        claims = {k: v for k, v in _read_json(self.claims_path, {}).items() if _alive(*v)}
+        k = json.dumps(list(key))
+        if k in claims and tuple(claims[k]) != me: return False
+        claims[k] = me
+        _atomic_write(self.claims_path, json.dumps(claims))
+    return True
+
+@patch
+def release(self:ResultStore, key:tuple):
+    "Drop this process's claim on `key`."
+    with self.lock:
+        claims = _read_json(self.claims_path, {})
+        if claims.pop(json.dumps(list(key)), None) is not None: _atomic_write(self.claims_path, json.dumps(claims))
+
 # %% ../nbs/04_store.ipynb #e78b8934
-def _read_json(p:Path, default):
-    try: return json.loads(p.read_text())
-    except (OSError, ValueError): return default
+def read_index(path)->list:
+    "The entries of an `index.json` (a list of dicts)."
+    idx = _read_json(Path(path), [])
+    if not isinstance(idx, list) or not all(isinstance(e, dict) for e in idx):
+        raise UnreadableFile(f"{path}: not a list of entries; the file was not changed: fix or remove it")
+    return idx
 
 @patch
 def write_hardware(self:ResultStore, info:dict):
     "Merge `info` into the device's hardware JSON."
     self.ensure_writable()
     with self.lock:
-        d = _read_json(self.hw_path, {}) | info
+        d = self.read_hardware() | info
         _atomic_write(self.hw_path, json.dumps(d, indent=2, default=str) + '\n')
 
 @patch
 def read_hardware(self:ResultStore)->dict:
     "The device's hardware JSON ({} if none)."
-    return _read_json(self.hw_path, {})
+    d = _read_json(self.hw_path, {})
+    if not isinstance(d, dict): raise UnreadableFile(f"{self.hw_path}: not a JSON object; the file was not changed")
+    return d
 
 @patch
 def update_index(self:ResultStore):
-    "Add (or refresh) this device's entry in `index.json`."
+    "Add (or refresh) this device's entry in `index.json`, keeping every other entry."
     self.ensure_writable()
     with FileLock(str(self.root / '.index.lock')):
-        idx = [e for e in _read_json(self.index_path, []) if e.get('csv') != self.csv_path.name]
-        idx.append(dict(csv=self.csv_path.name, hardware=self.hw_path.name, label=self.label))
+        idx = read_index(self.index_path)
+        entry = dict(csv=self.csv_path.name, hardware=self.hw_path.name, label=self.label)
+        at = [i for i, e in enumerate(idx) if e.get('csv') == self.csv_path.name]
+        if at: idx[at[0]] = idx[at[0]] | entry
+        else: idx.append(entry)
         _atomic_write(self.index_path, json.dumps(idx, indent=2) + '\n')
 
 # %% ../nbs/04_store.ipynb #949051c1
-_BOOL = ('compiled', 'tf32_enabled', 'channels_last', 'emulated')
+_BOOL = ('compiled', 'tf32_enabled', 'channels_last', 'emulated', 'contended')
 _TEXT = ('model_name', 'display_name', 'model_family', 'model_type', 'precision', 'compile_mode', 'gpu_name',
          'pytorch_version', 'cuda_version', 'timestamp', 'task', 'status', 'error', 'device', 'device_type',
-         'data_mode', 'optimizer', 'timm_version', 'run_id', 'source')
+         'data_mode', 'optimizer', 'timm_version', 'run_id', 'source', 'throughput_repeats', 'batch_reason', 'throttle')
 
 def _as_bool(s):
     import pandas as pd
@@ -141,12 +309,21 @@ def result_files(*paths)->list:
         else: raise BenchError(f"no such results file or folder: {str(p)!r}")
     return out
 
+def _frame_of(f:Path)->'pd.DataFrame':
+    "One results file as a DataFrame of strings; `UnreadableFile` for anything that is not a whole results file."
+    import pandas as pd
+    if f.stat().st_size == 0: raise UnreadableFile(f"{f}: empty file, not a results file")
+    header, rows = check_csv(f)
+    nameless = [i for i, r in enumerate(rows, 2) if not r.get('model_name', '').strip()]
+    if nameless: raise UnreadableFile(f"{f}:{nameless[0]}: a row without a model ({len(nameless)} such row(s))")
+    return pd.DataFrame(rows, columns=header, dtype=str)
+
 def read_results(*paths)->'pd.DataFrame':
     "One tidy DataFrame from result CSVs (ours or the seed tool's), files or folders."
     import pandas as pd
     frames = []
     for f in result_files(*paths):
-        df = pd.read_csv(f, dtype=str, keep_default_na=False)
+        df = _frame_of(f)
         df['source'] = f.name
         frames.append(df)
     if not frames: return pd.DataFrame(columns=COLUMNS + ['source'])

@@ -114,7 +114,9 @@ def _rel_ci(lat:np.ndarray, confidence:float)->float:
     return ci_halfwidth(float(lat.std(ddof=1)), n, confidence) / float(lat.mean())
 
 def measure(step:Callable, # runs one batch; its result is not used
-            device:torch.device, batch_size:int, cfg:TimingConfig=None)->Timing:
+            device:torch.device, batch_size:int, cfg:TimingConfig=None,
+            on_warm:Optional[Callable]=None # called once after warm-up, before timing (e.g. to read GPU clocks)
+           )->Timing:
     "Time `step`: first call, warm-up, then the timed phase until `cfg` says stop."
     cfg = cfg or TimingConfig()
     synchronize(device); t = time.perf_counter()
@@ -124,6 +126,7 @@ def measure(step:Callable, # runs one batch; its result is not used
     while n < cfg.warmup or time.perf_counter() - t0 < cfg.warmup_seconds:
         step(); n += 1
     synchronize(device); warm_s = time.perf_counter() - t0
+    if on_warm: on_warm()
     clock = make_clock(device); clock.start()
     next_check, i = 0.0, 0
     fixed = cfg.timed_seconds is not None or bool(cfg.timed_iters)

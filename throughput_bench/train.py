@@ -15,6 +15,7 @@ from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .infer import setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line, finish_result, describe_device, cpu_batch_fit
 from .hardware import load_average
+from .contention import gpu_clocks
 
 # %% auto #0
 __all__ = ['OPTIMIZERS', 'make_optimizer', 'train_autocast', 'TrainStep', 'phase_breakdown', 'run_training']
@@ -99,12 +100,13 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
         model = maybe_compile(model.train(), spec.compile_mode)
         opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr, device)
         batch = spec.batch_size
-        if device.type == 'cpu' and spec.compile_mode == 'none':
-            batch, res.error = cpu_batch_fit(lambda b: TrainStep(model, opt, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
-                                             batch, max_step_seconds=spec.max_step_seconds)
+        if device.type == 'cpu' and spec.compile_mode == 'none' and spec.probe_batch:
+            batch, res.error, res.batch_reason = cpu_batch_fit(
+                lambda b: TrainStep(model, opt, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
+                batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb)
         reset_peak_memory(device)
         step = TrainStep(model, opt, spec, batch, device, dtype)
-        tm = measure(step, device, batch, timing)
+        tm = measure(step, device, batch, timing, on_warm=lambda: res.__dict__.update(gpu_clocks(device)))
         res = finish_result(res, tm, info, params, gflops, device)
         if breakdown:
             for k, v in phase_breakdown(step, device).items(): setattr(res, k, v)
