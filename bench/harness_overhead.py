@@ -12,7 +12,7 @@ Then one run with the adaptive stop (target CI 1%) reports how long reaching the
 import argparse, statistics, time
 import torch
 from throughput_bench.core import BenchSpec
-from throughput_bench.models import get_model, build
+from throughput_bench.registry import get_model, build
 from throughput_bench.timing import TimingConfig, measure
 from throughput_bench.sweep import run_isolated
 

@@ -6,13 +6,13 @@ import pytest, torch
 from conftest import tbench, SHARED
 from test_infer_cli import csv_of, check_rows_consistent
 from throughput_bench.core import PRECISIONS, BenchError, autocast, precision_dtypes
-from throughput_bench.models import GEO_NAMES, get_model, build, count_params, n_params
+from throughput_bench.registry import GEO_NAMES, get_model, build, count_params, n_params
 from throughput_bench.geo import has_geo
 from throughput_bench.store import read_results
 
 needs_geo = pytest.mark.skipif(not has_geo(), reason="the [geo] extra is not installed (CI installs it)")
 RUN = ['--device', 'cpu', '--batch-sizes', '2', '--timed-iters', '3', '--warmup', '1', '--warmup-seconds', '0',
-       '--threads', '1', '--no-progress', '--wandb', 'disabled']
+       '--threads', '1', '--no-progress', '--wandb', 'disabled', '--repeats', '1', '--wait-idle', '0']
 
 def tiny_size(info): return 2 * info.patch_size
 

@@ -9,7 +9,7 @@ from typing import Optional
 import psutil, torch
 from torch.utils.data import Dataset, DataLoader
 from .core import *
-from .models import get_model, build, n_params
+from .registry import get_model, build, n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .hardware import device_name, device_memory_gb, load_average

@@ -234,13 +234,13 @@ def _alive(pid:int, started:float)->bool:
     except (psutil.Error, ValueError): return False
 
 @patch
-def claim(self:ResultStore, key:tuple)->bool:
-    "Claim `key` for this process; False if it is stored already or claimed by a live process."
+def claim(self:ResultStore, key:tuple, seen:Optional[str]=None)->bool:
+    "Claim `key` for this process; False if a row was stored for it since the plan saw status `seen` (None: no row), or a live process claimed it."
     import psutil
     self.ensure_writable()
     me = (os.getpid(), psutil.Process().create_time())
     with self.lock:
-        if key in self.done(): return False
+        if self.done().get(key) != seen: return False
         claims = {k: v for k, v in _read_json(self.claims_path, {}).items() if _alive(*v)}
         k = json.dumps(list(key))
         if k in claims and tuple(claims[k]) != me: return False

@@ -12,7 +12,7 @@ from typing import Optional, Callable
 import torch
 from tqdm.auto import tqdm
 from .core import *
-from .models import get_model, input_problem
+from .registry import get_model, input_problem
 from .timing import TimingConfig, ci_halfwidth
 from .contention import Contention
 from .store import ResultStore, fmt_value
@@ -46,6 +46,7 @@ class Plan:
     done:int = 0                                 # already in the results file
     skipped:list = field(default_factory=list)   # `(spec, reason)` this device cannot (or should not) run
     reruns:int = 0                               # done before, measured again (--rerun / --retry-failed)
+    seen:dict = field(default_factory=dict)      # key -> stored status when planned (a claim checks nothing changed since)
 
     def line(self)->str:
         "The one-line plan printed before a sweep."
@@ -70,7 +71,7 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
 
 def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=False)->Plan:
     "Split `specs` into to-run, already-done and skipped, against `store`."
-    stored, p = store.done(), Plan()
+    stored = store.done(); p = Plan(seen=stored)
     for s in specs:
         status = stored.get(s.key())
         reason = skip_reason(s)
@@ -283,7 +284,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
         return run_isolated(s, timing, on_start=lambda pid: worker.update(pid=pid), **kw)
     mine = []
     for s in p.todo:
-        if store.claim(s.key()): mine.append(s)
+        if store.claim(s.key(), p.seen.get(s.key())): mine.append(s)
         else: log(f"{s.short()}: already stored or being measured by another sweep; left to it")
     parts, final, results = {s.key(): [] for s in mine}, {}, []
     bar = tqdm(total=len(mine) * repeats, unit='run', disable=not progress or not mine, dynamic_ncols=True)

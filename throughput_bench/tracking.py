@@ -12,7 +12,7 @@ from .core import *
 # %% auto #0
 __all__ = ['WANDB_MODES', 'INPUT_COLUMNS', 'has_api_key', 'resolve_mode', 'run_config', 'run_summary', 'WandbLogger',
            'one_line_msg', 'wandb_cli', 'offline_run_dirs', 'inspect_run', 'read_offline_runs', 'read_project',
-           'load_results', 'sync']
+           'load_results', 'is_synced', 'sync']
 
 # %% ../nbs/10_tracking.ipynb #fef6f186
 WANDB_MODES = ('disabled', 'offline', 'online', 'auto')
@@ -106,13 +106,14 @@ def _frame(summaries:list)->'pd.DataFrame':
     cols = list(COLUMNS)
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / 'wandb_runs.csv'
-        rows = [{k: s.get(k) for k in cols} for s in summaries]
+        rows = [{k: s.get(k) for k in cols} for s in summaries if s.get('model_name')]  # a run with no row (abandoned by the online-to-offline fallback) is not a result
         f.write_text(_csv_text(cols, rows))
         return read_results(f).assign(source='wandb')
 
 def read_offline_runs(root='wandb')->'pd.DataFrame':
     "Offline (or synced) runs under `root` as one tidy DataFrame."
     runs = [inspect_run(d) for d in offline_run_dirs(root)]
+    runs = [r for r in runs if (r.get('summary') or {}).get('model_name')]  # abandoned runs hold no row
     df = _frame([r.get('summary', {}) for r in runs])
     df['run_id'] = [r.get('run_id', '') for r in runs]
     return df
@@ -138,10 +139,25 @@ def load_results(*sources)->'pd.DataFrame':
     return pd.concat(frames, ignore_index=True) if frames else read_results()
 
 # %% ../nbs/10_tracking.ipynb #79446395
-def sync(root='wandb', entity:Optional[str]=None, project:Optional[str]=None)->int:
-    "Upload offline runs under `root` with `wandb sync`; returns its exit code."
-    dirs = [d for d in offline_run_dirs(root) if d.name.startswith('offline-run-')]
-    if not dirs: raise BenchError(f"no offline W&B runs under {str(root)!r}")
+def is_synced(run_dir)->bool:
+    "Whether `wandb sync` has uploaded this run (it leaves a `.wandb.synced` marker)."
+    return any(Path(run_dir).glob('*.wandb.synced'))
+
+def sync(root='wandb', entity:Optional[str]=None, project:Optional[str]=None, timeout:float=60.0)->int:
+    "Upload the offline runs under `root` with `wandb sync`, for at most `timeout` seconds; the number uploaded."
+    import signal
+    dirs = [d for d in offline_run_dirs(root) if d.name.startswith('offline-run-') and not is_synced(d)]
+    if not dirs: raise BenchError(f"no offline W&B runs to upload under {str(root)!r}")
     if not has_api_key(): raise BenchError("uploading needs a W&B API key (wandb login, or WANDB_API_KEY)")
     cmd = [wandb_cli(), 'sync'] + (['--entity', entity] if entity else []) + (['--project', project] if project else []) + list(map(str, dirs))
-    return subprocess.run(cmd).returncode
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try: _, err = proc.communicate(timeout=timeout); why = f"wandb sync exited with {proc.returncode}" if proc.returncode else ''
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL); proc.communicate(); err, why = '', f"wandb sync did not finish within {timeout:g} s (no network?)"
+    left = [d for d in dirs if not is_synced(d)]
+    if left:
+        names = ', '.join(d.name for d in left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else '')
+        detail = (err or '').strip().splitlines()[-1:] if err else []
+        raise BenchError(f"{why or 'wandb sync failed'}; {len(left)} of {len(dirs)} run(s) still to upload ({names})"
+                         + (f": {detail[0][:150]}" if detail else '') + "; run `tbench sync` again when online")
+    return len(dirs)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from .core import *
-from .models import n_params
+from .registry import n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .infer import setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line, finish_result, describe_device, cpu_batch_fit

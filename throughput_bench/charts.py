@@ -12,7 +12,7 @@ import matplotlib, matplotlib.patches
 import matplotlib.pyplot as plt
 import seaborn as sns
 from .coverage import add_coverage, EARTH_LAND_KM2
-from .models import GEO_NAMES, get_model
+from .registry import GEO_NAMES, get_model
 
 # %% auto #0
 __all__ = ['CONFIG', 'KIND_COLORS', 'CHARTS', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',

@@ -1,0 +1,212 @@
+"Issue 9: intervals over worker processes, contention, the memory guard, kill causes, and a store that never loses a row."
+import os, sys, json, math, signal, stat, subprocess, time
+from pathlib import Path
+import numpy as np
+import pandas as pd
+import psutil
+import pytest
+from scipy import stats
+from conftest import tbench, FAST, FAST_API, BIN
+from throughput_bench import infer
+from throughput_bench.core import BenchSpec, BenchResult, result_from_spec
+from throughput_bench.store import ResultStore, read_results
+import throughput_bench.sweep as sw
+
+def csv_of(d):
+    files = sorted((Path(d) / 'results').glob('*.csv'))
+    assert len(files) == 1, files
+    return files[0]
+
+# ---- 1. repeats ----
+
+def test_repeats_ci_is_over_process_means(tmp_path):
+    df = infer(['resnet18'], **(FAST_API | dict(repeats=3, timed_seconds=None, timed_iters=4, results_dir=tmp_path)))
+    r = df.iloc[0]
+    xs = np.array([float(x) for x in r.throughput_repeats.split(';')])
+    assert r.repeats == 3 and len(xs) == 3 and (xs > 0).all() and r.iterations == 12
+    assert math.isclose(r.throughput_mean, xs.mean(), rel_tol=1e-5)
+    h = stats.t.ppf(0.975, 2) * xs.std(ddof=1) / math.sqrt(3)
+    assert math.isclose(r.throughput_ci_high - r.throughput_mean, h, rel_tol=1e-4, abs_tol=1e-5)
+    assert r.throughput_ci_within_low <= r.throughput_mean <= r.throughput_ci_within_high
+    assert r.measured == 'now'
+
+def test_repeats_are_interleaved(tmp_path, monkeypatch):
+    "A B C A B C: every configuration once per round; each row appended when its last repeat is done."
+    order = []
+    def fake(spec, timing=None, **kw):
+        order.append((spec.model_name, spec.probe_batch))
+        return result_from_spec(spec, throughput_mean=10.0 + len(order), throughput_ci_low=9.0, throughput_ci_high=30.0,
+                                iterations=3, seconds_measured=1.0)
+    monkeypatch.setattr(sw, 'run_spec', fake)
+    st = ResultStore(tmp_path, 'cpu_t')
+    specs = sw.expand(['resnet18', 'vit_tiny_patch16_224', 'convnext_atto'], ['fp32'], ['none'], [2], input_size=32, threads=1)
+    res = sw.run_sweep(sw.plan(specs, st), st, isolate=False, progress=False, repeats=2)
+    assert [m for m, _ in order] == ['resnet18', 'vit_tiny_patch16_224', 'convnext_atto'] * 2
+    assert [p for _, p in order] == [True] * 3 + [False] * 3   # later repeats run the batch the first settled on
+    assert [r.repeats for r in res] == [2, 2, 2] and len(st.rows()) == 3
+
+# ---- 2. contention ----
+
+@pytest.fixture
+def busy_loop():
+    p = subprocess.Popen([sys.executable, '-c', 'import time\nt = time.time()\nwhile time.time() - t < 120: pass'])
+    time.sleep(0.3)
+    yield p
+    p.kill(); p.wait()
+
+def test_busy_host_marks_the_row(tmp_path, busy_loop, capsys):
+    df = infer(['resnet18'], **(FAST_API | dict(results_dir=tmp_path, quiet=False)))
+    r = df.iloc[0]
+    assert r.status == 'ok' and bool(r.contended) and r.busy_share >= 0.1, r
+    err = capsys.readouterr().err
+    assert 'host busy' in err and 'marked contended' in err and str(busy_loop.pid) in err
+
+def test_strict_skips_on_a_busy_host_then_measures_when_quiet(tmp_path, busy_loop):
+    df = infer(['resnet18'], **(FAST_API | dict(results_dir=tmp_path, strict=True)))
+    assert df.status[0] == 'skipped' and 'host busy' in df.error[0] and '(strict)' in df.error[0]
+    busy_loop.kill(); busy_loop.wait()
+    df = infer(['resnet18'], **(FAST_API | dict(results_dir=tmp_path, strict=True, busy_threshold=1.0)))
+    assert df.status[0] == 'ok' and df.measured[0] == 'now'   # a skipped row is measured on the next run
+
+# ---- 3. memory guard and kill causes ----
+
+def test_memory_budget_halves_before_running(work):
+    r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
+               '--max-memory-mb', '1', cwd=work)
+    assert r.returncode == 0, r.stderr
+    row = read_results(csv_of(work)).iloc[0]
+    assert row.status == 'ok' and row.batch_requested == 64 and row.batch_size < 64 and row.batch_reason == 'memory'
+    assert row.error.startswith('memory guard: batch 64 predicted to peak at'), row.error
+    r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
+               '--max-memory-mb', '1', cwd=work)
+    assert 'plan: 0 to run, 1 done' in r.stdout   # halved for memory: the requested configuration is done
+
+def test_worker_killed_by_sigkill_is_not_called_oom(work):
+    args = ['infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--timed-seconds', '0.3')], '--timed-seconds', '60']
+    proc = subprocess.Popen([str(BIN / 'tbench'), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    me, worker = psutil.Process(proc.pid), None
+    for _ in range(1200):
+        kids = me.children(recursive=True)
+        server = [k for k in kids if k.ppid() == proc.pid]
+        workers = [k for k in kids if k.ppid() != proc.pid]
+        if workers: worker = workers[0]; break
+        time.sleep(0.1)
+    assert worker is not None
+    time.sleep(1)
+    worker.send_signal(signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    row = read_results(csv_of(work)).iloc[0]
+    assert row.status == 'error' and 'SIGKILL' in row.error and 'not by the OOM killer' in row.error or 'cause unknown' in row.error, row.error
+    assert row.batch_size == row.batch_requested == 2 and row.batch_reason == ''
+
+# ---- 4. the store ----
+
+def _one_row(work):
+    assert tbench('infer', '--models', 'resnet18', *FAST, cwd=work).returncode == 0
+    return csv_of(work)
+
+BREAKS = [
+    ('unbalanced quote', lambda t: t.replace('\nresnet18,', '\n"resnet18,'), ':2: unbalanced quotes'),
+    ('missing header', lambda t: t.split('\n', 1)[1], ':1: no results header'),
+    ('extra fields', lambda t: t.rstrip('\n') + ',extra\n', ':2: '),
+    ('not UTF-8', lambda t: t.replace('resnet18', 'resnet\udcff18'), ':2: not UTF-8'),
+]
+
+@pytest.mark.parametrize('name,brk,msg', BREAKS, ids=[b[0] for b in BREAKS])
+def test_unparseable_file_is_never_rewritten(work, name, brk, msg):
+    f = _one_row(work)
+    f.write_bytes(brk(f.read_text()).encode('utf-8', 'surrogateescape'))
+    before = f.read_bytes()
+    r = tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr and 'Traceback' not in r.stderr, r.stderr
+    assert f.read_bytes() == before
+    if name == 'unbalanced quote':  # repair keeps the good rows (one repair is enough: the parser is shared)
+        r = tbench('repair', f, cwd=work)
+        assert r.returncode == 0 and 'moved 1 unparseable line' in r.stdout, r.stdout + r.stderr
+        assert Path(str(f) + '.rejected').exists() and len(read_results(f)) == 0
+        assert tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work).returncode == 0
+        assert len(read_results(f)) == 1
+
+def test_appends_keep_mode_and_symlinks_and_old_rows(work):
+    f = _one_row(work)
+    os.chmod(f, 0o640)
+    real = work / 'elsewhere.csv'; f.rename(real); f.symlink_to(real)
+    assert tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work).returncode == 0
+    assert f.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o640
+    # an older file without today's newer columns: a schema change rewrites it, atomically, keeping mode, link and rows
+    df = pd.read_csv(real, dtype=str, keep_default_na=False).drop(columns=['contended', 'repeats'])
+    df.to_csv(real, index=False)
+    assert tbench('infer', '--models', 'convnext_atto', *FAST, cwd=work).returncode == 0
+    back = read_results(f)
+    assert list(back.model_name) == ['resnet18', 'vit_tiny_patch16_224', 'convnext_atto']
+    assert f.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o640
+
+def test_write_failure_keeps_the_row_pending(work):
+    "A full disk (here: a file-size limit that stops the CSV from growing) costs no row: it waits in the pending file."
+    f = _one_row(work)
+    df = pd.read_csv(f, dtype=str, keep_default_na=False)
+    pd.concat([df.assign(batch_requested=str(b)) for b in range(2, 22)]).to_csv(f, index=False)  # 20 rows: a CSV larger than a pending row
+    limit = f.stat().st_size + 200
+    def small_files():
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    r = subprocess.run([str(BIN / 'tbench'), 'infer', '--models', 'vit_tiny_patch16_224', *FAST], cwd=work, capture_output=True,
+                       text=True, preexec_fn=small_files, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert 'kept in' in r.stderr and 'pending' in r.stderr, r.stderr
+    assert len(read_results(f)) == 20 and f.stat().st_size < limit   # no half row left in the CSV
+    r = tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    assert r.returncode == 0 and 'added 1 pending row' in r.stderr and 'plan: 0 to run, 1 done' in r.stdout, r.stdout + r.stderr
+    assert list(read_results(f).model_name)[-1] == 'vit_tiny_patch16_224' and len(read_results(f)) == 21
+
+def test_malformed_index_is_an_error_not_a_replacement(work):
+    f = _one_row(work)
+    idx = work / 'results' / 'index.json'
+    idx.write_text('[{"csv": "nvidia_h100_nvl.csv", "hardware": "x.json", "label": "H100"}, {"csv": ')
+    before = idx.read_bytes()
+    r = tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    assert r.returncode == 2 and 'index.json' in r.stderr and 'not valid JSON' in r.stderr and r.stderr.count('\n') == 1
+    assert idx.read_bytes() == before
+    idx.write_text('[{"csv": "nvidia_h100_nvl.csv", "hardware": "x.json", "label": "H100"}]')
+    assert tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, '--rerun', cwd=work).returncode == 0
+    assert [e['csv'] for e in json.loads(idx.read_text())] == ['nvidia_h100_nvl.csv', f.name]
+
+def test_two_sweeps_at_once_measure_each_configuration_once(work):
+    args = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', 'convnext_atto', *FAST]
+    ps = [subprocess.Popen([str(BIN / 'tbench'), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in ps]
+    assert all(p.returncode == 0 for p in ps), outs
+    df = read_results(csv_of(work))
+    assert sorted(df.model_name) == ['convnext_atto', 'resnet18', 'vit_tiny_patch16_224']
+
+REPORT_BAD = [
+    ('notes.csv', b'a,b\n1,2\n', 'no results header'),
+    ('empty.csv', b'', 'empty file'),
+    ('blob.csv', bytes(range(256)) * 4, 'blob.csv:1:'),
+    ('nameless.csv', b'model_name,throughput_mean\n,1.0\n', 'a row without a model'),
+]
+
+@pytest.mark.parametrize('name,data,msg', REPORT_BAD, ids=[b[0] for b in REPORT_BAD])
+def test_report_refuses_what_is_not_a_results_file(work, name, data, msg):
+    (work / name).write_bytes(data)
+    r = tbench('report', work / name, '-o', work / 'rep', cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr and 'Traceback' not in r.stderr, r.stderr
+
+def test_report_output_that_cannot_be_written(work):
+    _one_row(work)
+    (work / 'afile').write_text('x')
+    r = tbench('report', 'results', '-o', work / 'afile', cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'is a file' in r.stderr, r.stderr
+    ro = work / 'ro'; ro.mkdir(); os.chmod(ro, 0o500)
+    try:
+        if os.access(ro, os.W_OK): pytest.skip('running as a user who can write anywhere')
+        r = tbench('report', 'results', '-o', ro / 'rep', cwd=work)
+        assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'cannot write the report' in r.stderr, r.stderr
+    finally: os.chmod(ro, 0o700)
+
+def test_sync_without_network_stops_in_bounded_time(work):
+    assert tbench('infer', '--models', 'resnet18', *[a if a != 'disabled' else 'offline' for a in FAST], cwd=work).returncode == 0
+    env = os.environ | {'WANDB_API_KEY': 'x' * 40, 'WANDB_BASE_URL': 'http://127.0.0.1:9', 'WANDB_MODE': ''}
+    r = subprocess.run([str(BIN / 'tbench'), 'sync', 'wandb', '--timeout', '5'], cwd=work, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and '1 of 1 run(s) still to upload' in r.stderr, r.stderr
