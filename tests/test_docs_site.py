@@ -56,6 +56,20 @@ def test_home_page(server, browser):
     assert {'core.html', 'results.html', 'timing.html'} <= set(links)
     assert not problems, problems
 
+def test_home_page_runs_the_python_example(server, browser):
+    "The home page (the README) shows the Python example with its real output: the rows table and a chart."
+    page, problems = visit(browser, f"{server}/index.html")
+    text = page.inner_text('body')
+    assert 'from throughput_bench import infer' in text and 'throughput_repeats' in text and 'measured' in text
+    assert 'resnet18' in text and 'vit_tiny_patch16_224' in text
+    sizes = page.eval_on_selector_all('img', 'els => els.map(e => [e.naturalWidth, e.naturalHeight])')
+    assert any(w > 200 and h > 80 for w, h in sizes), sizes
+    assert not problems, problems
+    page, problems = visit(browser, f"{server}/api.html")
+    text = page.inner_text('body')
+    assert 'infer' in text and 'repeats' in text and 'worker processes per configuration' in text
+    assert not problems, problems
+
 def test_api_page(server, browser):
     page, problems = visit(browser, f"{server}/core.html")
     text = page.inner_text('body')

@@ -84,9 +84,16 @@ def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, h
             u = np.array([sub.loc[yv, hi] for yv in ys if yv in sub.index], dtype=float)
             v = np.array(vals, dtype=float)
             err = np.nan_to_num(np.vstack([v - l, u - v]), nan=0.0, posinf=0.0, neginf=0.0).clip(min=0)  # an open interval (inf) is not drawn
-        ax.barh(pos, vals, height=h, color=c, label=str(hv), xerr=err, capsize=2, error_kw=dict(lw=0.8))
+        bars = ax.barh(pos, vals, height=h, color=c, label=str(hv), xerr=err, capsize=2, error_kw=dict(lw=0.8))
+        if 'contended' in sub:
+            for bar, yv in zip(bars, [yv for yv in ys if yv in sub.index]):
+                if bool(sub.loc[yv, 'contended']): bar.set_hatch('////'); bar.set_edgecolor('black'); bar.set_linewidth(0.4)
     ax.set_yticks(range(len(ys)), ys); ax.invert_yaxis()
-    ax.legend(fontsize='x-small', loc='best', frameon=True, framealpha=0.7)
+    handles, labels = ax.get_legend_handles_labels()
+    if 'contended' in df and df.contended.fillna(False).astype(bool).any():
+        handles.append(matplotlib.patches.Patch(facecolor='white', edgecolor='black', hatch='////', label='contended: host busy'))
+        labels.append('contended: host busy')
+    ax.legend(handles, labels, fontsize='x-small', loc='best', frameon=True, framealpha=0.7)
     return ax
 
 # %% ../nbs/12_report.ipynb #a771dbdf
@@ -220,7 +227,8 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
                 "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
         fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
         for _, r in t.iterrows():
-            rows.append(f"| {r.task} | {r.device} | {r.label} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
+            busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
+            rows.append(f"| {r.task} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
                         f"{fmt(r.half, '.1f')} | {fmt(r.latency_p95_ms, '.1f')} | {fmt(r.km2_per_sec, ',.0f')} | {fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
         lines += rows + [""]
     bad = df[df.status.isin(['oom', 'error', 'skipped'])]

@@ -87,12 +87,12 @@ def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=Fals
 def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
     "Measure `spec` in this process."
     if spec.task == 'training':
-        from throughput_bench.train import run_training
+        from throughput_bench.training import run_training
         return run_training(spec, timing, **kw)
-    from throughput_bench.infer import run_inference
+    from throughput_bench.inference import run_inference
     return run_inference(spec, timing)
 
-PRELOAD = ['torch', 'timm', 'throughput_bench.infer', 'throughput_bench.train', 'throughput_bench.sweep']
+PRELOAD = ['torch', 'timm', 'throughput_bench.inference', 'throughput_bench.training', 'throughput_bench.sweep']
 _ctx = None
 
 def worker_context():
