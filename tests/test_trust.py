@@ -102,9 +102,16 @@ def test_worker_killed_by_sigkill_is_not_called_oom(work):
 
 # ---- 4. the store ----
 
-def _one_row(work):
-    assert tbench('infer', '--models', 'resnet18', *FAST, cwd=work).returncode == 0
-    return csv_of(work)
+from throughput_bench import repair, report
+from throughput_bench.core import BenchError
+
+def _one_row(d):
+    "A results folder under `d` holding one measured row (through the API, in this process: the fork server is reused)."
+    infer(['resnet18'], **(FAST_API | dict(results_dir=Path(d) / 'results')))
+    return csv_of(d)
+
+def _infer(d, models=('vit_tiny_patch16_224',), **kw):
+    return infer(list(models), **(FAST_API | dict(results_dir=Path(d) / 'results') | kw))
 
 BREAKS = [
     ('unbalanced quote', lambda t: t.replace('\nresnet18,', '\n"resnet18,'), ':2: unbalanced quotes'),
@@ -114,30 +121,37 @@ BREAKS = [
 ]
 
 @pytest.mark.parametrize('name,brk,msg', BREAKS, ids=[b[0] for b in BREAKS])
-def test_unparseable_file_is_never_rewritten(work, name, brk, msg):
-    f = _one_row(work)
+def test_unparseable_file_is_never_rewritten(tmp_path, name, brk, msg):
+    f = _one_row(tmp_path)
     f.write_bytes(brk(f.read_text()).encode('utf-8', 'surrogateescape'))
     before = f.read_bytes()
-    r = tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
-    assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr and 'Traceback' not in r.stderr, r.stderr
+    with pytest.raises(BenchError, match=msg.replace('(', r'\(')): _infer(tmp_path)
     assert f.read_bytes() == before
-    if name == 'unbalanced quote':  # repair keeps the good rows (one repair is enough: the parser is shared)
-        r = tbench('repair', f, cwd=work)
-        assert r.returncode == 0 and 'moved 1 unparseable line' in r.stdout, r.stdout + r.stderr
-        assert Path(str(f) + '.rejected').exists() and len(read_results(f)) == 0
-        assert tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work).returncode == 0
-        assert len(read_results(f)) == 1
 
-def test_appends_keep_mode_and_symlinks_and_old_rows(work):
+def test_unparseable_file_from_the_cli_then_repair(work):
+    "End to end: one line, exit 2, the file unchanged; `tbench repair` keeps the good rows; the next run appends."
     f = _one_row(work)
+    f.write_text(f.read_text().replace('\nresnet18,', '\n"resnet18,'))
+    before = f.read_bytes()
+    r = tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and ':2: unbalanced quotes' in r.stderr and 'Traceback' not in r.stderr, r.stderr
+    assert f.read_bytes() == before
+    r = tbench('repair', f, cwd=work)
+    assert r.returncode == 0 and 'moved 1 unparseable line' in r.stdout, r.stdout + r.stderr
+    assert Path(str(f) + '.rejected').read_bytes().startswith(b'"resnet18,') and len(read_results(f)) == 0
+    _infer(work)
+    assert list(read_results(f).model_name) == ['vit_tiny_patch16_224']
+
+def test_appends_keep_mode_and_symlinks_and_old_rows(tmp_path):
+    f = _one_row(tmp_path)
     os.chmod(f, 0o640)
-    real = work / 'elsewhere.csv'; f.rename(real); f.symlink_to(real)
-    assert tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work).returncode == 0
+    real = tmp_path / 'elsewhere.csv'; f.rename(real); f.symlink_to(real)
+    _infer(tmp_path)
     assert f.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o640
     # an older file without today's newer columns: a schema change rewrites it, atomically, keeping mode, link and rows
     df = pd.read_csv(real, dtype=str, keep_default_na=False).drop(columns=['contended', 'repeats'])
     df.to_csv(real, index=False)
-    assert tbench('infer', '--models', 'convnext_atto', *FAST, cwd=work).returncode == 0
+    _infer(tmp_path, ['convnext_atto'])
     back = read_results(f)
     assert list(back.model_name) == ['resnet18', 'vit_tiny_patch16_224', 'convnext_atto']
     assert f.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o640
@@ -160,16 +174,15 @@ def test_write_failure_keeps_the_row_pending(work):
     assert r.returncode == 0 and 'added 1 pending row' in r.stderr and 'plan: 0 to run, 1 done' in r.stdout, r.stdout + r.stderr
     assert list(read_results(f).model_name)[-1] == 'vit_tiny_patch16_224' and len(read_results(f)) == 21
 
-def test_malformed_index_is_an_error_not_a_replacement(work):
-    f = _one_row(work)
-    idx = work / 'results' / 'index.json'
+def test_malformed_index_is_an_error_not_a_replacement(tmp_path):
+    f = _one_row(tmp_path)
+    idx = tmp_path / 'results' / 'index.json'
     idx.write_text('[{"csv": "nvidia_h100_nvl.csv", "hardware": "x.json", "label": "H100"}, {"csv": ')
     before = idx.read_bytes()
-    r = tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
-    assert r.returncode == 2 and 'index.json' in r.stderr and 'not valid JSON' in r.stderr and r.stderr.count('\n') == 1
+    with pytest.raises(BenchError, match='index.json: not valid JSON'): _infer(tmp_path)
     assert idx.read_bytes() == before
     idx.write_text('[{"csv": "nvidia_h100_nvl.csv", "hardware": "x.json", "label": "H100"}]')
-    assert tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, '--rerun', cwd=work).returncode == 0
+    _infer(tmp_path)
     assert [e['csv'] for e in json.loads(idx.read_text())] == ['nvidia_h100_nvl.csv', f.name]
 
 def test_two_sweeps_at_once_measure_each_configuration_once(work):
@@ -188,21 +201,25 @@ REPORT_BAD = [
 ]
 
 @pytest.mark.parametrize('name,data,msg', REPORT_BAD, ids=[b[0] for b in REPORT_BAD])
-def test_report_refuses_what_is_not_a_results_file(work, name, data, msg):
-    (work / name).write_bytes(data)
-    r = tbench('report', work / name, '-o', work / 'rep', cwd=work)
-    assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr and 'Traceback' not in r.stderr, r.stderr
+def test_report_refuses_what_is_not_a_results_file(tmp_path, name, data, msg):
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(BenchError, match=msg): report([tmp_path / name], tmp_path / 'rep')
 
-def test_report_output_that_cannot_be_written(work):
+def test_report_errors_from_the_cli(work):
+    (work / 'notes.csv').write_text('a,b\n1,2\n')
+    r = tbench('report', work / 'notes.csv', '-o', work / 'rep', cwd=work)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no results header' in r.stderr and 'Traceback' not in r.stderr, r.stderr
     _one_row(work)
     (work / 'afile').write_text('x')
     r = tbench('report', 'results', '-o', work / 'afile', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'is a file' in r.stderr, r.stderr
-    ro = work / 'ro'; ro.mkdir(); os.chmod(ro, 0o500)
+
+def test_report_to_an_unwritable_folder(tmp_path):
+    _one_row(tmp_path)
+    ro = tmp_path / 'ro'; ro.mkdir(); os.chmod(ro, 0o500)
     try:
         if os.access(ro, os.W_OK): pytest.skip('running as a user who can write anywhere')
-        r = tbench('report', 'results', '-o', ro / 'rep', cwd=work)
-        assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'cannot write the report' in r.stderr, r.stderr
+        with pytest.raises(BenchError, match='cannot write the report'): report([tmp_path / 'results'], ro / 'rep')
     finally: os.chmod(ro, 0o700)
 
 def test_sync_without_network_stops_in_bounded_time(work):

@@ -162,7 +162,7 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     recv, send = ctx.Pipe(duplex=False)
     kills = oom_kills()
     from throughput_bench import sweep as _mod  # the importable `_worker` (a notebook's __main__ is not importable by the worker)
-    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw), daemon=True)
+    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw))  # not daemonic: DataLoader workers are its children
     proc.start(); send.close()
     if on_start: on_start(proc.pid)
     row = None
@@ -274,7 +274,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
               runner_kw:dict=None, post:Callable=None, repeats:int=1, contention:Optional[Contention]=None,
               log:Callable=None)->list:
     "Measure the plan's configurations, each in `repeats` worker processes, interleaved; append each row as soon as it is complete."
-    log = log or (lambda m: tqdm.write(m, file=sys.stderr))
+    log = log or (lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
     n = store.flush_pending()
     if n: log(f"added {n} pending row(s) to {store.csv_path}")
     for s, reason in p.skipped: store.append(result_from_spec(s, status='skipped', error=reason))
@@ -314,7 +314,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                         res = result_from_spec(s, status='skipped', error=f"{v['reason']} (strict)")
                     else:
                         _stamp(res, v)
-                        if v['contended']: log(f"warning: {s_run.short()} [{r + 1}/{repeats}]: {v['reason']}; the row is marked contended")
+                        if v["contended"]: log(f"{s_run.short()} [{r + 1}/{repeats}]: {v['reason']}; the row is marked contended")
                 bar.update(1)
                 if res.status != 'ok':
                     final[k] = res; bar.update(repeats - r - 1)
