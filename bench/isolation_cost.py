@@ -22,6 +22,7 @@ def run(args, out):
     return time.perf_counter() - t0
 
 def main():
+    seen = []
     with tempfile.TemporaryDirectory() as d:
         for label, extra in (('4 configurations x 1 worker', ['--repeats', '1']), ('4 configurations x 3 workers', ['--repeats', '3'])):
             out = Path(d) / label.replace(' ', '_')
@@ -32,6 +33,10 @@ def main():
             print(f"{label}: wall {wall:.1f} s, in the workers {work:.1f} s, "
                   f"sweep + isolation {(wall - work):.1f} s = {(wall - work) / k:.2f} s per worker process ({k} processes; "
                   f"includes the command's own start and the fork server's imports, once)", flush=True)
+            seen.append((wall, work, k))
+        (w1, s1, k1), (w3, s3, k3) = seen
+        print(f"marginal cost of isolation: {((w3 - s3) - (w1 - s1)) / (k3 - k1):.2f} s per extra worker process "
+              f"(fork from the server, contention check, row transfer)")
         idle = run(TINY + ['--repeats', '3'], out)
         print(f"the same command with nothing to do: {idle:.1f} s")
 
