@@ -258,7 +258,7 @@ def summary_table(results:list)->'pd.DataFrame':
         rows.append({'model': d['model_name'], 'task': task if task != 'training' else f"training ({d.get('optimizer')})", 'precision': d['precision'],
                      'compile': d['compile_mode'], 'batch': bs, 'input': _input_label(d),
                      'img/s': (_num(d['throughput_mean'], '.1f') + (f" ± {half:.1f}" if half is not None and half == half else '')) if ok else '',
-                     'n': str(d.get('repeats') or '') if ok else '',
+                     'n': _num(d.get('repeats'), '.0f') if ok else '',
                      'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
                      'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
                      'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%').replace('%', '%')) if contended else 'ok') if ok
