@@ -153,9 +153,9 @@ def _write_rows(self:ResultStore, new:list):
     header, old = check_csv(self.csv_path) if exists else ([], [])
     cols = list(COLUMNS) + [c for c in header if c not in COLUMNS]
     if exists and set(COLUMNS) <= set(header):
-        raw_end = self.csv_path.read_bytes()[-1:]
-        text = ('' if raw_end == b'\n' else '\n') + _csv_lines(header, new, header=False)
         size = self.csv_path.stat().st_size
+        with open(self.csv_path, 'rb') as f: f.seek(size - 1); last = f.read(1)
+        text = ('' if last == b'\n' else '\n') + _csv_lines(header, new, header=False)
         try:
             with open(self.csv_path, 'a', newline='') as f:
                 f.write(text); f.flush(); os.fsync(f.fileno())
@@ -234,26 +234,29 @@ def _alive(pid:int, started:float)->bool:
     except (psutil.Error, ValueError): return False
 
 @patch
-def claim(self:ResultStore, key:tuple, seen:Optional[str]=None)->bool:
-    "Claim `key` for this process; False if a row was stored for it since the plan saw status `seen` (None: no row), or a live process claimed it."
+def claim(self:ResultStore, seen:dict)->list:
+    "Claim the keys of `seen` (key -> stored status when planned, None for no row) for this process, in one pass under the lock; the keys claimed. A key is refused if a row was stored for it since it was planned, or a live process holds it."
     import psutil
     self.ensure_writable()
-    me = (os.getpid(), psutil.Process().create_time())
+    me = [os.getpid(), psutil.Process().create_time()]
     with self.lock:
-        if self.done().get(key) != seen: return False
+        done = self.done()
         claims = {k: v for k, v in _read_json(self.claims_path, {}).items() if _alive(*v)}
-        k = json.dumps(list(key))
-        if k in claims and tuple(claims[k]) != me: return False
-        claims[k] = me
+        got = []
+        for key, status in seen.items():
+            k = json.dumps(list(key))
+            if done.get(key) != status or claims.get(k, me) != me: continue
+            claims[k] = me; got.append(key)
         _atomic_write(self.claims_path, json.dumps(claims))
-    return True
+    return got
 
 @patch
-def release(self:ResultStore, key:tuple):
-    "Drop this process's claim on `key`."
+def release(self:ResultStore, *keys):
+    "Drop this process's claims on `keys`."
     with self.lock:
         claims = _read_json(self.claims_path, {})
-        if claims.pop(json.dumps(list(key)), None) is not None: _atomic_write(self.claims_path, json.dumps(claims))
+        gone = [claims.pop(json.dumps(list(k)), None) for k in keys]
+        if any(g is not None for g in gone): _atomic_write(self.claims_path, json.dumps(claims))
 
 # %% ../nbs/04_store.ipynb #e78b8934
 def read_index(path)->list:

@@ -261,7 +261,7 @@ def summary_table(results:list)->'pd.DataFrame':
                      'n': _num(d.get('repeats'), '.0f') if ok else '',
                      'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
                      'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
-                     'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%').replace('%', '%')) if contended else 'ok') if ok
+                     'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%')) if contended else 'ok') if ok
                                else f"{d['status']}: {str(d.get('error', ''))[:60]}"})
     return pd.DataFrame(rows)
 
@@ -282,16 +282,16 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
     def run1(s):
         if not isolate: return run_spec(s, timing, **kw)
         return run_isolated(s, timing, on_start=lambda pid: worker.update(pid=pid), **kw)
-    mine = []
+    got = set(store.claim({s.key(): p.seen.get(s.key()) for s in p.todo}))
+    mine = [s for s in p.todo if s.key() in got]
     for s in p.todo:
-        if store.claim(s.key(), p.seen.get(s.key())): mine.append(s)
-        else: log(f"{s.short()}: already stored or being measured by another sweep; left to it")
+        if s.key() not in got: log(f"{s.short()}: already stored or being measured by another sweep; left to it")
     parts, final, results = {s.key(): [] for s in mine}, {}, []
     bar = tqdm(total=len(mine) * repeats, unit='run', disable=not progress or not mine, dynamic_ncols=True)
     def finish(s, row):
         row.batch_requested = s.batch_size
         if post: row = post(row)
-        store.append(row); results.append(row); store.release(s.key())
+        store.append(row); results.append(row); store.release(s.key()); got.discard(s.key())
         if row.status == 'ok': bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s")
         elif row.status != 'skipped': log(f"{s.short()}: {row.status}: {row.error}")
     try:
@@ -324,5 +324,5 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                 if len(parts[k]) == repeats: finish(s, combine_repeats(parts[k], (timing or TimingConfig()).confidence))
     finally:
         bar.close()
-        for s in mine: store.release(s.key())
+        if got: store.release(*got)  # configurations not finished (interrupted): free for another sweep
     return results
