@@ -275,8 +275,6 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
               log:Callable=None)->list:
     "Measure the plan's configurations, each in `repeats` worker processes, interleaved; append each row as soon as it is complete."
     log = log or (lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
-    n = store.flush_pending()
-    if n: log(f"added {n} pending row(s) to {store.csv_path}")
     for s, reason in p.skipped: store.append(result_from_spec(s, status='skipped', error=reason))
     kw, worker = runner_kw or {}, {}
     def run1(s):
