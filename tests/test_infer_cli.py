@@ -147,3 +147,10 @@ def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
     df = read_results(f)
     assert len(df) == 6 and len({row_key(r) for r in ResultStore(out, f.stem).rows()}) == 6
     check_rows_consistent(df)
+
+def test_closed_pipe_ends_quietly(work):
+    "`tbench models | head -0`: the reader is gone before anything is printed; no traceback, exit 141."
+    p = subprocess.Popen([str(BIN / 'tbench'), 'models'], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdout.close()
+    err = p.stderr.read(); p.wait(timeout=120)
+    assert p.returncode == 141 and 'Traceback' not in err, (p.returncode, err)

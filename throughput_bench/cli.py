@@ -259,6 +259,9 @@ def _run(fn, prog:str):
     except BenchError as e: sys.stderr.write(f"{prog}: error: {e}\n"); sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted: every row measured so far is stored; run the same command again to resume\n"); sys.exit(130)
+    except BrokenPipeError:  # the reader went away (`tbench ... | head`): stop quietly, as other command-line tools do
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); sys.exit(141)
 
 def tbench(argv=None):
     "The `tbench` command."
