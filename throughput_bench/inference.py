@@ -7,73 +7,27 @@ from __future__ import annotations
 import gc, time, math, dataclasses
 from typing import Optional
 import psutil, torch
-from torch.utils.data import Dataset, DataLoader
 from .core import *
 from .registry import get_model, build, n_params
+from .backend import setup_run, maybe_compile, predictor, synthetic_input, loader_input, is_oom, one_line, describe_device
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .hardware import device_name, device_memory_gb, load_average
 from .contention import gpu_clocks
 
 # %% auto #0
-__all__ = ['setup_run', 'maybe_compile', 'synthetic_input', 'RandomImages', 'loader_input', 'inference_step', 'peak_rss_mb',
-           'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'is_oom', 'one_line', 'finish_result',
-           'describe_device', 'run_inference']
-
-# %% ../nbs/06_infer.ipynb #68e099a4
-def setup_run(spec:BenchSpec):
-    "`(device, model info, model, compute dtype, autocast-free dtype)` for `spec`, model on device, in eval mode."
-    device = torch.device(spec.device)
-    if spec.threads: torch.set_num_threads(spec.threads)
-    set_tf32(spec.tf32)
-    info = get_model(spec.model_name)
-    model = build(info, spec.input_channels, spec.input_size, spec.timesteps or 1)
-    dtype, _ = precision_dtypes(spec.precision, device)
-    model = model.to(device=device, dtype=dtype)
-    if spec.channels_last: model = model.to(memory_format=torch.channels_last)
-    return device, info, model, dtype
-
-def maybe_compile(model:torch.nn.Module, mode:str)->torch.nn.Module:
-    "`torch.compile` with `mode` (`none`: the eager model)."
-    if mode == 'none': return model
-    return torch.compile(model, mode=None if mode == 'default' else mode)
-
-# %% ../nbs/06_infer.ipynb #65023c3b
-def synthetic_input(spec:BenchSpec, batch:int, device, dtype)->torch.Tensor:
-    "A `randn` batch on `device`, in `dtype` and the spec's layout."
-    x = torch.randn(batch, spec.in_chans, spec.input_size, spec.input_size, device=device, dtype=dtype)
-    return x.contiguous(memory_format=torch.channels_last) if spec.channels_last else x
-
-class RandomImages(Dataset):
-    "An endless dataset of `randn` images (a small pool, generated once per worker)."
-    def __init__(self, channels:int, size:int, pool:int=64): self.c, self.s, self.pool, self.data = channels, size, pool, None
-    def __len__(self): return 2**31 - 1
-    def __getitem__(self, i):
-        if self.data is None: self.data = torch.randn(self.pool, self.c, self.s, self.s)
-        return self.data[i % self.pool]
-
-def loader_input(spec:BenchSpec, batch:int, device, dtype):
-    "A function returning the next batch from a `DataLoader`, copied to `device`."
-    pin = device.type == 'cuda'
-    dl = DataLoader(RandomImages(spec.in_chans, spec.input_size), batch_size=batch, num_workers=spec.workers,
-                    pin_memory=pin, persistent_workers=spec.workers > 0, prefetch_factor=4 if spec.workers else None)
-    it = iter(dl)
-    fmt = torch.channels_last if spec.channels_last else torch.contiguous_format
-    return lambda: next(it).to(device, dtype=dtype, non_blocking=pin, memory_format=fmt)
+__all__ = ['inference_step', 'peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result',
+           'run_inference']
 
 # %% ../nbs/06_infer.ipynb #ec42e5d9
 def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
-    "The function the timer calls: one forward pass on one batch."
-    ctx = lambda: autocast(spec.precision, device)
+    "The function the timer calls: one forward pass on one batch (through `backend.predictor`, as the model server calls it)."
+    f = predictor(model, spec, device, dtype)
     if spec.data_mode == 'dataloader':
         nxt = loader_input(spec, batch, device, dtype)
-        def step():
-            with torch.inference_mode(), ctx(): return model(nxt())
-    else:
-        x = synthetic_input(spec, batch, device, dtype)
-        def step():
-            with torch.inference_mode(), ctx(): return model(x)
-    return step
+        return lambda: f(nxt())
+    x = synthetic_input(spec, batch, device, dtype)
+    return lambda: f(x)
 
 # %% ../nbs/06_infer.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -119,18 +73,6 @@ def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional
                    f"(> {max_step_seconds:g} s); ran {quick}"); fit, reason = quick, 'time-cap'
     return fit, why, reason
 
-# %% ../nbs/06_infer.ipynb #9f1ea366
-def is_oom(e:BaseException)->bool:
-    "Whether `e` is an out-of-memory error (CUDA, MPS or the CPU allocator)."
-    if isinstance(e, (torch.OutOfMemoryError, MemoryError)): return True
-    msg = str(e).lower()
-    return any(s in msg for s in ("out of memory", "can't allocate memory", "cannot allocate memory"))
-
-def one_line(e:BaseException, limit:int=300)->str:
-    "`Type: first line of the message`, at most `limit` characters."
-    first = (str(e).strip().splitlines() or [''])[0]
-    return f"{type(e).__name__}: {first}"[:limit]
-
 # %% ../nbs/06_infer.ipynb #2620fa76
 def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional[float], device)->BenchResult:
     "Fill `res` with the timing summary and what the model and device say."
@@ -145,12 +87,6 @@ def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional
     res.peak_memory_mb = peak_memory_mb(device)
     return res
 
-def describe_device(res:BenchResult, device)->BenchResult:
-    "Stamp the device's name, memory and TF32 state on the row."
-    res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
-    res.tf32_enabled = tf32_active(res.precision, device)
-    res.emulated = device.type == 'cpu' and precision_support(res.precision, device) is not None
-    return res
 
 # %% ../nbs/06_infer.ipynb #e1e2b09f
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:

@@ -13,7 +13,8 @@ from .core import *
 from .registry import n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
-from .inference import setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line, finish_result, describe_device, cpu_batch_fit
+from .backend import setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line, describe_device
+from .inference import finish_result, cpu_batch_fit
 from .hardware import load_average
 from .contention import gpu_clocks
 
