@@ -24,6 +24,7 @@ min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 dev_requirements = (cfg.get('dev_requirements') or '').split()
 geo_requirements = (cfg.get('geo_requirements') or '').split()
+serve_requirements = (cfg.get('serve_requirements') or '').split()
 
 setuptools.setup(
     name = cfg['lib_name'],
@@ -37,7 +38,7 @@ setuptools.setup(
     packages = setuptools.find_packages(exclude=['tests', 'tests.*']),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements, 'geo': geo_requirements },
+    extras_require={ 'dev': dev_requirements, 'geo': geo_requirements, 'serve': serve_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

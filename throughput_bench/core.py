@@ -19,7 +19,7 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'TASKS', 'STATUSES', 'SE
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
 COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
 DATA_MODES = ('synthetic', 'dataloader')
-TASKS = ('inference', 'training')
+TASKS = ('inference', 'training', 'serving')
 STATUSES = ('ok', 'skipped', 'oom', 'error')
 
 # %% ../nbs/00_core.ipynb #8df4f6c8
@@ -296,6 +296,30 @@ class BenchResult:
     gpu_clock_mhz:Optional[float] = None      # SM clock after warm-up (CUDA)
     gpu_clock_max_mhz:Optional[float] = None  # its maximum
     throttle:str = ''                    # NVML clock-throttle reasons after warm-up (CUDA)
+    # ---- serving (`tbench latency`): one row per test of a served model; latency_* are per request ----
+    scenario:str = ''                    # LoadGen scenario: single-stream | server | offline
+    target_qps:Optional[float] = None    # server: the offered load (Poisson arrivals)
+    achieved_qps:Optional[float] = None  # requests completed per second (throughput_mean = this x images per request)
+    concurrency:Optional[int] = None     # requests in flight at most (offline: closed loop)
+    burn_in:Optional[int] = None         # untimed requests before each run
+    trials:Optional[int] = None          # timed requests per run, at least
+    runs:Optional[int] = None            # whole tests; latency and throughput are means over runs
+    requests:Optional[int] = None        # timed requests over all runs
+    latency_p999_ms:Optional[float] = None
+    latency_ci_low_ms:Optional[float] = None   # 95% CI of the mean latency, over runs
+    latency_ci_high_ms:Optional[float] = None
+    latency_source:str = ''              # loadgen (issue to completion) | client (send to answer; offline)
+    latency_bound_ms:Optional[float] = None
+    latency_percentile:Optional[float] = None  # the percentile the bound applies to
+    valid:str = ''                       # LoadGen's verdict: VALID | INVALID
+    invalid_reason:str = ''
+    max_qps:bool = False                 # the highest VALID target of a --find-max-qps search
+    request_errors:Optional[int] = None  # non-200 answers, timeouts, refused connections (first one in `error`)
+    client_p50_ms:Optional[float] = None # the client's own p50 against a null endpoint with the same payload
+    url:str = ''
+    request_form:str = ''                # form fields sent with the array, e.g. `samples=1 seed=0 steps=8`
+    server_metadata:str = ''             # the server's /v1/metadata, JSON
+    loadgen_log:str = ''                 # folder of LoadGen's summary and detail logs
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."
