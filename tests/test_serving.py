@@ -92,6 +92,10 @@ def test_each_scenario_writes_rows_with_ordered_percentiles(server, tmp_path):
     assert float(got[0]['latency_ci_low_ms']) <= float(got[0]['latency_mean_ms']) <= float(got[0]['latency_ci_high_ms'])
     assert got[4]['valid'] == 'INVALID' and got[4]['invalid_reason'] and float(got[4]['target_qps']) == 20
     assert {g['latency_source'] for g in got} == {'loadgen', 'client'}
+    from throughput_bench.store import read_results  # the rows read back as what they are: text as text, flags as flags
+    df = read_results(f)
+    assert json.loads(df.server_metadata[0])['model'] == 'resnet18' and df.max_qps.dtype == bool and df.valid.tolist()[-1] == 'INVALID'
+    assert df.latency_p999_ms.dtype.kind == 'f' and df.request_form[0] == 'samples=1 steps=8'
 
 def test_a_server_killed_mid_run_gives_an_error_row_and_a_clean_exit(server, tmp_path):
     # the last test to use the module's server: it kills it

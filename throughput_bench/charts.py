@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import Optional
 import numpy as np
 import pandas as pd
-import matplotlib, matplotlib.patches
+import matplotlib, matplotlib.patches, matplotlib.ticker
 import matplotlib.pyplot as plt
 import seaborn as sns
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
 # %% auto #0
-__all__ = ['CONFIG', 'KIND_COLORS', 'CHARTS', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',
-           'barh_ci', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'geo_pairs',
-           'chart_geo_compare', 'summary_markdown', 'write_report']
+__all__ = ['CONFIG', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'device_label', 'input_label', 'best_rows',
+           'at_native_input', 'native_rows', 'barh_ci', 'chart_throughput', 'speedups', 'chart_speedup',
+           'chart_coverage', 'chart_mfu', 'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving',
+           'serving_overhead', 'summary_markdown', 'write_report']
 
 # %% ../nbs/12_report.ipynb #6de98261
 def device_label(name:str)->str:
@@ -36,7 +37,7 @@ def input_label(df:pd.DataFrame)->pd.Series:
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
-    ok = df[df.status.eq('ok') & df.throughput_mean.notna()].reset_index(drop=True)
+    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df.task.ne('serving')].reset_index(drop=True)  # served rows: `chart_serving`
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
@@ -213,6 +214,71 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
         ax.set(title=f"{dev} · coverage, each at its own input size", xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)', ylabel=None)
     fig.tight_layout(); return fig
 
+# %% ../nbs/12_report.ipynb #1f025bb7
+import json
+SCENARIO_COLOURS = {'single-stream': '#4c72b0', 'server': '#dd8452', 'offline': '#55a868'}
+
+def serving_rows(df:pd.DataFrame)->pd.DataFrame:
+    "Measured serving rows, with the device label, the server's max batch and a label per served configuration."
+    if 'scenario' not in df or df.empty: return pd.DataFrame()
+    d = df[df.task.eq('serving') & df.status.eq('ok') & df.achieved_qps.notna()].copy()
+    if d.empty: return d
+    meta = d.server_metadata.fillna('').astype(str).map(lambda s: json.loads(s) if s.startswith('{') else {})
+    d['device'] = d.gpu_name.map(device_label)
+    d['max_batch'] = meta.map(lambda m: m.get('max_batch_size'))
+    d['label'] = (d.model_name + ' · ' + d.precision.astype(str) + np.where(d.compile_mode.eq('none'), '', ' + compile')
+                  + ' · max batch ' + d.max_batch.astype(str) + ' · ' + d.device)
+    return d
+
+def chart_serving(df:pd.DataFrame):
+    "Per served configuration: p50 (solid) and p99 (dashed) latency per request against the load carried, a line per scenario."
+    d = serving_rows(df)
+    if d.empty: return None
+    labels = list(dict.fromkeys(d.label))
+    fig, axes = _grid(len(labels), h_per=0.5, rows_per=6)
+    for ax, m in zip(axes.flat, labels):
+        s = d[d.label.eq(m)]
+        for scen, g in s.groupby('scenario'):
+            g = g.sort_values('concurrency' if scen == 'offline' else 'achieved_qps')  # offline: in order of requests in flight
+            c = SCENARIO_COLOURS.get(scen, 'grey')
+            if scen == 'offline':
+                for x, y, n in zip(g.achieved_qps, g.latency_p50_ms, g.concurrency):
+                    ax.annotate(f"{int(n)} in flight", (x, y), textcoords='offset points', xytext=(4, -10), fontsize=7, color=c)
+            for col, style, name in (('latency_p50_ms', '-', 'p50'), ('latency_p99_ms', '--', 'p99')):
+                ax.plot(g.achieved_qps, g[col], style, color=c, label=f"{scen} {name}")
+                bad = g.valid.eq('INVALID')
+                ax.scatter(g.achieved_qps[~bad], g[col][~bad], color=c, s=18, zorder=3)
+                ax.scatter(g.achieved_qps[bad], g[col][bad], facecolors='white', edgecolors=c, s=18, zorder=3)
+        lat = s[['latency_p50_ms', 'latency_p99_ms']].to_numpy(float)
+        if np.nanmax(lat) > 20 * np.nanmin(lat):
+            ax.set_yscale('log'); ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        else: ax.set_ylim(bottom=0)
+        ax.set(title=m, xlabel='load carried (requests/s)', ylabel='latency per request (ms)')
+        ax.set_xlim(left=0); ax.legend(fontsize=7, loc='upper left', frameon=True)
+    for ax in axes.flat[len(labels):]: ax.axis('off')
+    fig.suptitle("served latency against load (hollow: LoadGen says INVALID)"); fig.tight_layout()
+    return fig
+
+def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
+    "Served against in-process rows of the same configuration: throughput at saturation and p50 at batch 1."
+    s = serving_rows(df)
+    if s.empty: return pd.DataFrame()
+    inf = df[df.task.eq('inference') & df.status.eq('ok') & df.throughput_mean.notna()]
+    keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size']
+    out = []
+    for k, g in s.groupby(keys + ['max_batch'], dropna=False):
+        m = inf
+        for col, v in zip(keys, k): m = m[m[col].astype(str).eq(str(v))]
+        served = g[g.scenario.eq('offline')].throughput_mean.max()
+        local = m[m.batch_size.astype(float).eq(float(k[-1]))].throughput_mean.max() if k[-1] == k[-1] and k[-1] is not None else np.nan
+        ss = g[g.scenario.eq('single-stream') & g.batch_size.astype(float).eq(1)].latency_p50_ms.median()
+        l1 = m[m.batch_size.astype(float).eq(1)].latency_p50_ms.median()
+        out.append(dict(device=device_label(k[0]), model=k[1], precision=k[2], max_batch=k[-1], served_img_s=served, in_process_img_s=local,
+                        served_share=served / local if local == local and local else np.nan, served_p50_ms=ss, in_process_p50_ms=l1,
+                        p50_overhead_ms=ss - l1, client_p50_ms=g.client_p50_ms.median()))
+    return pd.DataFrame(out)
+
 # %% ../nbs/12_report.ipynb #4d704a91
 def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     "A Markdown page: what was read, the best throughput per device and model, and failures."
@@ -231,6 +297,26 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
             rows.append(f"| {r.task} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
                         f"{fmt(r.half, '.1f')} | {fmt(r.latency_p95_ms, '.1f')} | {fmt(r.km2_per_sec, ',.0f')} | {fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
         lines += rows + [""]
+    s = serving_rows(df)
+    if not s.empty:
+        fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
+        lines += ["## Serving", "", "Per request; load is LoadGen's target (server), the requests in flight (offline) or one at a time (single-stream).", "",
+                  "| device | model | scenario | form | load | req/s | mean ms [95% CI] | p50 | p90 | p99 | verdict | errors |",
+                  "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
+        for _, r in s.iterrows():
+            load = f"{r.target_qps:.2f}/s" if pd.notna(r.target_qps) else f"{int(r.concurrency)} in flight" if r.scenario == 'offline' else '1 at a time'
+            ci = f" [{fmt(r.latency_ci_low_ms, '.1f')}–{fmt(r.latency_ci_high_ms, '.1f')}]" if pd.notna(r.latency_ci_low_ms) else ''
+            lines.append(f"| {r.device} | {r.label.split(' · ')[0]} ({r.precision}, max batch {r.max_batch}) | {r.scenario} | {r.request_form if pd.notna(r.request_form) else ''} | {load} | "
+                         f"{r.achieved_qps:.2f} | {fmt(r.latency_mean_ms, '.1f')}{ci} | {fmt(r.latency_p50_ms, '.1f')} | {fmt(r.latency_p90_ms, '.1f')} | "
+                         f"{fmt(r.latency_p99_ms, '.1f')} | {r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | {fmt(r.request_errors, '.0f')} |")
+        ov = serving_overhead(df)
+        if len(ov):
+            lines += ["", "Serving overhead (the same device, model, precision and input measured in process by `tbench infer`):", "",
+                      "| device | model | max batch | served img/s (offline) | in-process img/s at max batch | served / in-process | served p50 ms | in-process p50 ms (batch 1) | overhead ms | of which client ms |",
+                      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            lines += [f"| {o.device} | {o.model} | {o.max_batch} | {fmt(o.served_img_s, '.1f')} | {fmt(o.in_process_img_s, '.1f')} | {fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
+                      f"{fmt(o.served_p50_ms, '.1f')} | {fmt(o.in_process_p50_ms, '.1f')} | {fmt(o.p50_overhead_ms, '+.1f')} | {fmt(o.client_p50_ms, '.1f')} |" for o in ov.itertuples()]
+        lines += [""]
     bad = df[df.status.isin(['oom', 'error', 'skipped'])]
     if len(bad):
         lines += ["## Not measured", "", "| model | task | precision | status | why |", "|---|---|---|---|---|"]
@@ -242,6 +328,7 @@ CHARTS = {'throughput_inference': lambda b, g: chart_throughput(native_rows(b), 
           'throughput_training': lambda b, g: chart_throughput(native_rows(b), 'training'),
           'speedup': lambda b, g: chart_speedup(native_rows(b)), 'coverage': lambda b, g: chart_coverage(native_rows(b), g),
           'mfu': lambda b, g: chart_mfu(native_rows(b)), 'geo_compare': lambda b, g: chart_geo_compare(b, g)}
+CHARTS_OF_ROWS = {'serving': chart_serving}  # charts drawn from every row, not the best per configuration
 
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'))->list:
     "Write every chart that has data (PNG and SVG) and `summary.md` into `out`; returns the files written."
@@ -251,6 +338,12 @@ def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'))
         sns.set_theme(style='whitegrid')
         for name, make in CHARTS.items():
             fig = make(best, gsd_m)
+            if fig is None: continue
+            for fmt in formats:
+                p = out / f"{name}.{fmt}"; fig.savefig(p, bbox_inches='tight'); files.append(p)
+            plt.close(fig)
+        for name, make in CHARTS_OF_ROWS.items():
+            fig = make(df)
             if fig is None: continue
             for fmt in formats:
                 p = out / f"{name}.{fmt}"; fig.savefig(p, bbox_inches='tight'); files.append(p)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, csv, json, math, stat, tempfile
+import os, io, csv, json, math, stat, tempfile, dataclasses
 from pathlib import Path
 from typing import Optional, Iterable
 from filelock import FileLock
@@ -294,10 +294,9 @@ def update_index(self:ResultStore):
         _atomic_write(self.index_path, json.dumps(idx, indent=2) + '\n')
 
 # %% ../nbs/04_store.ipynb #949051c1
-_BOOL = ('compiled', 'tf32_enabled', 'channels_last', 'emulated', 'contended')
-_TEXT = ('model_name', 'display_name', 'model_family', 'model_type', 'precision', 'compile_mode', 'gpu_name',
-         'pytorch_version', 'cuda_version', 'timestamp', 'task', 'status', 'error', 'device', 'device_type',
-         'data_mode', 'optimizer', 'timm_version', 'run_id', 'source', 'throughput_repeats', 'batch_reason', 'throttle')
+# a column's kind comes from its type in `BenchResult`, so a new column reads back as what it is
+_BOOL = tuple(f.name for f in dataclasses.fields(BenchResult) if f.type in ('bool', bool))
+_TEXT = tuple(f.name for f in dataclasses.fields(BenchResult) if f.type in ('str', str)) + ('source',)
 
 def _as_bool(s):
     import pandas as pd
