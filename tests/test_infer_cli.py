@@ -154,3 +154,20 @@ def test_closed_pipe_ends_quietly(work):
     p.stdout.close()
     err = p.stderr.read(); p.wait(timeout=120)
     assert p.returncode == 141 and 'Traceback' not in err, (p.returncode, err)
+
+def test_every_option_has_help_with_its_default_and_every_command_a_description():
+    import argparse
+    from throughput_bench.cli import main_parser, infer_parser, rsg_parser
+    top = main_parser()
+    subs = next(a.choices for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    parsers = dict(subs) | {'throughput-bench': infer_parser('throughput-bench'), 'ready-steady-go': rsg_parser()}
+    missing = []
+    for name, p in parsers.items():
+        if not p.description: missing.append(f"{name}: no description")
+        for a in p._actions:
+            if '--help' in a.option_strings: continue
+            flag = a.nargs == 0  # store_true / store_false: on or off, nothing to default
+            if not a.help: missing.append(f"{name} {a.option_strings or a.dest}: no help")
+            elif a.option_strings and not flag and not a.required and 'default' not in a.help:
+                missing.append(f"{name} {a.option_strings[0]}: the help does not say the default")
+    assert not missing, '\n'.join(missing)

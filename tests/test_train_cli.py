@@ -55,6 +55,8 @@ def test_ready_steady_go(work):
     (['--model', 'resnet18', '--bs', '0', '--n_seconds', '1'], 'must be > 0'),
     (['--model', 'resnet18', '--n_seconds', '1', '--n_batches', '3'], 'exactly one of'),
     (['--model', 'resnet18'], 'exactly one of'),
+    (['--model', 'resnet18', '--n_batches', '0'], 'exactly one of'),  # 0 means unset, as in ready-steady-go
+    (['--model', 'resnet18', '--n_batches', '-1'], 'must be >= 0'),
     (['--model', 'resnet18', '--n_seconds', '1', '--wnb', 'cloud'], "--wnb 'cloud': use disabled, offline, online or auto"),
 ])
 def test_ready_steady_go_bad_input(work, args, msg):

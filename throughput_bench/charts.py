@@ -214,7 +214,7 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
         ax.set(title=f"{dev} · coverage, each at its own input size", xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)', ylabel=None)
     fig.tight_layout(); return fig
 
-# %% ../nbs/12_report.ipynb #1f025bb7
+# %% ../nbs/12_report.ipynb #ccfc9627
 import json
 SCENARIO_COLOURS = {'single-stream': '#4c72b0', 'server': '#dd8452', 'offline': '#55a868'}
 

@@ -13,8 +13,8 @@ from .core import PRECISIONS, COMPILE_MODES
 # %% auto #0
 __all__ = ['Parser', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'add_common', 'print_rows',
            'infer_parser', 'cmd_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg',
-           'ready_steady_go', 'cmd_models', 'cmd_hw', 'cmd_sync', 'cmd_report', 'cmd_repair', 'serve_parser',
-           'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency', 'main_parser', 'tbench']
+           'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_report', 'cmd_repair',
+           'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency', 'main_parser', 'tbench']
 
 # %% ../nbs/14_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -61,14 +61,14 @@ def add_common(p:Parser):
     "Device, input, timing, repeats, contention, store and W&B flags."
     S = argparse.SUPPRESS
     g = p.add_argument_group('device')
-    g.add_argument('--device', default=S, help="auto | cpu | cuda | cuda:N | mps (auto: CUDA if present, else CPU)")
-    g.add_argument('--gpu-id', type=int, default=S, help="CUDA device index (the seed tool's flag)")
+    g.add_argument('--device', default=S, help="auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)")
+    g.add_argument('--gpu-id', type=int, default=S, help="CUDA device index (the seed tool's flag; default: that of --device, else 0)")
     g.add_argument('--threads', type=positive_int, default=S, help="CPU intra-op threads (default: PyTorch's)")
     g.add_argument('--tf32', action=argparse.BooleanOptionalAction, default=S, help="let fp32 matmuls use TF32 on Ampere+ (recorded; default on)")
     g.add_argument('--force', action='store_true', default=S, help="measure even if other processes use the GPU")
     g = p.add_argument_group('configurations')
     g.add_argument('--models', nargs='+', default=S, help="registry or timm names (default: the whole registry)")
-    g.add_argument('--precisions', nargs='+', choices=PRECISIONS, default=S, help="fp32 fp16 bf16 amp")
+    g.add_argument('--precisions', nargs='+', choices=PRECISIONS, default=S, help="fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without native units unless named)")
     g.add_argument('--compile-modes', nargs='+', choices=COMPILE_MODES, default=S, help="default: none default on GPU, none on CPU")
     g.add_argument('--batch-sizes', nargs='+', type=positive_int, default=S, help="default: 512 on GPU, 32 on CPU; halves on OOM")
     g.add_argument('--max-step-seconds', type=nonneg_float, default=S,
@@ -86,15 +86,15 @@ def add_common(p:Parser):
     g.add_argument('--min-seconds', type=nonneg_float, default=S, help="shortest timed phase (default 2 on CPU, 3 on GPU)")
     g.add_argument('--max-seconds', type=positive_float, default=S, help="longest timed phase (default 10 on CPU, 30 on GPU)")
     g.add_argument('--target-ci', type=positive_float, default=S, help="stop once the 95%% CI half-width is this fraction of the mean (default 0.02 CPU, 0.01 GPU)")
-    g.add_argument('--timed-seconds', type=positive_float, default=S, help="fix the timed phase at this many seconds")
-    g.add_argument('--timed-iters', type=positive_int, default=S, help="fix the timed phase at this many iterations")
+    g.add_argument('--timed-seconds', type=positive_float, default=S, help="fix the timed phase at this many seconds (default: adaptive, see --min-seconds)")
+    g.add_argument('--timed-iters', type=positive_int, default=S, help="fix the timed phase at this many iterations (default: adaptive)")
     g = p.add_argument_group('repeats and a busy machine')
     g.add_argument('--repeats', type=positive_int, default=S, help="worker processes per configuration, interleaved; the row's CI is over their means (default 3)")
     g.add_argument('--wait-idle', type=nonneg_float, default=S, help="seconds to wait for a busy host to go quiet before each run (default 10)")
     g.add_argument('--strict', action='store_true', default=S, help="skip (with the reason) instead of measuring on a busy host")
     g.add_argument('--busy-threshold', type=positive_float, default=S, help="share of the host's CPU others may use before it is busy (default 0.1)")
     g = p.add_argument_group('running and storing')
-    g.add_argument('--peak-tflops', type=positive_float, default=S, help="peak TFLOP/s for mfu, for a device the peak table does not know")
+    g.add_argument('--peak-tflops', type=positive_float, default=S, help="peak TFLOP/s for mfu, for a device the peak table does not know (default: the table's)")
     g.add_argument('--no-isolate', dest='isolate', action='store_false', default=S, help="run every configuration in this process (one repeat)")
     g.add_argument('--results-dir', '--output-dir', default=S, help="where results/<device>.csv goes (default results)")
     g.add_argument('--rerun', action='store_true', default=S, help="measure again what is already stored")
@@ -103,8 +103,10 @@ def add_common(p:Parser):
     g = p.add_argument_group('Weights & Biases')
     g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S,
                    help="log each configuration as a W&B run (default auto: online with an API key, else offline)")
-    g.add_argument('--wandb-project', default=S); g.add_argument('--wandb-entity', default=S)
-    g.add_argument('--wandb-tags', nargs='*', default=S); g.add_argument('--wandb-dir', default=S, help="runs go under DIR/wandb")
+    g.add_argument('--wandb-project', default=S, help="W&B project (default throughput-bench)")
+    g.add_argument('--wandb-entity', default=S, help="W&B entity (default: your default entity)")
+    g.add_argument('--wandb-tags', nargs='*', default=S, help="tags for each run (default: none)")
+    g.add_argument('--wandb-dir', default=S, help="runs go under DIR/wandb (default .)")
     g.add_argument('--wandb-init-timeout', type=positive_float, default=S, help="seconds to wait for W&B online before falling back to offline (default 30)")
 
 # %% ../nbs/14_cli.ipynb #f5c19485
@@ -142,7 +144,7 @@ def train_parser(prog='tbench train', parser=None)->Parser:
     add_common(p)
     g = p.add_argument_group('training')
     g.add_argument('--optimizers', '--optimizer', nargs='+', default=argparse.SUPPRESS, help="sgd (momentum) and/or adamw (default sgd)")
-    g.add_argument('--lr', type=float, default=argparse.SUPPRESS, help="learning rate (recorded; irrelevant to speed)")
+    g.add_argument('--lr', type=float, default=argparse.SUPPRESS, help="learning rate (recorded; irrelevant to speed; default 0.01)")
     g.add_argument('--breakdown', action='store_true', default=argparse.SUPPRESS, help="also measure the data/forward/backward/optimizer shares of a step")
     return p
 
@@ -152,22 +154,26 @@ def cmd_train(a):
 
 def rsg_parser()->Parser:
     p = Parser(prog='ready-steady-go', description="Training throughput, as ready-steady-go measures it (samples/s).")
-    p.add_argument('--model', default='resnet50', help="timm model name")
-    p.add_argument('--bs', type=positive_int, default=64, help="batch size")
-    p.add_argument('--size', type=positive_int, default=224, help="image size")
+    p.add_argument('--model', default='resnet50', help="timm model name (default resnet50)")
+    p.add_argument('--bs', type=positive_int, default=32, help="batch size (default 32, as ready-steady-go's)")
+    p.add_argument('--size', type=positive_int, default=224, help="image size (default 224)")
     p.add_argument('--fp16', action='store_true', help="mixed precision (autocast: fp16 on GPU, bf16 on CPU)")
-    p.add_argument('--n_batches', '--n-batches', type=positive_int, default=None, help="time this many batches")
-    p.add_argument('--n_seconds', '--n-seconds', type=positive_float, default=None, help="or time this many seconds")
-    p.add_argument('--run_number', '--run-number', type=int, default=0, help="recorded in run_id")
-    p.add_argument('--wnb', default='disabled', help="W&B mode: disabled | offline | online | auto (as tbench's --wandb)")
-    p.add_argument('--wnb_run', '--wnb-run', default=None); p.add_argument('--wnb_project', '--wnb-project', default='ready-steady-go')
-    p.add_argument('--wnb_entity', '--wnb-entity', default=None)
-    p.add_argument('--device', default='auto'); p.add_argument('--optimizer', default='sgd', choices=('sgd', 'adamw'))
-    p.add_argument('--results-dir', '--results_dir', default='results')
+    p.add_argument('--n_batches', '--n-batches', type=int, default=None, help="time this many batches (default: unset, as 0 is; give this or --n_seconds)")
+    p.add_argument('--n_seconds', '--n-seconds', type=positive_float, default=None, help="or time this many seconds (default: unset)")
+    p.add_argument('--run_number', '--run-number', type=int, default=1, help="recorded in run_id and as a W&B tag (default 1, as ready-steady-go's)")
+    p.add_argument('--wnb', default='disabled', help="W&B mode: disabled | offline | online | auto (as tbench's --wandb; default disabled)")
+    p.add_argument('--wnb_run', '--wnb-run', default=None, help="the W&B run's name (default: W&B's)")
+    p.add_argument('--wnb_project', '--wnb-project', default='ready-steady-go', help="W&B project (default ready-steady-go)")
+    p.add_argument('--wnb_entity', '--wnb-entity', default=None, help="W&B entity (default: your default entity)")
+    p.add_argument('--device', default='auto', help="auto | cpu | cuda | cuda:N | mps (default auto)")
+    p.add_argument('--optimizer', default='sgd', choices=('sgd', 'adamw'), help="default sgd (momentum)")
+    p.add_argument('--results-dir', '--results_dir', default='results', help="where results/<device>.csv goes (default results)")
     return p
 
 def cmd_rsg(a):
     from throughput_bench import api
+    if a.n_batches is not None and a.n_batches < 0: raise BenchError(f"--n_batches must be >= 0, got {a.n_batches}")
+    a.n_batches = a.n_batches or None  # 0 means unset, as in ready-steady-go
     if (a.n_batches is None) == (a.n_seconds is None): raise BenchError("give exactly one of --n_batches and --n_seconds")
     if a.wnb not in ('disabled', 'offline', 'online', 'auto'): raise BenchError(f"--wnb {a.wnb!r}: use disabled, offline, online or auto")
     timed = dict(timed_iters=a.n_batches) if a.n_batches else dict(timed_seconds=a.n_seconds)
@@ -198,11 +204,24 @@ def cmd_models(a):
         if (df.params_M == '?').any(): print(f"params '?': the [geo] extra is not installed")
         for name, why in UNAVAILABLE.items(): print(f"not available: {name}: {why}")
 
+def hw_facts(fp:dict)->dict:
+    "The fingerprint as `tbench hw` shows it: without a GPU, CPU facts under CPU names (the JSON keeps the seed tool's keys)."
+    if fp.get('device_type') == 'cuda': return fp
+    out = {}
+    for k, v in fp.items():
+        if k == 'gpu_name': out['device_name'] = v
+        elif k == 'gpu_mem_gb': continue  # host_mem_gb says it
+        elif k == 'cuda_version': out['torch_cuda_build'] = f"{v} (PyTorch's build; no CUDA device measured)" if v else 'none (a CPU build of PyTorch)'
+        elif k == 'cudnn_version' and v in (None, '', 'None'): continue
+        else: out[k] = v
+    return out
+
 def cmd_hw(a):
     from throughput_bench import api
     if a.ceilings: print(f"measuring GEMM TFLOP/s per dtype and copy bandwidth ...", flush=True)
     fp = api.hw(a.device, a.gpu_id, ceilings=a.ceilings, results_dir=a.results_dir)
     ceil, where = fp.pop('ceilings', None), fp.pop('hardware_json', None)
+    fp = hw_facts(fp)
     w = max(map(len, fp))
     for k, v in fp.items(): print(f"{k:<{w}}  {v}")
     if ceil and a.ceilings:
@@ -261,8 +280,8 @@ def latency_parser(parser=None)->Parser:
     p.add_argument('url', help="the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)")
     g = p.add_argument_group('load')
     g.add_argument('--scenario', choices=('single-stream', 'server', 'offline'), default=S, help="default single-stream (one request at a time)")
-    g.add_argument('--qps', type=positive_float, default=S, help="server: offered load in queries/s (Poisson arrivals); with --find-max-qps, where to start")
-    g.add_argument('--latency-bound-ms', type=positive_float, default=S, help="server: the latency bound LoadGen judges VALID against")
+    g.add_argument('--qps', type=positive_float, default=S, help="server: offered load in queries/s (Poisson arrivals); with --find-max-qps, where to start (default: half the burn-in pace)")
+    g.add_argument('--latency-bound-ms', type=positive_float, default=S, help="server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)")
     g.add_argument('--latency-percentile', type=positive_float, default=S, help="the percentile the bound applies to (default 0.99)")
     g.add_argument('--find-max-qps', action='store_true', default=S, help="search for the highest load that stays VALID at the bound")
     g.add_argument('--max-steps', type=positive_int, default=S, help="--find-max-qps: at most this many runs (default 8)")
@@ -276,8 +295,8 @@ def latency_parser(parser=None)->Parser:
     g.add_argument('--max-duration', type=positive_float, default=S, help="LoadGen's maximum seconds per run (default 60)")
     g = p.add_argument_group('request')
     g.add_argument('--input-file', default=S, help="a .npy to send (default: randn of the served input shape, from /v1/metadata)")
-    g.add_argument('--form', action='append', default=S, metavar='KEY=VALUE', help="a form field; give a key several times to sweep it (e.g. --form steps=8 --form steps=18)")
-    g.add_argument('--accept', default=S, help="the accept header, e.g. application/x-tar (as the NIM page asks)")
+    g.add_argument('--form', action='append', default=S, metavar='KEY=VALUE', help="a form field; give a key several times to sweep it (e.g. --form steps=8 --form steps=18; default: none)")
+    g.add_argument('--accept', default=S, help="the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)")
     g.add_argument('--timeout', type=positive_float, default=S, help="seconds per request (default 60)")
     g.add_argument('--no-client-cost', dest='client_cost', action='store_false', default=S, help="do not measure the client's own cost against /v1/null")
     g = p.add_argument_group('storing')
@@ -285,7 +304,8 @@ def latency_parser(parser=None)->Parser:
     g.add_argument('--results-dir', default=S, help="default results")
     g.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
     g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S, help="log each test as a W&B run (default auto)")
-    g.add_argument('--wandb-project', default=S); g.add_argument('--wandb-entity', default=S)
+    g.add_argument('--wandb-project', default=S, help="W&B project (default throughput-bench)")
+    g.add_argument('--wandb-entity', default=S, help="W&B entity (default: your default entity)")
     return p
 
 def latency_table(df)->'pd.DataFrame':
@@ -319,28 +339,32 @@ def cmd_latency(a):
 def main_parser()->Parser:
     p = Parser(prog='tbench', description="Honest throughput of vision backbones on this machine.")
     sub = p.add_subparsers(dest='cmd', required=True, parser_class=Parser, metavar='COMMAND')
-    infer_parser(parser=sub.add_parser('infer', help="inference throughput sweep")).set_defaults(fn=cmd_infer)
-    train_parser(parser=sub.add_parser('train', help="training throughput sweep")).set_defaults(fn=cmd_train)
-    serve_parser(sub.add_parser('serve', help="serve one model on LitServe (the NIM request format)")).set_defaults(fn=cmd_serve)
-    latency_parser(sub.add_parser('latency', help="request latency of a served model, with MLPerf LoadGen")).set_defaults(fn=cmd_latency)
-    m = sub.add_parser('models', help="list the model registry"); m.add_argument('names', nargs='*')
+    def add(name, help): return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + '.')
+    infer_parser(parser=add('infer', "measure inference throughput, latency and memory; rows go to results/<device>.csv")).set_defaults(fn=cmd_infer)
+    train_parser(parser=add('train', "measure training throughput (forward, loss, backward, optimizer step)")).set_defaults(fn=cmd_train)
+    serve_parser(add('serve', "serve one model on LitServe (the NIM request format) until interrupted")).set_defaults(fn=cmd_serve)
+    latency_parser(add('latency', "measure the request latency of a served model, with MLPerf LoadGen")).set_defaults(fn=cmd_latency)
+    m = add('models', "list the model registry")
+    m.add_argument('names', nargs='*', help="names to show (default: the whole registry)")
     m.add_argument('--geo', action='store_true', help="the geospatial encoders, with their native inputs and side inputs")
     m.set_defaults(fn=cmd_models)
-    h = sub.add_parser('hw', help="print this machine's hardware fingerprint")
-    h.add_argument('--device', default='auto'); h.add_argument('--gpu-id', type=int, default=None)
+    h = add('hw', "print this machine's hardware fingerprint")
+    h.add_argument('--device', default='auto', help="auto | cpu | cuda | cuda:N | mps (default auto)")
+    h.add_argument('--gpu-id', type=int, default=None, help="CUDA device index (default: that of --device)")
     h.add_argument('--ceilings', action='store_true', help="measure GEMM TFLOP/s per dtype and copy bandwidth; cache them in the hardware JSON")
-    h.add_argument('--results-dir', default='results'); h.set_defaults(fn=cmd_hw)
-    y = sub.add_parser('sync', help="upload offline W&B runs (wandb sync), for at most --timeout seconds")
-    y.add_argument('dir', nargs='?', default='wandb'); y.add_argument('--entity'); y.add_argument('--project')
+    h.add_argument('--results-dir', default='results', help="where the hardware JSON is cached with --ceilings (default results)"); h.set_defaults(fn=cmd_hw)
+    y = add('sync', "upload offline W&B runs (wandb sync), for at most --timeout seconds")
+    y.add_argument('dir', nargs='?', default='wandb', help="the folder holding offline runs (default wandb)")
+    y.add_argument('--entity', help="W&B entity (default: your default entity)"); y.add_argument('--project', help="W&B project (default: each run's own)")
     y.add_argument('--timeout', type=positive_float, default=60.0, help="give up after this many seconds (default 60)"); y.set_defaults(fn=cmd_sync)
-    r = sub.add_parser('report', help="charts and a Markdown summary from result CSVs, folders or W&B runs")
+    r = add('report', "draw charts and a Markdown summary from result CSVs, folders or W&B runs")
     r.add_argument('results', nargs='*', help="result CSV files, folders of them, or W&B run folders (default: results/)")
-    r.add_argument('--output', '-o', default='report', help="folder for the charts and summary.md")
-    r.add_argument('--gsd', type=positive_float, default=10.0, help="ground sample distance (m) for km²/s")
-    r.add_argument('--wandb-project', default=None, help="also read this W&B project (entity/project; needs a key)")
+    r.add_argument('--output', '-o', default='report', help="folder for the charts and summary.md (default report)")
+    r.add_argument('--gsd', type=positive_float, default=10.0, help="ground sample distance (m) for km²/s (default 10)")
+    r.add_argument('--wandb-project', default=None, help="also read this W&B project (entity/project; needs a key; default: none)")
     r.set_defaults(fn=cmd_report)
-    x = sub.add_parser('repair', help="move the unparseable lines of a results CSV to FILE.rejected, keeping every good row")
-    x.add_argument('file'); x.set_defaults(fn=cmd_repair)
+    x = add('repair', "move the unparseable lines of a results CSV to FILE.rejected, keeping every good row")
+    x.add_argument('file', help="the results CSV to repair"); x.set_defaults(fn=cmd_repair)
     return p
 
 def _run(fn, prog:str):
