@@ -36,14 +36,18 @@ def test_ready_steady_go(work):
     r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_seconds', '0.5', '--run_number', '3', '--wnb', 'offline',
                cwd=work, cmd='ready-steady-go')
     assert r.returncode == 0, r.stderr
-    assert 'samples/s' in r.stdout.splitlines()[-1]
+    lines = r.stdout.splitlines()
+    assert 'samples/s' in lines[-9] and [l.split(':')[0] for l in lines[-3:]] == ['duration', 'n_items', 'throughput']
+    kv = dict(l.split(': ', 1) for l in lines[-8:])
     df = read_results(only_csv(work))
+    assert int(kv['n_items']) == df.iterations[0] * 4 and math.isclose(float(kv['throughput']), int(kv['n_items']) / float(kv['duration']), rel_tol=1e-3)
+    assert (kv['model'], kv['bs'], kv['fp16']) == ('resnet18', '4', 'False')
     # logged through the same W&B code as tbench: the row's run_id is the offline run's id
     from throughput_bench.tracking import read_offline_runs
     runs = read_offline_runs(work / 'wandb')
     assert list(df.task) == ['training'] and df.batch_size[0] == 4 and list(runs.run_id) == [df.run_id[0]]
     assert runs.throughput_mean[0] == df.throughput_mean[0]
-    printed = float(r.stdout.splitlines()[-1].split(': ')[-1].split()[0])
+    printed = float(lines[-9].split(': ')[-1].split()[0])
     assert math.isclose(printed, df.throughput_mean[0], rel_tol=1e-3)
     # n_batches fixes the iteration count; a second call is a new measurement, not a skip
     r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_batches', '6', cwd=work, cmd='ready-steady-go')

@@ -15,10 +15,10 @@ from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
 # %% auto #0
-__all__ = ['CONFIG', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'device_label', 'input_label', 'best_rows',
-           'at_native_input', 'native_rows', 'barh_ci', 'chart_throughput', 'speedups', 'chart_speedup',
-           'chart_coverage', 'chart_mfu', 'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving',
-           'serving_overhead', 'summary_markdown', 'write_report']
+__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS',
+           'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'barh_ci',
+           'shared_legend', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'geo_pairs',
+           'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'summary_markdown', 'write_report']
 
 # %% ../nbs/12_report.ipynb #6de98261
 def device_label(name:str)->str:
@@ -70,10 +70,32 @@ def native_rows(best:pd.DataFrame)->pd.DataFrame:
     return best[is_native | ~has_native]
 
 # %% ../nbs/12_report.ipynb #a452b975
-def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None, palette='deep'):
-    "Grouped horizontal bars of `x` per `y`, coloured by `hue`, with error bars from `lo`/`hi` columns."
+PRECISION_COLOURS = dict(zip(('fp32', 'fp16', 'bf16', 'amp'), sns.color_palette('deep', 4)))  # blue, orange, green, red
+COMPILE_SHADES = {'none': 1.0, 'default': 0.7, 'reduce-overhead': 1.3, 'max-autotune': 0.5}
+
+def _shade(c, f:float)->tuple:
+    "`c` darker (`f` < 1) or lighter (`f` > 1)."
+    import colorsys
+    if f == 1: return tuple(c[:3])
+    h, l, s = colorsys.rgb_to_hls(*c[:3])
+    return colorsys.hls_to_rgb(h, min(max(l * f, 0.05), 0.9), s)
+
+def variant_colours(hues:list)->list:
+    "The colour of each hue: one per precision in every chart (fp32 blue, fp16 orange, bf16 green, amp red), darker or lighter per compile mode; a colour met twice in one chart (two devices) gets a lighter shade. Hues without a precision: seaborn's `deep`."
+    if not any(set(str(h).split()) & set(PRECISION_COLOURS) for h in hues): return sns.color_palette('deep', len(hues))
+    out, seen = [], {}
+    for hv in hues:
+        prec = next((tok for tok in str(hv).split() if tok in PRECISION_COLOURS), None)
+        mode = next((m for m in COMPILE_SHADES if f"compile {m}" in str(hv)), 'none')
+        c = _shade(PRECISION_COLOURS.get(prec, (0.55, 0.55, 0.55)), COMPILE_SHADES[mode])
+        n = seen.get(c, 0); seen[c] = n + 1
+        out.append(_shade(c, 1 + 0.3 * n) if n else c)
+    return out
+
+def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None):
+    "Grouped horizontal bars of `x` per `y`, coloured by `hue` (`variant_colours`), with error bars from `lo`/`hi` columns."
     ys, hues = list(dict.fromkeys(df[y])), list(dict.fromkeys(df[hue]))
-    colors = sns.color_palette(palette, len(hues))
+    colors = variant_colours(hues)
     h = 0.8 / max(len(hues), 1)
     for j, (hv, c) in enumerate(zip(hues, colors)):
         sub = df[df[hue] == hv].drop_duplicates(y).set_index(y)
@@ -98,6 +120,21 @@ def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, h
     return ax
 
 # %% ../nbs/12_report.ipynb #a771dbdf
+def shared_legend(fig, axes, title:Optional[str]=None):
+    "One legend for the whole figure, under the title and above the panels, instead of one per panel over the bars."
+    seen = {}
+    for ax in np.ravel(axes):
+        for h, l in zip(*ax.get_legend_handles_labels()): seen.setdefault(l, h)
+        if ax.get_legend(): ax.get_legend().remove()
+    order = lambda l: next((i for i, p in enumerate(PRECISION_COLOURS) if p in l.split()), 9)  # fp32 fp16 bf16 amp
+    labels = sorted(seen, key=order)
+    H = fig.get_size_inches()[1]
+    top = 1 - ((0.35 if title else 0) + (0.35 if labels else 0) + 0.05) / H
+    if title: fig.suptitle(title, y=1 - 0.05 / H, va='top')
+    if labels: fig.legend([seen[l] for l in labels], labels, loc='upper center', bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H),
+                          ncol=min(len(labels), 6), fontsize='small', frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, top))
+
 def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
     "A grid of `n` panels, each tall enough for `rows_per` bars."
     cols = min(n, 3); rows = int(np.ceil(n / cols))
@@ -113,7 +150,7 @@ def chart_throughput(best:pd.DataFrame, task:str='inference'):
         barh_ci(ax, d[d.label.eq(m)], 'device', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
         ax.set(title=m, xlabel='img/s' if task == 'inference' else 'samples/s', ylabel=None)
     for ax in axes.flat[len(models):]: ax.axis('off')
-    fig.suptitle(f"{task} throughput (best batch size; bars: 95% CI)"); fig.tight_layout()
+    shared_legend(fig, axes, f"{task} throughput (best batch size; bars: 95% CI)")
     return fig
 
 def speedups(best:pd.DataFrame)->pd.DataFrame:
@@ -133,8 +170,8 @@ def chart_speedup(best:pd.DataFrame):
     fig, ax = plt.subplots(figsize=(8, 0.45 * d.row.nunique() * max(1, d.variant.nunique()) / 1.5 + 1.5))
     barh_ci(ax, d, 'row', 'speedup', 'variant', 'speedup_lo', 'speedup_hi')
     ax.axvline(1, color='k', lw=0.8, ls='--')
-    ax.set(xlabel='× fp32 eager (bars: 95% CI of the variant)', ylabel=None, title='Speed-up over fp32 eager')
-    fig.tight_layout(); return fig
+    ax.set(xlabel='× fp32 eager (bars: 95% CI of the variant)', ylabel=None)
+    shared_legend(fig, [ax], 'Speed-up over fp32 eager'); return fig
 
 def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     "km²/s at `gsd_m` per model and device (inference, each model at its own input size), and days to map the land."
@@ -150,7 +187,7 @@ def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     barh_ci(a2, d.assign(days_lo=EARTH_LAND_KM2 / d.km2_hi / 86400, days_hi=EARTH_LAND_KM2 / d.km2_lo / 86400),
             'label', 'days_to_map_land', 'device', 'days_lo', 'days_hi')
     a2.set(xlabel=f"days to map the Earth's land ({EARTH_LAND_KM2 / 1e6:.2f} M km²)", ylabel=None, title='Time to map the world')
-    fig.tight_layout(); return fig
+    shared_legend(fig, [a1, a2]); return fig
 
 def chart_mfu(best:pd.DataFrame):
     "MFU per model (against the measured GEMM ceiling, and the datasheet/theoretical peak where known)."
@@ -164,7 +201,7 @@ def chart_mfu(best:pd.DataFrame):
                      hi=100 * d[c] * d.throughput_ci_high / d.throughput_mean)
         barh_ci(ax, e.dropna(subset=['pct']), 'row', 'pct', 'hue', 'lo', 'hi')
         ax.set(xlabel='% of ' + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'), ylabel=None, title=c)
-    fig.tight_layout(); return fig
+    shared_legend(fig, axes); return fig
 
 # %% ../nbs/12_report.ipynb #12fa01eb
 def geo_pairs(best:pd.DataFrame)->pd.DataFrame:

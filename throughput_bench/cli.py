@@ -172,6 +172,7 @@ def rsg_parser()->Parser:
 
 def cmd_rsg(a):
     from throughput_bench import api
+    from throughput_bench.sweep import ci_text
     if a.n_batches is not None and a.n_batches < 0: raise BenchError(f"--n_batches must be >= 0, got {a.n_batches}")
     a.n_batches = a.n_batches or None  # 0 means unset, as in ready-steady-go
     if (a.n_batches is None) == (a.n_seconds is None): raise BenchError("give exactly one of --n_batches and --n_seconds")
@@ -183,7 +184,13 @@ def cmd_rsg(a):
                    run_id=f"rsg-{a.run_number}", **timed)
     res = df.iloc[-1]
     if res.status != 'ok': raise BenchError(f"{res.status}: {res.error}")
-    print(f"{a.model} bs={res.batch_size} size={a.size} {'fp16' if a.fp16 else 'fp32'}: {res.throughput_mean:.2f} samples/s")
+    print(f"{a.model} bs={res.batch_size} size={a.size} {'fp16' if a.fp16 else 'fp32'}: {res.throughput_mean:.2f} samples/s"
+          + ci_text(res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, '.2f'))
+    # then the `key: value` lines ready-steady-go prints, ending with duration, n_items and throughput
+    n_items = int(res.iterations * res.batch_size)
+    for k, v in (('device_name', res.gpu_name), ('model', a.model), ('bs', int(res.batch_size)), ('fp16', a.fp16), ('size', a.size),
+                 ('duration', round(float(res.seconds_measured), 4)), ('n_items', n_items), ('throughput', round(float(res.throughput_mean), 4))):
+        print(f"{k}: {v}")
 
 def ready_steady_go(argv=None):
     "Drop-in for ready-steady-go's CLI."

@@ -19,7 +19,7 @@ from .store import ResultStore, fmt_value
 
 # %% auto #0
 __all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'oom_kills',
-           'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'summary_table', 'run_sweep']
+           'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table', 'run_sweep']
 
 # %% ../nbs/07_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -244,6 +244,15 @@ def _input_label(d:dict)->str:
     t = int(float(d.get('timesteps') or 1))
     return f"{d.get('input_channels')}x{d.get('input_size')}" + (f" x{t}t" if t > 1 else '')
 
+def ci_text(mean, lo, hi, fmt:str='.1f')->str:
+    "` ± h` for a symmetric interval, ` [lo–hi]` for any other (an open end: `inf`), '' where there is none."
+    try: m, l, h = float(mean), float(lo), float(hi)
+    except (TypeError, ValueError): return ''
+    if not all(v == v for v in (m, l, h)): return ''
+    up, down = h - m, m - l
+    if math.isfinite(h) and abs(up - down) <= 0.01 * max(up, down, 1e-12): return f" ± {format(up, fmt)}"
+    return f" [{format(l, fmt)}–{format(h, fmt) if math.isfinite(h) else 'inf'}]"
+
 def summary_table(results:list)->'pd.DataFrame':
     "A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and what went wrong."
     import pandas as pd
@@ -251,13 +260,13 @@ def summary_table(results:list)->'pd.DataFrame':
     for r in results:
         d = r.to_row() if isinstance(r, BenchResult) else dict(r)
         ok = d['status'] == 'ok'
-        half = (float(d['throughput_ci_high']) - float(d['throughput_ci_low'])) / 2 if ok and d.get('throughput_ci_high') not in (None, '') else None
+        ci = ci_text(d['throughput_mean'], d.get('throughput_ci_low'), d.get('throughput_ci_high')) if ok else ''
         bs = f"{d['batch_size']}" + (f" (of {d['batch_requested']})" if str(d.get('batch_requested')) not in ('', 'None', str(d['batch_size'])) else '')
         task = d.get('task', 'inference')
         contended = str(d.get('contended')).lower() == 'true'
         rows.append({'model': d['model_name'], 'task': task if task != 'training' else f"training ({d.get('optimizer')})", 'precision': d['precision'],
                      'compile': d['compile_mode'], 'batch': bs, 'input': _input_label(d),
-                     'img/s': (_num(d['throughput_mean'], '.1f') + (f" ± {half:.1f}" if half is not None and half == half else '')) if ok else '',
+                     'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
                      'n': _num(d.get('repeats'), '.0f') if ok else '',
                      'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
                      'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
@@ -290,7 +299,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
         row.batch_requested = s.batch_size
         if post: row = post(row)
         store.append(row); results.append(row); store.release(s.key()); got.discard(s.key())
-        if row.status == 'ok': bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s")
+        if row.status == 'ok': bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s at bs={row.batch_size}")
         elif row.status != 'skipped': log(f"{s.short()}: {row.status}: {row.error}")
     try:
         for r in range(repeats):
@@ -299,7 +308,10 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                 if k in final: continue
                 first = parts[k][0] if parts[k] else None
                 s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
-                bar.set_description(f"{s_run.short()} [{r + 1}/{repeats}]")
+                label = s_run.short()
+                if not first and s.probe_batch and s.device == 'cpu' and s.compile_mode == 'none' and s.batch_size > 4:
+                    label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")  # the probe may halve it
+                bar.set_description(f"{label} [{r + 1}/{repeats}]")
                 pre = contention.before() if contention else None
                 if pre and contention.strict and pre.share >= contention.threshold:
                     final[k] = result_from_spec(s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)")

@@ -10,7 +10,7 @@ from typing import Optional
 from .core import *
 
 # %% auto #0
-__all__ = ['WANDB_MODES', 'INPUT_COLUMNS', 'has_api_key', 'resolve_mode', 'run_config', 'run_summary', 'WandbLogger',
+__all__ = ['WANDB_MODES', 'INPUT_COLUMNS', 'RSG_KEYS', 'has_api_key', 'resolve_mode', 'run_config', 'run_summary', 'WandbLogger',
            'one_line_msg', 'wandb_cli', 'offline_run_dirs', 'inspect_run', 'read_offline_runs', 'read_project',
            'load_results', 'is_synced', 'sync']
 
@@ -42,9 +42,14 @@ def run_config(row:dict, hardware:dict)->dict:
     "The W&B `config` of a row: its inputs, and the hardware fingerprint."
     return {k: row.get(k) for k in INPUT_COLUMNS} | {'hardware': hardware}
 
+RSG_KEYS = {'device_name': 'gpu_name', 'model': 'model_name', 'bs': 'batch_size', 'throughput': 'throughput_mean'}
+
 def run_summary(row:dict)->dict:
-    "The W&B `summary` of a row: every column that has a value."
-    return {k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and v != v)}
+    "The W&B `summary` of a row: every column that has a value, plus the keys ready-steady-go's plotting notebook reads."
+    s = {k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and v != v)}
+    s |= {k: s[c] for k, c in RSG_KEYS.items() if c in s}
+    if 'precision' in s: s['fp16'] = s['precision'] in ('fp16', 'amp')  # that tool's fp16 flag is mixed precision
+    return s
 
 # %% ../nbs/10_tracking.ipynb #75d3859f
 class WandbLogger:
