@@ -57,6 +57,17 @@ def test_throughput_bench_alias_accepts_underscores(work):
     assert r.returncode == 0, r.stderr
     check_rows_consistent(read_results(csv_of(work)))
 
+def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(work):
+    r = tbench('--models', 'resnet18', *FAST, '--output', 'out/h100.csv', '--no-dataloader', cwd=work, cmd='throughput-bench')
+    assert r.returncode == 0, r.stderr
+    df = read_results(work / 'out' / 'h100.csv')
+    assert len(df) == 1 and df.data_mode[0] == 'synthetic' and (work / 'out' / 'h100_hardware.json').exists()
+    assert not (work / 'results').exists()
+    r = tbench('--models', 'resnet18', *FAST, '--output', 'out/h100.csv', cwd=work, cmd='throughput-bench')
+    assert r.returncode == 0 and '0 to run, 1 done' in r.stdout, r.stdout  # it resumes from the named file
+    r = tbench('--models', 'resnet18', *FAST, '--output', 'out', cwd=work, cmd='throughput-bench')
+    assert r.returncode == 2 and 'give a .csv file path' in r.stderr and r.stderr.count('\n') == 1
+
 def test_skipped_precision_is_a_row(work, monkeypatch):
     "A precision this CPU has no native units for is a skipped row with the reason (unless named)."
     from throughput_bench import core

@@ -7,7 +7,7 @@ from conftest import SHARED
 from throughput_bench.core import BenchSpec, BenchResult, COLUMNS, SEED_COLUMNS, result_from_spec
 from throughput_bench.store import ResultStore, read_results
 
-REF = SHARED / 'reference' / 'throughput-bench'
+REF = Path(__file__).parent / 'fixtures' / 'throughput-bench'  # the seed tool's files (MIT), copied: see its NOTICE.md
 
 def test_row_reads_back_equal(tmp_path):
     st = ResultStore(tmp_path, 'cpu_x')
@@ -31,7 +31,6 @@ def test_concurrent_appends_lose_nothing(tmp_path):
     for t in ts: t.join()
     assert sorted(read_results(st.csv_path).model_name) == sorted(f'm{i}' for i in range(20))
 
-@pytest.mark.skipif(not REF.exists(), reason='shared reference data not beside the checkout')
 def test_seed_tool_file_reads_back(tmp_path):
     raw = pd.read_csv(REF / 'nvidia_h100_nvl.csv')
     df = read_results(REF / 'nvidia_h100_nvl.csv')
@@ -45,7 +44,6 @@ def test_seed_tool_file_reads_back(tmp_path):
     assert len(both) == len(raw) + 1 and set(both.source) == {'nvidia_h100_nvl.csv', 'cpu_x.csv'}
 
 def test_append_to_seed_format_file_keeps_its_rows(tmp_path):
-    if not REF.exists(): pytest.skip('no reference data')
     f = tmp_path / 'nvidia_h100_nvl.csv'
     f.write_text((REF / 'nvidia_h100_nvl.csv').read_text())
     n = len(pd.read_csv(f))
@@ -65,3 +63,16 @@ def test_rows_from_before_timesteps_still_resume(tmp_path):
     st.append(result_from_spec(BenchSpec('olmoearth_nano', input_channels=12, input_size=16, batch_size=2, threads=1, timesteps=2)))
     back = read_results(st.csv_path)
     assert list(back.timesteps) == [1, 2] and list(back.model_name) == ['resnet18', 'olmoearth_nano']
+
+def test_the_seed_tools_oom_rows_read_back_as_oom(tmp_path):
+    lines = (REF / 'nvidia_h100_nvl.csv').read_text().splitlines()
+    header = lines[0].split(',')
+    i = header.index('throughput_mean')
+    cells = lines[1].split(','); cells[i] = 'OOM'  # as that tool writes a configuration that ran out of memory
+    f = tmp_path / 'nvidia_h100_nvl.csv'
+    f.write_text('\n'.join([lines[0], ','.join(cells)] + lines[2:]) + '\n')
+    df = read_results(f)
+    assert df.status[0] == 'oom' and pd.isna(df.throughput_mean[0]) and 'OOM' in df.error[0]
+    assert (df.status[1:] == 'ok').all()
+    store = ResultStore(tmp_path, 'nvidia_h100_nvl')
+    assert sorted(set(store.done().values())) == ['ok', 'oom']  # --retry-failed measures it again

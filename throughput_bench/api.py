@@ -143,6 +143,7 @@ def sweep(task:str='inference', # `inference` or `training`
           peak_tflops:Optional[float]=None, # peak TFLOP/s for `mfu`, for a device the peak table does not know
           isolate:bool=True, # each run in its own worker process (False: in this process, one repeat)
           results_dir:str='results', # where `<device>.csv` goes
+          output:Optional[str]=None, # a CSV file to write instead of `results_dir/<device>.csv` (the seed tool's `--output`)
           rerun:bool=False, # measure again what is already stored
           retry_failed:bool=False, # measure again stored oom/error rows
           progress:bool=True, # a progress bar (a widget in a notebook)
@@ -191,7 +192,11 @@ def sweep(task:str='inference', # `inference` or `training`
     from throughput_bench.flops import annotate_mfu
     names = list(models) if models else [n for n, i in REGISTRY.items() if not i.is_geo]
     for m in names: check_model(get_model(m))
-    store = ResultStore(results_dir, device_slug(dev), device_name(dev), warn=warn)
+    if output:
+        out = Path(output)
+        if out.suffix.lower() != '.csv' or out.is_dir(): raise BenchError(f"--output {output}: give a .csv file path (or --results-dir for a folder)")
+        store = ResultStore(out.parent, out.stem, device_name(dev), warn=warn)
+    else: store = ResultStore(results_dir, device_slug(dev), device_name(dev), warn=warn)
     store.ensure_writable(); store.check()
     n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
     if n: warn(f"added {n} pending row(s) to {store.csv_path}")
@@ -313,7 +318,7 @@ def repair(path:str # a results CSV that cannot be parsed
     good, bad, side = _repair(path)
     return dict(file=str(path), rows_kept=good, lines_moved=bad, side_file=str(side) if side else None)
 
-# %% ../nbs/13_api.ipynb #638de6ca
+# %% ../nbs/13_api.ipynb #d8eaed96
 def serve(model:str, # a registry or timm name
           device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
           precision:str='fp32', # fp32 fp16 bf16 amp
@@ -348,7 +353,7 @@ def serve(model:str, # a registry or timm name
           f"{', NHWC' if spec.channels_last else ''}) on {spec.device}: max batch {max_batch_size}, {workers} worker(s)", flush=True)
     run_server(make_server(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb, timeout), host, port, log_level)
 
-# %% ../nbs/13_api.ipynb #0d14cdf1
+# %% ../nbs/13_api.ipynb #b7b916fe
 def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://HOST:PORT)
             scenario:str='single-stream', # single-stream | server | offline
             qps:Optional[float]=None, # server: offered load, queries/s (Poisson); with find_max_qps: where the search starts

@@ -19,6 +19,8 @@ __all__ = ['Parser', 'both_spellings', 'positive_int', 'positive_float', 'nonneg
 # %% ../nbs/14_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
     "An `ArgumentParser` whose errors are one line and exit 2, and whose flags also accept underscores."
+    def __init__(self, *args, **kw): super().__init__(*args, **(dict(allow_abbrev=False) | kw))  # `--output` is not `--output-dir`
+
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message}\n"); sys.exit(2)
 
@@ -126,6 +128,9 @@ def _kw(a, drop=())->dict:
 def infer_parser(prog='tbench infer', parser=None)->Parser:
     p = parser or Parser(prog=prog, description="Measure inference throughput, latency and memory; append rows to results/<device>.csv.")
     add_common(p)
+    g = p.add_argument_group("the seed tool's flags")
+    g.add_argument('--output', default=argparse.SUPPRESS, metavar='FILE.csv', help="write to this CSV file instead of results/<device>.csv (the seed tool's flag; default: unset)")
+    g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS, help="synthetic data on the device (the default; the seed tool's flag)")
     p.add_argument('--geo-compare', action='store_true', default=argparse.SUPPRESS,
                    help="geo encoders at native inputs, then timm baselines (--models; default resnet50 vit_base_patch16_224) at each geo input shape")
     return p

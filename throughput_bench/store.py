@@ -12,8 +12,8 @@ from fastcore.basics import patch
 from .core import *
 
 # %% auto #0
-__all__ = ['DONE_REASONS', 'fmt_value', 'UnreadableFile', 'parse_csv', 'check_csv', 'ResultStore', 'row_key', 'repair',
-           'read_index', 'result_files', 'read_results']
+__all__ = ['DONE_REASONS', 'fmt_value', 'UnreadableFile', 'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'row_key',
+           'repair', 'read_index', 'result_files', 'read_results']
 
 # %% ../nbs/04_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -111,6 +111,11 @@ def _read_json(p:Path, default):
     except ValueError as e: raise UnreadableFile(f"{p}: not valid JSON ({e}); the file was not changed: fix or remove it")
 
 # %% ../nbs/04_store.ipynb #c0468871
+def row_status(r:dict)->str:
+    "A stored row's status: its `status`, else `oom` where the seed tool wrote OOM for the throughput, else `ok`."
+    if r.get('status'): return r['status']
+    return 'oom' if str(r.get('throughput_mean', '')).strip().upper() == 'OOM' else 'ok'
+
 class ResultStore:
     "The results of one device: `<root>/<slug>.csv`, `<slug>_hardware.json` and the shared `index.json`."
     def __init__(self, root='results', slug:str='device', label:str='', warn=None):
@@ -143,7 +148,7 @@ class ResultStore:
 
     def done(self)->dict:
         "Resume key → status of every stored row (the last row wins)."
-        return {row_key(r): r.get('status') or 'ok' for r in self.rows()}
+        return {row_key(r): row_status(r) for r in self.rows()}
 
 # %% ../nbs/04_store.ipynb #1c9d2e01
 @patch
@@ -333,6 +338,8 @@ def read_results(*paths)->'pd.DataFrame':
     for c in COLUMNS:
         if c not in df: df[c] = ''
     blank = lambda c: df[c].eq('')
+    oom = df.status.eq('') & df.throughput_mean.str.strip().str.upper().eq('OOM')  # the seed tool writes OOM in place of a number
+    df.loc[oom, 'status'], df.loc[oom, 'error'] = 'oom', 'out of memory (the seed tool wrote OOM as its throughput)'
     df.loc[blank('task'), 'task'] = 'inference'
     df.loc[blank('status'), 'status'] = 'ok'
     df.loc[blank('data_mode'), 'data_mode'] = 'synthetic'
