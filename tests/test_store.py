@@ -76,3 +76,21 @@ def test_the_seed_tools_oom_rows_read_back_as_oom(tmp_path):
     assert (df.status[1:] == 'ok').all()
     store = ResultStore(tmp_path, 'nvidia_h100_nvl')
     assert sorted(set(store.done().values())) == ['ok', 'oom']  # --retry-failed measures it again
+
+def test_the_seed_tools_file_resumes_whatever_the_batch_and_threads(tmp_path):
+    "Every configuration the seed tool's H100 file holds is done for this tool's planner: its key leaves out batch and threads."
+    import shutil
+    from throughput_bench.sweep import plan, expand
+    shutil.copy(REF / 'nvidia_h100_nvl.csv', tmp_path / 'nvidia_h100_nvl.csv')
+    store = ResultStore(tmp_path, 'nvidia_h100_nvl')
+    ref = pd.read_csv(REF / 'nvidia_h100_nvl.csv')
+    rows = ref[ref.model_name.isin(['resnet50', 'vit_base_patch16_224', 'convnext_tiny'])].drop_duplicates(
+        ['model_name', 'precision', 'compile_mode', 'input_channels', 'input_size'])
+    specs = [BenchSpec(r.model_name, precision=r.precision, compile_mode=r.compile_mode, batch_size=bs, threads=th, device='cpu', explicit_precision=True,
+                       input_channels=int(r.input_channels), input_size=int(r.input_size))
+             for r in rows.itertuples() for bs, th in ((512, 16), (64, 8))]  # device is not in the key; cpu with named precisions: nothing is skipped here
+    p = plan(specs, store)
+    assert len(specs) >= 24 and p.done == len(specs) and not p.todo, p.line()
+    # a configuration it does not hold is still to run
+    other = BenchSpec('resnet50', precision='fp32', compile_mode='none', input_channels=3, input_size=100, device='cpu')
+    assert plan([other], store).todo == [other]

@@ -235,16 +235,23 @@ def sweep(task:str='inference', # `inference` or `training`
 def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
     "The stored rows (the last per configuration) of `specs`, with `measured`: `now` for rows in `new`, `not measured` for skipped rows, else `stored`."
     import pandas as pd
-    from throughput_bench.store import read_results, row_key
+    from throughput_bench.store import read_results, row_key, key_matches
     if not store.csv_path.exists(): return read_results().assign(measured=pd.Series(dtype=str))
     df = read_results(store.csv_path)
-    keys = [row_key(r) for r in store.rows()]
+    rows = store.rows()
+    keys = [row_key(r) for r in rows]
     want = {s.key() for s in specs}
     last = {k: i for i, k in enumerate(keys) if k in want}
-    out = df.loc[sorted(last.values())].reset_index(drop=True)
+    for i, r in enumerate(rows):  # the seed tool's rows cover a configuration at any batch and thread count
+        if not r.get('status'):
+            wk = row_key(r, wildcards=True)
+            for k in want - set(last):
+                if key_matches(wk, k): last[k] = i
+    idx = sorted(set(last.values()))
+    out = df.loc[idx].reset_index(drop=True)
     now = {row_key(r.to_row()) for r in new}
     out['measured'] = ['now' if keys[i] in now else 'not measured' if st == 'skipped' else 'stored'
-                       for i, st in zip(sorted(last.values()), out.status)]
+                       for i, st in zip(idx, out.status)]
     return out
 
 # %% ../nbs/13_api.ipynb #07898664

@@ -12,8 +12,8 @@ from fastcore.basics import patch
 from .core import *
 
 # %% auto #0
-__all__ = ['DONE_REASONS', 'fmt_value', 'UnreadableFile', 'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'row_key',
-           'repair', 'read_index', 'result_files', 'read_results']
+__all__ = ['DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'parse_csv', 'check_csv', 'row_status', 'ResultStore',
+           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results']
 
 # %% ../nbs/04_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -147,8 +147,8 @@ class ResultStore:
         self.rows(); self.read_hardware(); read_index(self.index_path)
 
     def done(self)->dict:
-        "Resume key → status of every stored row (the last row wins)."
-        return {row_key(r): row_status(r) for r in self.rows()}
+        "Resume key → status of every stored row (the last row wins); a row of the seed tool has `*` (any) for the batch size and threads, which it does not key on."
+        return {row_key(r, wildcards=not r.get('status')): row_status(r) for r in self.rows()}
 
 # %% ../nbs/04_store.ipynb #1c9d2e01
 @patch
@@ -207,8 +207,14 @@ def flush_pending(self:ResultStore)->int:
 # %% ../nbs/04_store.ipynb #6f6d03e3
 DONE_REASONS = ('', 'memory', 'oom', 'time-cap')  # a row halved for these is the requested configuration, done
 
-def row_key(r:dict)->tuple:
-    "The resume key of a stored row."
+SEED_WILDCARDS = ('batch_size', 'threads')  # the seed tool keys a configuration on model, precision, compile mode, channels and size
+
+def key_matches(stored:tuple, key:tuple)->bool:
+    "Whether a stored row's key covers `key` (a `*` field matches any value)."
+    return all(a == '*' or a == b for a, b in zip(stored, key))
+
+def row_key(r:dict, wildcards:bool=False)->tuple:
+    "The resume key of a stored row (with `wildcards`: `*` for the fields the seed tool does not key on)."
     d = dict(r)
     halved = (d.get('batch_reason') or '') not in DONE_REASONS
     d['batch_size'] = d.get('batch_size') if halved else (d.get('batch_requested') or d.get('batch_size'))
@@ -217,7 +223,9 @@ def row_key(r:dict)->tuple:
     d['optimizer'] = d.get('optimizer') or 'none'
     d['channels_last'] = d.get('channels_last') or 'False'
     d['timesteps'] = d.get('timesteps') or '1'  # rows written before timesteps existed: one frame
-    return config_key(d)
+    k = config_key(d)
+    if not wildcards: return k
+    return tuple('*' if f in SEED_WILDCARDS else v for f, v in zip(BenchSpec.KEY, k))
 
 # %% ../nbs/04_store.ipynb #4b1f0a05
 def repair(path)->tuple:

@@ -15,7 +15,7 @@ from .core import *
 from .registry import get_model, input_problem
 from .timing import TimingConfig, ci_halfwidth
 from .contention import Contention
-from .store import ResultStore, fmt_value
+from .store import ResultStore, fmt_value, key_matches
 
 # %% auto #0
 __all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'oom_kills',
@@ -72,8 +72,10 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
 def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=False)->Plan:
     "Split `specs` into to-run, already-done and skipped, against `store`."
     stored = store.done(); p = Plan(seen=stored)
+    wild = [(k, v) for k, v in stored.items() if '*' in k]  # the seed tool's rows: any batch, any threads
     for s in specs:
         status = stored.get(s.key())
+        if status is None: status = next((v for k, v in reversed(wild) if key_matches(k, s.key())), None)
         reason = skip_reason(s)
         if reason:
             if status == 'skipped' and not rerun: p.done += 1
