@@ -12,8 +12,8 @@ from .registry import get_model, build
 from .hardware import device_name, device_memory_gb
 
 # %% auto #0
-__all__ = ['setup_run', 'maybe_compile', 'predictor', 'synthetic_input', 'RandomImages', 'loader_input', 'is_oom', 'one_line',
-           'describe_device']
+__all__ = ['TOO_LARGE', 'setup_run', 'maybe_compile', 'predictor', 'synthetic_input', 'RandomImages', 'loader_input', 'is_oom',
+           'one_line', 'describe_device']
 
 # %% ../nbs/05a_backend.ipynb #34ff163a
 def setup_run(spec:BenchSpec):
@@ -66,11 +66,14 @@ def loader_input(spec:BenchSpec, batch:int, device, dtype):
     return lambda: next(it).to(device, dtype=dtype, non_blocking=pin, memory_format=fmt)
 
 # %% ../nbs/05a_backend.ipynb #d720a2e0
+TOO_LARGE = ("out of memory", "can't allocate memory", "cannot allocate memory",  # the allocators
+             "canuse32bitindexmath", "int_max", "invalid configuration argument")     # a batch too large for a kernel's indexing or launch
+
 def is_oom(e:BaseException)->bool:
-    "Whether `e` is an out-of-memory error (CUDA, MPS or the CPU allocator)."
+    "Whether `e` says the batch is too large: out of memory (CUDA, MPS or the CPU allocator), or past a kernel's 32-bit indexing or launch limits (halving helps both, as the seed tool does)."
     if isinstance(e, (torch.OutOfMemoryError, MemoryError)): return True
     msg = str(e).lower()
-    return any(s in msg for s in ("out of memory", "can't allocate memory", "cannot allocate memory"))
+    return any(s in msg for s in TOO_LARGE)
 
 def one_line(e:BaseException, limit:int=300)->str:
     "`Type: first line of the message`, at most `limit` characters."
