@@ -16,9 +16,10 @@ from .registry import GEO_NAMES, get_model
 
 # %% auto #0
 __all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS',
-           'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'barh_ci',
-           'shared_legend', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'geo_pairs',
-           'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'summary_markdown', 'write_report']
+           'MAX_HEIGHT_IN', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',
+           'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
+           'chart_speedup', 'chart_coverage', 'chart_mfu', 'geo_pairs', 'chart_geo_compare', 'serving_rows',
+           'chart_serving', 'serving_overhead', 'summary_markdown', 'paged', 'write_report']
 
 # %% ../nbs/12_report.ipynb #6de98261
 def device_label(name:str)->str:
@@ -92,25 +93,38 @@ def variant_colours(hues:list)->list:
         out.append(_shade(c, 1 + 0.3 * n) if n else c)
     return out
 
+def draw_intervals(ax, spans:list, stretch:float=2.5):
+    "Whiskers for `(y, value, low, high)`; an interval with no finite upper end, or one past `stretch` × the longest bar, ends in an open arrow at the axis edge instead of setting the axis for all the others."
+    v = np.array([s[1] for s in spans], float); hi = np.array([s[3] for s in spans], float)
+    finite = hi[np.isfinite(hi)]
+    edge = max(np.nanmax(v) * 1.05, min(np.nanmax(finite) if len(finite) else 0, stretch * np.nanmax(v))) * 1.04
+    for y, val, l, u in spans:
+        if not np.isfinite(val): continue
+        l = val if not np.isfinite(l) else l
+        if np.isfinite(u) and u <= edge: ax.errorbar(val, y, xerr=[[max(val - l, 0)], [max(u - val, 0)]], fmt='none', ecolor='black', lw=0.8, capsize=2)
+        else:  # open: the upper end is unknown or off the chart
+            ax.errorbar(val, y, xerr=[[max(val - l, 0)], [0]], fmt='none', ecolor='black', lw=0.8, capsize=2)
+            ax.annotate('', xy=(edge, y), xytext=(val, y), arrowprops=dict(arrowstyle='->', lw=0.8, color='black'))
+    ax.set_xlim(0, edge * 1.02)
+
 def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None):
     "Grouped horizontal bars of `x` per `y`, coloured by `hue` (`variant_colours`), with error bars from `lo`/`hi` columns."
     ys, hues = list(dict.fromkeys(df[y])), list(dict.fromkeys(df[hue]))
     colors = variant_colours(hues)
-    h = 0.8 / max(len(hues), 1)
+    h, spans = 0.8 / max(len(hues), 1), []
     for j, (hv, c) in enumerate(zip(hues, colors)):
         sub = df[df[hue] == hv].drop_duplicates(y).set_index(y)
         pos = [i + (j - (len(hues) - 1) / 2) * h for i, yv in enumerate(ys) if yv in sub.index]
         vals = [sub.loc[yv, x] for yv in ys if yv in sub.index]
-        err = None
         if lo and hi:
             l = np.array([sub.loc[yv, lo] for yv in ys if yv in sub.index], dtype=float)
             u = np.array([sub.loc[yv, hi] for yv in ys if yv in sub.index], dtype=float)
-            v = np.array(vals, dtype=float)
-            err = np.nan_to_num(np.vstack([v - l, u - v]), nan=0.0, posinf=0.0, neginf=0.0).clip(min=0)  # an open interval (inf) is not drawn
-        bars = ax.barh(pos, vals, height=h, color=c, label=str(hv), xerr=err, capsize=2, error_kw=dict(lw=0.8))
+        bars = ax.barh(pos, vals, height=h, color=c, label=str(hv))
+        if lo and hi: spans.extend(zip(pos, np.array(vals, float), l, u))
         if 'contended' in sub:
             for bar, yv in zip(bars, [yv for yv in ys if yv in sub.index]):
                 if bool(sub.loc[yv, 'contended']): bar.set_hatch('////'); bar.set_edgecolor('black'); bar.set_linewidth(0.4)
+    if spans: draw_intervals(ax, spans)
     ax.set_yticks(range(len(ys)), ys); ax.invert_yaxis()
     handles, labels = ax.get_legend_handles_labels()
     if 'contended' in df and df.contended.fillna(False).astype(bool).any():
@@ -201,6 +215,9 @@ def chart_mfu(best:pd.DataFrame):
                      hi=100 * d[c] * d.throughput_ci_high / d.throughput_mean)
         barh_ci(ax, e.dropna(subset=['pct']), 'row', 'pct', 'hue', 'lo', 'hi')
         ax.set(xlabel='% of ' + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'), ylabel=None, title=c)
+        top = e.pct.max()
+        if top <= 100: ax.set_xlim(0, 100)
+        else: ax.set_title(f"{c} (a value of {top:.0f}% is above 100%: check the peak)", color='darkred')
     shared_legend(fig, axes); return fig
 
 # %% ../nbs/12_report.ipynb #12fa01eb
@@ -367,23 +384,32 @@ CHARTS = {'throughput_inference': lambda b, g: chart_throughput(native_rows(b), 
           'mfu': lambda b, g: chart_mfu(native_rows(b)), 'geo_compare': lambda b, g: chart_geo_compare(b, g)}
 CHARTS_OF_ROWS = {'serving': chart_serving}  # charts drawn from every row, not the best per configuration
 
+MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
+
+def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
+    "The figures of one chart: one, or, where it would be taller than `max_in` inches, the models split in halves (interleaved by speed) until each page fits."
+    fig = _fig if _fig is not None else make(best)
+    if fig is None: return []
+    labels = list(dict.fromkeys(best.sort_values('throughput_mean', ascending=False).label)) if 'label' in best else []
+    if fig.get_size_inches()[1] <= max_in or len(labels) < 2: return [fig]
+    plt.close(fig)
+    return [f for half in (labels[0::2], labels[1::2]) for f in paged(make, best[best.label.isin(half)], max_in)]
+
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'))->list:
-    "Write every chart that has data (PNG and SVG) and `summary.md` into `out`; returns the files written."
+    "Write every chart that has data (PNG and SVG; a chart too tall for one page as `name_1`, `name_2`, ...) and `summary.md` into `out`; returns the files written."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     best, files = best_rows(df), []
+    def save(name, figs):
+        for i, fig in enumerate(figs, 1):
+            stem = name if len(figs) == 1 else f"{name}_{i}"
+            for fmt in formats:
+                p = out / f"{stem}.{fmt}"; fig.savefig(p, bbox_inches='tight'); files.append(p)
+            plt.close(fig)
     with matplotlib.rc_context({'figure.dpi': 100}):
         sns.set_theme(style='whitegrid')
-        for name, make in CHARTS.items():
-            fig = make(best, gsd_m)
-            if fig is None: continue
-            for fmt in formats:
-                p = out / f"{name}.{fmt}"; fig.savefig(p, bbox_inches='tight'); files.append(p)
-            plt.close(fig)
+        for name, make in CHARTS.items(): save(name, paged(lambda b: make(b, gsd_m), best))
         for name, make in CHARTS_OF_ROWS.items():
             fig = make(df)
-            if fig is None: continue
-            for fmt in formats:
-                p = out / f"{name}.{fmt}"; fig.savefig(p, bbox_inches='tight'); files.append(p)
-            plt.close(fig)
+            save(name, [fig] if fig is not None else [])
     md = out / 'summary.md'; md.write_text(summary_markdown(df, best, gsd_m)); files.append(md)
     return files
