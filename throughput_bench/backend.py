@@ -34,12 +34,12 @@ def maybe_compile(model:torch.nn.Module, mode:str)->torch.nn.Module:
     return torch.compile(model, mode=None if mode == 'default' else mode)
 
 # %% ../nbs/05a_backend.ipynb #613023c4
-def predictor(model:torch.nn.Module, spec:BenchSpec, device:torch.device, dtype:torch.dtype):
-    "`f(x)`: `model(x)` under `inference_mode` and the precision's autocast, `x` moved to the model's device, dtype and layout."
+def predictor(model:torch.nn.Module, spec:BenchSpec, device:torch.device, dtype:torch.dtype, cast:bool=True):
+    "`f(x)`: `model(x)` under `inference_mode` and the precision's autocast; with `cast`, `x` is first moved to the model's device, dtype and layout (the server's requests); without, the caller's batch is already there (the timed loop pays for nothing else)."
     fmt = torch.channels_last if spec.channels_last else torch.contiguous_format
     def f(x:torch.Tensor):
         with torch.inference_mode(), autocast(spec.precision, device):
-            return model(x.to(device=device, dtype=dtype, memory_format=fmt))
+            return model(x.to(device=device, dtype=dtype, memory_format=fmt) if cast else x)
     return f
 
 # %% ../nbs/05a_backend.ipynb #7d93974a

@@ -22,7 +22,7 @@ __all__ = ['inference_step', 'peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', '
 # %% ../nbs/06_infer.ipynb #ec42e5d9
 def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
     "The function the timer calls: one forward pass on one batch (through `backend.predictor`, as the model server calls it)."
-    f = predictor(model, spec, device, dtype)
+    f = predictor(model, spec, device, dtype, cast=False)  # the batch is made in the model's dtype and layout, once
     if spec.data_mode == 'dataloader':
         nxt = loader_input(spec, batch, device, dtype)
         return lambda: f(nxt())
