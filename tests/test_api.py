@@ -14,7 +14,7 @@ def test_api_names_are_functions_even_after_every_module_is_imported():
 def test_train_rows_through_the_api(tmp_path):
     from throughput_bench import train
     df = train(['resnet18'], optimizers=['sgd', 'adamw'], **(FAST_API | dict(results_dir=tmp_path)))
-    assert list(df.optimizer) == ['sgd', 'adamw'] and set(df.task) == {'training'} and (df.throughput_mean > 0).all()
+    assert list(df.optimizer) == ['sgd', 'adamw'] and set(df['mode']) == {'training'} and (df.throughput_mean > 0).all()
     assert list(df.measured) == ['now', 'now']
     again = train(['resnet18'], optimizers=['sgd'], **(FAST_API | dict(results_dir=tmp_path)))
     assert list(again.measured) == ['stored'] and again.throughput_mean[0] == df.throughput_mean[0]

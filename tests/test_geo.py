@@ -43,7 +43,7 @@ def test_parameter_counts_match_the_seed_tools_file():
     "Random-init encoders have the parameter counts the seed tool published for the same architectures."
     ref = Path(__file__).parent / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv'  # the seed tool's file (MIT), copied
     seed = pd.read_csv(ref).drop_duplicates('model_name').set_index('model_name').params_M
-    for name in ['dofa_base', 'dofa_large', 'croma_optical', 'croma_sar', 'galileo_nano', 'galileo_base']:
+    for name in ['dofa_base', 'dofa_large', 'croma_optical', 'croma_sar', 'galileo_nano', 'galileo_base', 'galileo_large']:
         assert count_params(get_model(name)) == pytest.approx(seed[name], rel=2e-3, abs=0.006), name  # the seed rounds to 0.01 M
 
 def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path):
@@ -144,5 +144,5 @@ def test_training_a_geo_encoder(work):
                *RUN, cwd=work, timeout=600)
     assert r.returncode == 0, r.stderr
     df = read_results(csv_of(work))
-    assert (df.status == 'ok').all() and len(df) == 4 and (df.task == 'training').all(), df[['model_name', 'precision', 'status', 'error']]
+    assert (df.status == 'ok').all() and len(df) == 4 and (df['mode'] == 'training').all(), df[['model_name', 'precision', 'status', 'error']]
     check_rows_consistent(df, 0, iterations=3)

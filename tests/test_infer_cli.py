@@ -62,6 +62,10 @@ def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(wor
     assert r.returncode == 0, r.stderr
     df = read_results(work / 'out' / 'h100.csv')
     assert len(df) == 1 and df.data_mode[0] == 'synthetic' and (work / 'out' / 'h100_hardware.json').exists()
+    # the seed tool's choices: a 10-class head (so the parameter count is its file's), `task` in its meaning, `mode` ours
+    seed = pd.read_csv(Path(__file__).parent / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv').drop_duplicates('model_name').set_index('model_name')
+    assert df.num_classes[0] == 10 and round(df.params_M[0], 2) == seed.params_M['resnet18'], (df.params_M[0], seed.params_M['resnet18'])
+    assert (df.task[0], df['mode'][0]) == ('classification', 'inference')
     assert not (work / 'results').exists()
     r = tbench('--models', 'resnet18', *FAST, '--output', 'out/h100.csv', cwd=work, cmd='throughput-bench')
     assert r.returncode == 0 and '0 to run, 1 done' in r.stdout, r.stdout  # it resumes from the named file

@@ -82,7 +82,7 @@ def test_each_scenario_writes_rows_with_ordered_percentiles(server, tmp_path):
         ('single-stream', 'samples=1 steps=8', '1'), ('single-stream', 'samples=1 steps=18', '1'),
         ('offline', '', '1'), ('offline', '', '2'), ('server', '', '')]
     for g in got:
-        assert g['task'] == 'serving' and g['status'] == 'ok' and g['request_errors'] == '0', g
+        assert g['mode'] == 'serving' and g['status'] == 'ok' and g['request_errors'] == '0', g
         p = [float(g[f'latency_{k}_ms']) for k in ('p50', 'p90', 'p95', 'p99', 'p999')]
         assert p == sorted(p) and p[0] > 0
         assert abs(float(g['throughput_mean']) - float(g['achieved_qps']) * int(g['batch_size'])) < 1e-3 * float(g['throughput_mean'])

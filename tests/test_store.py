@@ -36,7 +36,7 @@ def test_seed_tool_file_reads_back(tmp_path):
     df = read_results(REF / 'nvidia_h100_nvl.csv')
     assert len(df) == len(raw) and list(df.columns[:25]) == SEED_COLUMNS
     assert (df.throughput_mean == raw.throughput_mean).all()
-    assert set(df.task) == {'inference'} and set(df.status) == {'ok'} and set(df.device_type) == {'cuda'}
+    assert set(df['mode']) == {'inference'} and set(df.status) == {'ok'} and set(df.device_type) == {'cuda'}
     assert (df.gflops_per_sample == raw.macs_G).all() and df.compiled.dtype == bool
     # mixed with a file of ours: one tidy frame
     st = ResultStore(tmp_path, 'cpu_x'); st.append(BenchResult(model_name='resnet18', throughput_mean=1.0, device_type='cpu'))

@@ -12,7 +12,7 @@ def test_train_adamw_breakdown_flops_mfu(work):
     assert r.returncode == 0, r.stderr
     assert 'plan: 2 to run' in r.stdout
     df = read_results(only_csv(work))
-    assert list(df.task) == ['training'] * 2 and list(df.optimizer) == ['sgd', 'adamw'] and (df.status == 'ok').all()
+    assert list(df['mode']) == ['training'] * 2 and list(df.optimizer) == ['sgd', 'adamw'] and (df.status == 'ok').all()
     assert ((df.throughput_mean - df.iterations * df.batch_size / df.seconds_measured).abs() < 1e-5 * df.throughput_mean).all()
     shares = df[['breakdown_data_pct', 'breakdown_forward_pct', 'breakdown_backward_pct', 'breakdown_optimizer_pct']]
     assert ((shares.sum(axis=1) - 100).abs() < 1e-3).all() and (shares >= 0).all().all()
@@ -28,12 +28,12 @@ def test_train_adamw_breakdown_flops_mfu(work):
 def test_training_flops_are_about_three_times_inference(work):
     for task in ('infer', 'train'):
         assert tbench(task, '--models', 'resnet18', *FAST, cwd=work).returncode == 0
-    df = read_results(only_csv(work)).set_index('task')
+    df = read_results(only_csv(work)).set_index('mode')
     ratio = df.gflops_per_sample['training'] / df.gflops_per_sample['inference']
     assert 2.5 < ratio < 3.5, ratio
 
 def test_ready_steady_go(work):
-    r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_seconds', '0.5', '--run_number', '3', '--wnb', 'offline',
+    r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_seconds', '0.5', '--run_number', '3', '--wnb', 'offline', '--wnb_run', 'rsg-resnet18-bs4',
                cwd=work, cmd='ready-steady-go')
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
@@ -45,8 +45,10 @@ def test_ready_steady_go(work):
     # logged through the same W&B code as tbench: the row's run_id is the offline run's id
     from throughput_bench.tracking import read_offline_runs
     runs = read_offline_runs(work / 'wandb')
-    assert list(df.task) == ['training'] and df.batch_size[0] == 4 and list(runs.run_id) == [df.run_id[0]]
+    assert list(df['mode']) == ['training'] and df.batch_size[0] == 4 and list(runs.run_id) == [df.run_id[0]]
     assert runs.throughput_mean[0] == df.throughput_mean[0]
+    from throughput_bench.tracking import inspect_run, offline_run_dirs
+    assert inspect_run(offline_run_dirs(work / 'wandb')[0])['name'] == 'rsg-resnet18-bs4'  # --wnb_run names the run
     printed = float(lines[-9].split(': ')[-1].split()[0])
     assert math.isclose(printed, df.throughput_mean[0], rel_tol=1e-3)
     # n_batches fixes the iteration count; a second call is a new measurement, not a skip

@@ -11,20 +11,21 @@ from fastcore.meta import delegates
 from .core import *
 
 # %% auto #0
-__all__ = ['REPEATS', 'GEO_MODULES', 'GEO_BASELINES', 'default_batch', 'default_precisions', 'default_compile_modes',
-           'timing_config', 'check_model', 'idle_check', 'geo_compare_specs', 'hardware_record', 'wandb_logger',
-           'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'sync', 'repair', 'serve', 'latency']
+__all__ = ['REPEATS', 'GEO_MODULES', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
+           'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model', 'idle_check',
+           'geo_compare_specs', 'seed_specs', 'default_models', 'hardware_record', 'wandb_logger', 'sweep', 'rows_for',
+           'infer', 'train', 'models', 'hw', 'report', 'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
 REPEATS = 3
 
-def default_batch(task:str, device_type:str)->int:
+def default_batch(mode:str, device_type:str)->int:
     "512 (inference) or 256 (training) on a GPU, 32 on a CPU."
-    return (256 if task == 'training' else 512) if device_type == 'cuda' else 32
+    return (256 if mode == 'training' else 512) if device_type == 'cuda' else 32
 
-def default_precisions(task:str)->list:
+def default_precisions(mode:str)->list:
     "Every precision for inference; fp32, amp and bf16 autocast for training (pure fp16 training needs loss scaling)."
-    return ['fp32', 'amp', 'bf16'] if task == 'training' else list(PRECISIONS)
+    return ['fp32', 'amp', 'bf16'] if mode == 'training' else list(PRECISIONS)
 
 def default_compile_modes(device_type:str)->list:
     "`none` and `default` on CUDA; `none` elsewhere (compiling on a CPU costs minutes per model)."
@@ -75,13 +76,13 @@ def idle_check(device, force:bool):
 # %% ../nbs/13_api.ipynb #f9ed4db6
 GEO_BASELINES = ['resnet50', 'vit_base_patch16_224']
 
-def geo_compare_specs(models:list, grid:tuple, kw:dict, log:Callable=print)->list:
+def geo_compare_specs(models:list, grid:tuple, kw:dict, log:Callable=print, baselines:list=GEO_BASELINES)->list:
     "Phase 1 (geo encoders, native inputs) then phase 2 (baselines at each distinct geo input shape)."
     from throughput_bench.registry import get_model, GEO_NAMES
     from throughput_bench.sweep import expand
     named = models or []
     geo = [m for m in named if get_model(m).is_geo] or GEO_NAMES
-    base = [m for m in named if not get_model(m).is_geo] or GEO_BASELINES
+    base = [m for m in named if not get_model(m).is_geo] or baselines
     for m in geo + base: check_model(get_model(m))
     phase1 = expand(geo, *grid, **kw)
     t = kw['timesteps']
@@ -90,6 +91,29 @@ def geo_compare_specs(models:list, grid:tuple, kw:dict, log:Callable=print)->lis
     log(f"geo-compare: phase 1: {len(geo)} geo encoder(s) at native inputs; phase 2: {', '.join(base)} at "
         f"{len(shapes)} input shape(s): {', '.join(f'{c}x{z}' for c, z in shapes)}")
     return phase1 + phase2
+
+# %% ../nbs/13_api.ipynb #5eed0c02
+CONVENTIONS = ('tbench', 'throughput-bench')
+SEED_INPUTS = {'dofa_base': (3, 224), 'dofa_large': (3, 224), 'vit_huge_plus_patch16_dinov3': (3, 224)}  # the seed tool's inputs where they differ
+SEED_NUM_CLASSES = 10
+SEED_GEO = ('dofa_base', 'dofa_large', 'croma_optical', 'croma_sar', 'galileo_nano', 'galileo_base', 'galileo_large',
+            'olmoearth_nano', 'olmoearth_tiny', 'olmoearth_base', 'olmoearth_large')  # the seed tool's geo encoders that a PyPI package builds offline
+
+def seed_specs(specs:list, inputs_given:bool)->list:
+    "`specs` as the seed tool builds them: a 10-class head on every timm model, its inputs for DOFA and DINOv3-H+ (unless inputs were given)."
+    from throughput_bench.registry import get_model
+    out = []
+    for s in specs:
+        kw = {} if get_model(s.model_name).is_geo else {'num_classes': SEED_NUM_CLASSES}
+        if not inputs_given and s.model_name in SEED_INPUTS: kw['input_channels'], kw['input_size'] = SEED_INPUTS[s.model_name]
+        out.append(dataclasses.replace(s, **kw))
+    return out
+def default_models(conventions:str='tbench')->list:
+    "The models a sweep runs when none are named: the registry's timm models; under the seed tool's conventions also its geo encoders, when the `[geo]` extra is installed."
+    from throughput_bench.registry import REGISTRY
+    from throughput_bench.geo import has_geo
+    geo = conventions == 'throughput-bench' and has_geo()
+    return [n for n, i in REGISTRY.items() if not i.is_geo or (geo and n in SEED_GEO)]
 
 # %% ../nbs/13_api.ipynb #de9e2859
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
@@ -103,15 +127,15 @@ def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dic
         store.write_hardware({'ceilings': measure_ceilings(device, quick=not ceilings)})
     return store.read_hardware()
 
-def wandb_logger(mode:str, hw:dict, warn:Callable, project='throughput-bench', entity=None, tags=(), dir='.', init_timeout=30.0):
+def wandb_logger(mode:str, hw:dict, warn:Callable, project='throughput-bench', entity=None, tags=(), dir='.', init_timeout=30.0, name=None):
     "The W&B logger `mode` asks for (None when disabled)."
     from throughput_bench.tracking import WandbLogger, resolve_mode
     mode = resolve_mode(mode)
     if mode == 'disabled': return None
-    return WandbLogger(mode, project, entity, list(tags), hardware=hw, dir=dir, init_timeout=init_timeout, log=warn)
+    return WandbLogger(mode, project, entity, list(tags), hardware=hw, dir=dir, init_timeout=init_timeout, log=warn, name=name)
 
 # %% ../nbs/13_api.ipynb #7780af31
-def sweep(task:str='inference', # `inference` or `training`
+def sweep(mode:str='inference', # `inference` or `training`
           models:Optional[list]=None, # registry or timm names (default: every timm model of the registry)
           device:str='auto', # `auto` (CUDA if present, else CPU), `cpu`, `cuda`, `cuda:N` or `mps`
           gpu_id:Optional[int]=None, # CUDA device index (the seed tool's `--gpu-id`)
@@ -152,11 +176,13 @@ def sweep(task:str='inference', # `inference` or `training`
           wandb_project:str='throughput-bench', wandb_entity:Optional[str]=None, wandb_tags:tuple=(),
           wandb_dir:str='.', # W&B runs go under this folder's `wandb/`
           wandb_init_timeout:float=30.0, # seconds to wait for W&B online before falling back to offline
+          wandb_run_name:Optional[str]=None, # the W&B runs' name (default: model-mode-precision-compile-batch)
           geo_compare:bool=False, # geo encoders at native inputs, then timm baselines at each geo input shape
           optimizers:tuple=('sgd',), # training: sgd (momentum) and/or adamw
           lr:float=0.01, # training: learning rate (recorded; irrelevant to speed)
           breakdown:bool=False, # training: also measure the data/forward/backward/optimizer shares of a step
           run_id:str='', # recorded on each row that has none
+          conventions:str='tbench', # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models in the defaults)
          )->'pd.DataFrame':
     "Plan, measure and store a sweep; the rows of every configuration asked for."
     import torch
@@ -165,7 +191,9 @@ def sweep(task:str='inference', # `inference` or `training`
     def warn(msg):
         if quiet or msg in warned: return
         warned.add(msg); print(f"warning: {msg}", file=sys.stderr, flush=True)
-    if task not in ('inference', 'training'): raise BenchError(f"unknown task {task!r}: use inference or training (serving: `latency`)")
+    if mode not in ('inference', 'training'): raise BenchError(f"unknown mode {mode!r}: use inference or training (serving: `latency`)")
+    if conventions not in CONVENTIONS: raise BenchError(f"unknown conventions {conventions!r}: use {' or '.join(CONVENTIONS)}")
+    seed = conventions == 'throughput-bench'
     if rerun and retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
     _positive('--batch-sizes', batch_sizes); _positive('--threads', threads); _positive('--repeats', repeats)
     _positive('--input-size', input_size); _positive('--input-channels', input_channels); _positive('--timesteps', timesteps)
@@ -176,7 +204,7 @@ def sweep(task:str='inference', # `inference` or `training`
         if p not in PRECISIONS: raise BenchError(f"unknown precision {p!r}: use {', '.join(PRECISIONS)}")
     for c in compile_modes or []:
         if c not in COMPILE_MODES: raise BenchError(f"unknown compile mode {c!r}: use {', '.join(COMPILE_MODES)}")
-    if task == 'training':
+    if mode == 'training':
         for o in optimizers:
             if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
     if isinstance(models, str): models = [models]
@@ -190,7 +218,7 @@ def sweep(task:str='inference', # `inference` or `training`
     from throughput_bench.sweep import expand, plan, run_sweep
     from throughput_bench.contention import Contention
     from throughput_bench.flops import annotate_mfu
-    names = list(models) if models else [n for n, i in REGISTRY.items() if not i.is_geo]
+    names = list(models) if models else default_models(conventions)
     for m in names: check_model(get_model(m))
     if output:
         out = Path(output)
@@ -201,22 +229,23 @@ def sweep(task:str='inference', # `inference` or `training`
     n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
     if n: warn(f"added {n} pending row(s) to {store.csv_path}")
     th = threads or torch.get_num_threads()
-    kw = dict(explicit_precisions=precisions is not None, task=task, device=str(dev), threads=th, tf32=tf32,
+    kw = dict(explicit_precisions=precisions is not None, mode=mode, device=str(dev), threads=th, tf32=tf32,
               data_mode='dataloader' if dataloader else 'synthetic', workers=workers, timesteps=timesteps,
               max_step_seconds=(max_step_seconds or None) if dev.type == 'cpu' and not batch_sizes else None,
               max_memory_mb=max_memory_mb)
-    grid = (precisions or default_precisions(task), compile_modes or default_compile_modes(dev.type),
-            batch_sizes or [default_batch(task, dev.type)], [channels_last])
+    grid = (precisions or (['fp32'] if seed and geo_compare else default_precisions(mode)), compile_modes or default_compile_modes(dev.type),
+            batch_sizes or [default_batch(mode, dev.type)], [channels_last])
     if geo_compare:
         if input_channels or input_size: raise BenchError("--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size")
-        specs = geo_compare_specs(models, grid, kw, log)
+        specs = geo_compare_specs(models, grid, kw, log, baselines=[n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES)
     else: specs = expand(names, *grid, input_channels=input_channels, input_size=input_size, **kw)
-    if task == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=lr) for s in specs for o in optimizers]
+    if seed: specs = seed_specs(specs, inputs_given=bool(input_channels or input_size))
+    if mode == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=lr) for s in specs for o in optimizers]
     idle_check(dev, force)
     p = plan(specs, store, rerun=rerun, retry_failed=retry_failed)
     log(p.line() + (f"; {repeats} worker processes each" if p.todo and repeats > 1 else ''))
     hw = hardware_record(store, dev, log=log) if p.todo else {}
-    wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout) if p.todo else None
+    wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout, wandb_run_name) if p.todo else None
     def post(res):
         res.run_id = res.run_id or run_id
         res = annotate_mfu(res, hw, peak_tflops, warn)
@@ -226,7 +255,7 @@ def sweep(task:str='inference', # `inference` or `training`
         return res
     from throughput_bench.sweep import server_pid
     cont = Contention(wait=wait_idle, threshold=busy_threshold, strict=strict, roots=lambda: [server_pid()]) if dev.type == 'cpu' else None
-    new = run_sweep(p, store, tc, isolate=isolate, progress=progress, runner_kw={'breakdown': breakdown} if task == 'training' else None,
+    new = run_sweep(p, store, tc, isolate=isolate, progress=progress, runner_kw={'breakdown': breakdown} if mode == 'training' else None,
                     post=post, repeats=repeats, contention=cont, log=warn)
     log(f"results: {store.csv_path} ({len(new)} new rows), hardware: {store.hw_path}")
     return rows_for(store, specs, new)
@@ -255,14 +284,14 @@ def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
     return out
 
 # %% ../nbs/13_api.ipynb #07898664
-@delegates(sweep, but=['task', 'models', 'geo_compare', 'optimizers', 'lr', 'breakdown'])
+@delegates(sweep, but=['mode', 'models', 'geo_compare', 'optimizers', 'lr', 'breakdown'])
 def infer(models:Optional[list]=None, # registry or timm names (default: every timm model of the registry)
           geo_compare:bool=False, # geo encoders at native inputs, then the timm `models` (default ResNet-50, ViT-B/16) at each geo input shape
           **kwargs)->'pd.DataFrame':
     "Measure inference throughput, latency and memory; one row per configuration (stored in `results/<device>.csv`)."
     return sweep('inference', models, geo_compare=geo_compare, **kwargs)
 
-@delegates(sweep, but=['task', 'models', 'geo_compare'])
+@delegates(sweep, but=['mode', 'models', 'geo_compare'])
 def train(models:Optional[list]=None, # registry or timm names
           optimizers:tuple=('sgd',), # sgd (momentum) and/or adamw
           breakdown:bool=False, # also measure the data/forward/backward/optimizer shares of a step
@@ -386,7 +415,7 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
             wandb:str='auto', wandb_project:str='throughput-bench', wandb_entity:Optional[str]=None, wandb_tags:tuple=(),
             wandb_dir:str='.', wandb_init_timeout:float=30.0,
            )->'pd.DataFrame':
-    "Measure a served model's request latency with MLPerf LoadGen; one row per test (task `serving`)."
+    "Measure a served model's request latency with MLPerf LoadGen; one row per test (mode `serving`)."
     from throughput_bench.serving import require_serving
     require_serving()
     import pandas as pd

@@ -12,8 +12,8 @@ from .registry import get_model, build
 from .hardware import device_name, device_memory_gb
 
 # %% auto #0
-__all__ = ['TOO_LARGE', 'setup_run', 'maybe_compile', 'predictor', 'synthetic_input', 'RandomImages', 'loader_input', 'is_oom',
-           'one_line', 'describe_device']
+__all__ = ['TOO_LARGE', 'setup_run', 'describe_model', 'maybe_compile', 'predictor', 'synthetic_input', 'RandomImages',
+           'loader_input', 'is_oom', 'one_line', 'describe_device']
 
 # %% ../nbs/05a_backend.ipynb #34ff163a
 def setup_run(spec:BenchSpec):
@@ -22,11 +22,17 @@ def setup_run(spec:BenchSpec):
     if spec.threads: torch.set_num_threads(spec.threads)
     set_tf32(spec.tf32)
     info = get_model(spec.model_name)
-    model = build(info, spec.input_channels, spec.input_size, spec.timesteps or 1)
+    model = build(info, spec.input_channels, spec.input_size, spec.timesteps or 1, num_classes=spec.num_classes)
     dtype, _ = precision_dtypes(spec.precision, device)
     model = model.to(device=device, dtype=dtype)
     if spec.channels_last: model = model.to(memory_format=torch.channels_last)
     return device, info, model, dtype
+
+def describe_model(res:BenchResult, info)->BenchResult:
+    "Fill the row's model columns from the registry entry `info`: names, family, type and the model's task."
+    res.display_name, res.model_family, res.model_type = info.display_name, info.family, info.type
+    res.task = model_task(info.source)
+    return res
 
 def maybe_compile(model:torch.nn.Module, mode:str)->torch.nn.Module:
     "`torch.compile` with `mode` (`none`: the eager model)."

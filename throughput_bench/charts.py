@@ -27,7 +27,7 @@ def device_label(name:str)->str:
     for drop in ('NVIDIA ', 'GeForce ', 'Intel(R) ', '(R)', '(TM)', ' Processor', ' CPU'): name = name.replace(drop, '')
     return ' '.join(name.split())
 
-CONFIG = ['gpu_name', 'task', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_channels', 'input_size', 'timesteps',
+CONFIG = ['gpu_name', 'mode', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_channels', 'input_size', 'timesteps',
           'data_mode', 'optimizer']
 
 def input_label(df:pd.DataFrame)->pd.Series:
@@ -38,12 +38,12 @@ def input_label(df:pd.DataFrame)->pd.Series:
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
-    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df.task.ne('serving')].reset_index(drop=True)  # served rows: `chart_serving`
+    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df['mode'].ne('serving')].reset_index(drop=True)  # served rows: `chart_serving`
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
     ok['variant'] = (ok.precision + np.where(ok.compile_mode.eq('none'), '', ' + compile ' + ok.compile_mode.astype(str))
-                     + np.where(ok.task.eq('training'), ' · ' + ok.optimizer.astype(str), ''))
+                     + np.where(ok['mode'].eq('training'), ' · ' + ok.optimizer.astype(str), ''))
     keys = [c for c in CONFIG if c in ok]
     idx = ok.groupby(keys, dropna=False)['throughput_mean'].idxmax()
     b = ok.loc[idx].reset_index(drop=True)
@@ -142,8 +142,10 @@ def shared_legend(fig, axes, title:Optional[str]=None):
         if ax.get_legend(): ax.get_legend().remove()
     order = lambda l: next((i for i, p in enumerate(PRECISION_COLOURS) if p in l.split()), 9)  # fp32 fp16 bf16 amp
     labels = sorted(seen, key=order)
-    H = fig.get_size_inches()[1]
-    top = 1 - ((0.35 if title else 0) + (0.35 if labels else 0) + 0.05) / H
+    head = (0.35 if title else 0) + (0.35 if labels else 0) + 0.05  # inches of title and legend, added above the panels
+    W, H = fig.get_size_inches(); H += head
+    fig.set_size_inches(W, H)  # the panels keep their height, so the title and legend never sit on them
+    top = 1 - head / H
     if title: fig.suptitle(title, y=1 - 0.05 / H, va='top')
     if labels: fig.legend([seen[l] for l in labels], labels, loc='upper center', bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H),
                           ncol=min(len(labels), 6), fontsize='small', frameon=False)
@@ -154,22 +156,22 @@ def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
     cols = min(n, 3); rows = int(np.ceil(n / cols))
     return plt.subplots(rows, cols, figsize=(w * cols, max(2.2, h_per * rows_per + 1.2) * rows), squeeze=False)
 
-def chart_throughput(best:pd.DataFrame, task:str='inference'):
+def chart_throughput(best:pd.DataFrame, mode:str='inference'):
     "Per model: img/s per device, precisions (and compile modes) side by side, with 95% CIs."
-    d = best[best.task.eq(task)]
+    d = best[best['mode'].eq(mode)]
     if d.empty: return None
     models = list(dict.fromkeys(d.sort_values('throughput_mean', ascending=False).label))
     fig, axes = _grid(len(models), rows_per=d.groupby('label').size().max())  # as tall as the panel with most bars
     for ax, m in zip(axes.flat, models):
         barh_ci(ax, d[d.label.eq(m)], 'device', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
-        ax.set(title=m, xlabel='img/s' if task == 'inference' else 'samples/s', ylabel=None)
+        ax.set(title=m, xlabel='img/s' if mode == 'inference' else 'samples/s', ylabel=None)
     for ax in axes.flat[len(models):]: ax.axis('off')
-    shared_legend(fig, axes, f"{task} throughput (best batch size; bars: 95% CI)")
+    shared_legend(fig, axes, f"{mode} throughput (best batch size; bars: 95% CI)")
     return fig
 
 def speedups(best:pd.DataFrame)->pd.DataFrame:
-    "Throughput of each precision/compile variant over fp32 eager of the same device, task, model and input."
-    keys = ['device', 'task', 'model_name', 'input', 'channels_last', 'data_mode', 'optimizer']
+    "Throughput of each precision/compile variant over fp32 eager of the same device, mode, model and input."
+    keys = ['device', 'mode', 'model_name', 'input', 'channels_last', 'data_mode', 'optimizer']
     base = best[best.precision.eq('fp32') & best.compile_mode.eq('none')].set_index(keys)['throughput_mean']
     d = best.join(base.rename('fp32_eager'), on=keys).dropna(subset=['fp32_eager'])
     d = d.assign(speedup=d.throughput_mean / d.fp32_eager, speedup_lo=d.throughput_ci_low / d.fp32_eager,
@@ -180,7 +182,7 @@ def chart_speedup(best:pd.DataFrame):
     "Speed-up over fp32 eager, per model and device, by precision and compile mode."
     d = speedups(best)
     if d.empty: return None
-    d = d.assign(row=d.label + ' · ' + d.device + np.where(d.task.eq('training'), ' (train)', ''))
+    d = d.assign(row=d.label + ' · ' + d.device + np.where(d['mode'].eq('training'), ' (train)', ''))
     fig, ax = plt.subplots(figsize=(8, 0.45 * d.row.nunique() * max(1, d.variant.nunique()) / 1.5 + 1.5))
     barh_ci(ax, d, 'row', 'speedup', 'variant', 'speedup_lo', 'speedup_hi')
     ax.axvline(1, color='k', lw=0.8, ls='--')
@@ -189,7 +191,7 @@ def chart_speedup(best:pd.DataFrame):
 
 def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     "km²/s at `gsd_m` per model and device (inference, each model at its own input size), and days to map the land."
-    d = best[best.task.eq('inference')]
+    d = best[best['mode'].eq('inference')]
     if d.empty: return None
     d = add_coverage(d, gsd_m)
     d = d.loc[d.groupby(['device', 'label']).km2_per_sec.idxmax()]  # the fastest variant
@@ -207,7 +209,7 @@ def chart_mfu(best:pd.DataFrame):
     "MFU per model (against the measured GEMM ceiling, and the datasheet/theoretical peak where known)."
     d = best[best.mfu_measured.notna() | best.mfu.notna()]
     if d.empty: return None
-    d = d.assign(row=d.label + np.where(d.task.eq('training'), ' (train)', ''), hue=d.device + ' ' + d.variant)
+    d = d.assign(row=d.label + np.where(d['mode'].eq('training'), ' (train)', ''), hue=d.device + ' ' + d.variant)
     cols = [c for c in ('mfu_measured', 'mfu') if d[c].notna().any()]
     fig, axes = plt.subplots(1, len(cols), figsize=(6 * len(cols), 0.35 * d.row.nunique() * d.hue.nunique() / 2 + 1.5), squeeze=False)
     for ax, c in zip(axes.flat, cols):
@@ -223,7 +225,7 @@ def chart_mfu(best:pd.DataFrame):
 # %% ../nbs/12_report.ipynb #12fa01eb
 def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     "Inference rows of geo encoders and of the baselines measured at a geo encoder's input shape, with `shape` and `kind`."
-    d = best[best.task.eq('inference')].copy()
+    d = best[best['mode'].eq('inference')].copy()
     if d.empty: return d.assign(shape='', kind='')
     d['kind'] = np.where(d.model_name.isin(GEO_NAMES), 'geo encoder', 'timm baseline')
     d['shape'] = (d.input_channels * d.timesteps.fillna(1)).astype(int).astype(str) + 'x' + d.input_size.astype(int).astype(str)
@@ -275,7 +277,7 @@ SCENARIO_COLOURS = {'single-stream': '#4c72b0', 'server': '#dd8452', 'offline': 
 def serving_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured serving rows, with the device label, the server's max batch and a label per served configuration."
     if 'scenario' not in df or df.empty: return pd.DataFrame()
-    d = df[df.task.eq('serving') & df.status.eq('ok') & df.achieved_qps.notna()].copy()
+    d = df[df['mode'].eq('serving') & df.status.eq('ok') & df.achieved_qps.notna()].copy()
     if d.empty: return d
     meta = d.server_metadata.fillna('').astype(str).map(lambda s: json.loads(s) if s.startswith('{') else {})
     d['device'] = d.gpu_name.map(device_label)
@@ -318,7 +320,7 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     "Served against in-process rows of the same configuration: throughput at saturation and p50 at batch 1."
     s = serving_rows(df)
     if s.empty: return pd.DataFrame()
-    inf = df[df.task.eq('inference') & df.status.eq('ok') & df.throughput_mean.notna()]
+    inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna()]
     keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size']
     out = []
     for k, g in s.groupby(keys + ['max_batch'], dropna=False):
@@ -342,13 +344,13 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     if not best.empty:
         b = add_coverage(best, gsd_m)
         b = b.assign(half=(b.throughput_ci_high - b.throughput_ci_low) / 2)
-        t = b.sort_values(['task', 'device', 'throughput_mean'], ascending=[True, True, False])
-        rows = [f"| task | device | model | variant | batch | img/s | ± (95% CI) | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured |",
+        t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
+        rows = [f"| mode | device | model | variant | batch | img/s | ± (95% CI) | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured |",
                 "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
         fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
         for _, r in t.iterrows():
             busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
-            rows.append(f"| {r.task} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
+            rows.append(f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
                         f"{fmt(r.half, '.1f')} | {fmt(r.latency_p95_ms, '.1f')} | {fmt(r.km2_per_sec, ',.0f')} | {fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
         lines += rows + [""]
     s = serving_rows(df)
@@ -373,8 +375,8 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
         lines += [""]
     bad = df[df.status.isin(['oom', 'error', 'skipped'])]
     if len(bad):
-        lines += ["## Not measured", "", "| model | task | precision | status | why |", "|---|---|---|---|---|"]
-        lines += [f"| {r.model_name} | {r.task} | {r.precision} | {r.status} | {str(r.error)[:120]} |" for _, r in bad.iterrows()] + [""]
+        lines += ["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
+        lines += [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {str(r.error)[:120]} |" for _, r in bad.iterrows()] + [""]
     return '\n'.join(lines)
 
 # %% ../nbs/12_report.ipynb #3662d024

@@ -12,8 +12,8 @@ from .core import PRECISIONS, COMPILE_MODES
 
 # %% auto #0
 __all__ = ['Parser', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'add_common', 'print_rows',
-           'infer_parser', 'cmd_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg',
-           'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_report', 'cmd_repair',
+           'infer_parser', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser',
+           'cmd_rsg', 'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_report', 'cmd_repair',
            'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency', 'main_parser', 'tbench']
 
 # %% ../nbs/14_cli.ipynb #b51db73a
@@ -132,16 +132,22 @@ def infer_parser(prog='tbench infer', parser=None)->Parser:
     g.add_argument('--output', default=argparse.SUPPRESS, metavar='FILE.csv', help="write to this CSV file instead of results/<device>.csv (the seed tool's flag; default: unset)")
     g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS, help="synthetic data on the device (the default; the seed tool's flag)")
     p.add_argument('--geo-compare', action='store_true', default=argparse.SUPPRESS,
-                   help="geo encoders at native inputs, then timm baselines (--models; default resnet50 vit_base_patch16_224) at each geo input shape")
+                   help="geo encoders at native inputs, then timm baselines (--models; default resnet50 vit_base_patch16_224; throughput-bench: every timm model, in fp32) at each geo input shape")
     return p
 
 def cmd_infer(a):
     from throughput_bench import api
     print_rows(api.infer(**_kw(a)))
 
+def cmd_seed_infer(a):
+    from throughput_bench import api
+    print_rows(api.infer(**_kw(a), conventions='throughput-bench'))
+
 def throughput_bench(argv=None):
-    "Drop-in for the seed tool's `benchmark.py`: `tbench infer` under its name."
-    _run(lambda: cmd_infer(infer_parser('throughput-bench').parse_args(argv)), 'throughput-bench')
+    "Drop-in for the seed tool's `benchmark.py`: `tbench infer` under its name, making its choices (10-class heads, its inputs for DOFA and DINOv3-H+, geo models in the default set, `--geo-compare` in fp32 against every timm model)."
+    p = infer_parser('throughput-bench', Parser(prog='throughput-bench', description="Inference throughput as the seed tool throughput-bench measures it: "
+                     "10-class heads, DOFA at 3x224, DINOv3-H+ at 224, geo encoders in the default models when the [geo] extra is installed; rows go to results/<device>.csv."))
+    _run(lambda: cmd_seed_infer(p.parse_args(argv)), 'throughput-bench')
 
 # %% ../nbs/14_cli.ipynb #41b31677
 def train_parser(prog='tbench train', parser=None)->Parser:
@@ -185,7 +191,7 @@ def cmd_rsg(a):
     timed = dict(timed_iters=a.n_batches) if a.n_batches else dict(timed_seconds=a.n_seconds)
     df = api.train([a.model], batch_sizes=[a.bs], input_size=a.size, precisions=['amp' if a.fp16 else 'fp32'], device=a.device,
                    optimizers=[a.optimizer], results_dir=a.results_dir, rerun=True, progress=False, repeats=1,
-                   wandb=a.wnb, wandb_project=a.wnb_project, wandb_entity=a.wnb_entity, wandb_tags=[f"run_number={a.run_number}"],
+                   wandb=a.wnb, wandb_project=a.wnb_project, wandb_entity=a.wnb_entity, wandb_tags=[f"run_number={a.run_number}"], wandb_run_name=a.wnb_run,
                    run_id=f"rsg-{a.run_number}", **timed)
     res = df.iloc[-1]
     if res.status != 'ok': raise BenchError(f"{res.status}: {res.error}")

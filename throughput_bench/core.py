@@ -10,16 +10,17 @@ from typing import Optional
 import torch
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'TASKS', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS', 'BenchError',
+__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS', 'BenchError',
            'resolve_device', 'synchronize', 'reset_peak_memory', 'rss_mb', 'peak_memory_mb', 'cpu_features',
            'autocast_dtype', 'precision_dtypes', 'compute_dtype', 'precision_support', 'set_tf32', 'tf32_active',
-           'autocast', 'BenchSpec', 'config_key', 'BenchResult', 'now_iso', 'result_from_spec']
+           'autocast', 'BenchSpec', 'config_key', 'BenchResult', 'model_task', 'now_iso', 'result_from_spec']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
 COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
 DATA_MODES = ('synthetic', 'dataloader')
-TASKS = ('inference', 'training', 'serving')
+MODES = ('inference', 'training', 'serving')  # what a row measured (the `mode` column)
+TASKS = ('classification', 'feature-extraction')  # what the model does (the `task` column, the seed tool's meaning)
 STATUSES = ('ok', 'skipped', 'oom', 'error')
 
 # %% ../nbs/00_core.ipynb #8df4f6c8
@@ -152,7 +153,7 @@ def autocast(precision:str, device:torch.device):
 class BenchSpec:
     "One configuration to measure."
     model_name:str                       # registry or timm name
-    task:str = 'inference'               # `inference` or `training`
+    mode:str = 'inference'               # `inference` or `training`
     precision:str = 'fp32'               # one of `PRECISIONS`
     compile_mode:str = 'none'            # one of `COMPILE_MODES`
     batch_size:int = 32                  # requested batch; may halve on OOM
@@ -171,9 +172,10 @@ class BenchSpec:
     max_step_seconds:Optional[float] = None  # CPU, default batch only: halve the batch until a step is predicted to fit
     max_memory_mb:Optional[float] = None     # CPU: halve the batch until a step's predicted peak RSS fits (None: 90% of what is free)
     probe_batch:bool = True                  # CPU: probe memory and step time before measuring (off for the later repeats of a row)
+    num_classes:Optional[int] = None         # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
 
-    KEY = ('task', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
-           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps')
+    KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
+           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes')
 
     @property
     def in_chans(self)->int:
@@ -189,7 +191,8 @@ class BenchSpec:
         parts = [self.model_name, self.precision]
         if self.compile_mode != 'none': parts.append(f"compile={self.compile_mode}")
         if self.channels_last: parts.append('NHWC')
-        if self.task == 'training': parts.append(self.optimizer)
+        if self.mode == 'training': parts.append(self.optimizer)
+        if self.num_classes: parts.append(f"{self.num_classes} classes")
         t = f"x{self.timesteps}t" if (self.timesteps or 1) > 1 else ''
         return ' '.join(parts + [f"bs={self.batch_size}", f"{self.input_channels}x{self.input_size}px{t}"])
 
@@ -247,7 +250,8 @@ class BenchResult:
     cuda_version:str = ''
     timestamp:str = ''
     # ---- ours ----
-    task:str = 'inference'
+    task:str = ''                      # the model's task (`classification`, `feature-extraction`), the seed tool's meaning
+    mode:str = 'inference'             # what was measured: `inference`, `training` or `serving`
     status:str = 'ok'
     error:str = ''
     device:str = ''
@@ -268,6 +272,7 @@ class BenchResult:
     optimizer:str = 'none'
     lr:Optional[float] = None
     timesteps:Optional[int] = 1           # frames per sample; the input tensor has input_channels x timesteps channels
+    num_classes:Optional[int] = None     # classifier head size asked for (empty: the model's own)
     gflops_per_sample:Optional[float] = None  # forward (inference) or forward+backward (training)
     tflops_achieved:Optional[float] = None
     mfu:Optional[float] = None           # against the datasheet / theoretical peak
@@ -325,6 +330,10 @@ class BenchResult:
         "The row as an ordered dict, in `COLUMNS` order."
         return asdict(self)
 
+def model_task(source:str)->str:
+    "The seed tool's `task` of a model built from `source` (`timm` or `geo`): a timm classifier classifies, a geo encoder embeds."
+    return 'feature-extraction' if source == 'geo' else 'classification'
+
 COLUMNS = [f.name for f in fields(BenchResult)]
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
 
@@ -334,12 +343,12 @@ def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     import timm
-    d = dict(model_name=spec.model_name, task=spec.task, precision=spec.precision,
+    d = dict(model_name=spec.model_name, mode=spec.mode, num_classes=spec.num_classes, precision=spec.precision,
              compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
              batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
              input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,
              device_type=torch.device(spec.device).type, data_mode=spec.data_mode, threads=spec.threads,
-             optimizer=spec.optimizer, lr=spec.lr if spec.task == 'training' else None, timesteps=spec.timesteps,
+             optimizer=spec.optimizer, lr=spec.lr if spec.mode == 'training' else None, timesteps=spec.timesteps,
              pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '',
              timm_version=timm.__version__, timestamp=now_iso())
     return BenchResult(**(d | kw))

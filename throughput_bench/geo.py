@@ -167,7 +167,8 @@ def build_olmoearth(variant:str, channels:int, size:int, timesteps:int=1)->nn.Mo
 # %% ../nbs/01a_geo.ipynb #ca960be8
 GALILEO_SIZES = {'nano': dict(embedding_size=128, depth=4, num_heads=8, mlp_ratio=4),
                  'tiny': dict(embedding_size=192, depth=12, num_heads=3, mlp_ratio=4),
-                 'base': dict(embedding_size=768, depth=12, num_heads=12, mlp_ratio=4)}
+                 'base': dict(embedding_size=768, depth=12, num_heads=12, mlp_ratio=4),
+                 'large': dict(embedding_size=1280, depth=24, num_heads=16, mlp_ratio=4)}
 
 class GalileoEncoder(GeoEncoder):
     "Galileo's encoder on 10 Sentinel-2 bands; masks, empty groups and months made once per batch shape."

@@ -9,7 +9,7 @@ from typing import Optional
 import psutil, torch
 from .core import *
 from .registry import get_model, build, n_params
-from .backend import setup_run, maybe_compile, predictor, synthetic_input, loader_input, is_oom, one_line, describe_device
+from .backend import setup_run, maybe_compile, predictor, synthetic_input, loader_input, is_oom, one_line, describe_device, describe_model
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .hardware import device_name, device_memory_gb, load_average
@@ -81,7 +81,7 @@ def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional
     res.batch_size = tm.batch_size
     res.pixels_per_sec = res.throughput_mean * res.input_size ** 2
     res.compile_seconds = tm.first_call_seconds if res.compiled else None
-    res.display_name, res.model_family, res.model_type = info.display_name, info.family, info.type
+    describe_model(res, info)
     res.params_M, res.gflops_per_sample, res.macs_G = model_params, gflops, gflops
     if gflops: res.tflops_achieved = res.throughput_mean * gflops / 1e3
     res.peak_memory_mb = peak_memory_mb(device)
@@ -95,7 +95,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
     res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device)
     try:
         device, info, model, dtype = setup_run(spec)
-        res.display_name, res.model_family, res.model_type = info.display_name, info.family, info.type
+        describe_model(res, info)
         params = n_params(model)
         gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
         model = maybe_compile(model.eval(), spec.compile_mode)

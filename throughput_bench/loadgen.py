@@ -286,13 +286,13 @@ def client_cost(base:str, payload:bytes, form:dict=None, headers:dict=None, n:in
 # %% ../nbs/09a_loadgen.ipynb #5ef4c3ab
 def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int, qps=None, concurrency=1, burn_in=3, trials=10,
                 latency_bound_ms=None, latency_percentile=None, form:dict=None, client_p50_ms=None, log_dir='')->BenchResult:
-    "A `BenchResult` (task `serving`) from a test's aggregate `t` and the server's metadata."
+    "A `BenchResult` (mode `serving`) from a test's aggregate `t` and the server's metadata."
     import torch, timm
     from throughput_bench.backend import describe_device
     from urllib.parse import urlsplit
     ms = lambda v: None if v is None else round(float(v), 4)
     res = BenchResult(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
-                      model_family=meta.get('family', ''), model_type=meta.get('type', ''), task='serving',
+                      model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''), mode='serving',
                       precision=meta.get('precision', ''), compile_mode=meta.get('compile_mode', 'none'),
                       compiled=meta.get('compile_mode', 'none') not in ('none', ''), channels_last=bool(meta.get('channels_last', False)),
                       input_channels=meta.get('input_channels'), input_size=meta.get('input_size'), timesteps=meta.get('timesteps', 1),

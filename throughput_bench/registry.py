@@ -57,10 +57,10 @@ convnext_tiny ConvNeXt-T ConvNeXt cnn
 convnext_small ConvNeXt-S ConvNeXt cnn
 convnext_base ConvNeXt-B ConvNeXt cnn
 convnext_large ConvNeXt-L ConvNeXt cnn
-mobilenetv3_small_100 MobileNetV3-S MobileNetV3 cnn
-mobilenetv3_large_100 MobileNetV3-L MobileNetV3 cnn
-regnety_004 RegNetY-400MF RegNetY cnn
-regnety_040 RegNetY-4GF RegNetY cnn
+mobilenetv3_small_100 MobileNetV3-S MobileNet cnn
+mobilenetv3_large_100 MobileNetV3-L MobileNet cnn
+regnety_004 RegNetY-400MF RegNet cnn
+regnety_040 RegNetY-4GF RegNet cnn
 vit_tiny_patch16_224 ViT-Ti/16 ViT vit
 vit_small_patch16_224 ViT-S/16 ViT vit
 vit_base_patch16_224 ViT-B/16 ViT vit
@@ -68,15 +68,15 @@ vit_large_patch16_224 ViT-L/16 ViT vit
 vit_large_patch8_224 ViT-L/8 ViT vit
 vit_huge_patch14_224 ViT-H/14 ViT vit
 vit_giant_patch14_224 ViT-G/14 ViT vit
-deit3_small_patch16_224 DeiT3-S/16 DeiT3 vit
-deit3_base_patch16_224 DeiT3-B/16 DeiT3 vit
+deit3_small_patch16_224 DeiT3-S/16 DeiT vit
+deit3_base_patch16_224 DeiT3-B/16 DeiT vit
 swin_tiny_patch4_window7_224 Swin-T Swin vit
 swin_small_patch4_window7_224 Swin-S Swin vit
 swin_base_patch4_window7_224 Swin-B Swin vit
 swin_large_patch4_window7_224 Swin-L Swin vit
 beit_base_patch16_224 BEiT-B/16 BEiT vit
 beit_large_patch16_224 BEiT-L/16 BEiT vit
-vit_huge_plus_patch16_dinov3 DINOv3-H+/16 DinoV3 vit
+vit_huge_plus_patch16_dinov3 DinoV3-H+/16 DinoV3 vit
 coatnet_0_224 CoAtNet-0 CoAtNet hybrid
 coatnet_2_224 CoAtNet-2 CoAtNet hybrid
 """
@@ -84,6 +84,7 @@ coatnet_2_224 CoAtNet-2 CoAtNet hybrid
 def _timm_entry(line:str)->ModelInfo:
     name, disp, fam, typ = line.split()
     kw = dict(timm_name='vit_large_patch16_224', kwargs={'patch_size': 8}) if name == 'vit_large_patch8_224' else {}
+    if name == 'vit_huge_plus_patch16_dinov3': kw['size'] = 256  # timm's default for it (the seed tool builds it at 224)
     return ModelInfo(name, disp, fam, typ, **kw)
 
 REGISTRY = {m.name: m for m in map(_timm_entry, _TIMM.strip().splitlines())}
@@ -121,7 +122,7 @@ GEO = [
       for s in ('nano', 'tiny', 'base', 'large')],
     *[_geo(f'galileo_{s}', f'Galileo-{s.capitalize()}/8', 'Galileo', 'galileo', 'rslearn', 10, 64, 8,
            "10 Sentinel-2 bands (no B01, B09)", "masks for the absent groups (S1, NDVI, space, time, static), months",
-           precisions=_FP32_AMP, max_t=24, note=f"Galileo {_CAST}") for s in ('nano', 'tiny', 'base')],
+           precisions=_FP32_AMP, max_t=24, note=f"Galileo {_CAST}") for s in ('nano', 'tiny', 'base', 'large')],
     _geo('prithvi_eo2_100', 'Prithvi-EO-2.0-100M-TL', 'Prithvi', 'prithvi', 'terratorch', 6, 224, 16, "6 HLS bands",
          "temporal (year, day of year) and location (lat, lon) coordinates", max_t=4),
     _geo('prithvi_eo2_300', 'Prithvi-EO-2.0-300M', 'Prithvi', 'prithvi', 'terratorch', 6, 224, 16, "6 HLS bands", "none", max_t=4),
@@ -134,6 +135,11 @@ UNAVAILABLE = {
     'senpamae': "SenPaMAE-B/16 (3 x 144 px, with each band's spectral response and GSD) is not available: no PyPI package ships it. "
                 "Its code lives in its research repository and in geobreeze, both installable only from git, and this benchmark "
                 "builds every model from a package registry release.",
+    **{f'olmoearth_v1_1_{s}': f"OlmoEarth-v1.1-{s.capitalize()}/8 is not available offline: olmoearth-pretrain-minimal builds the released v1.1 "
+       "architecture only from its config.json on Hugging Face (load_model_from_id downloads it even without weights), and its "
+       "offline constructor (OlmoEarthPretrain_v1(model_version='v1.1')) gives other sizes (0.91 / 6.16 / 88.8 M encoder parameters "
+       "for nano / tiny / base, not the released 1.7 / 12.5 / 114 M); this benchmark downloads nothing at run time"
+       for s in ('nano', 'tiny', 'base')},
 }
 
 # %% ../nbs/01_models.ipynb #759ca000
@@ -174,15 +180,16 @@ def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Opti
         return f"{n} needs an input size that is a multiple of its patch ({info.patch_size}), not {size}"
     return None
 
-def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, timesteps:int=1)->torch.nn.Module:
-    "A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None)."
+def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, timesteps:int=1,
+          num_classes:Optional[int]=None)->torch.nn.Module:
+    "A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None); a timm model with a `num_classes` head if given (geo encoders have none)."
     channels, size = channels or info.channels, size or info.size
     why = input_problem(info, channels, size, timesteps)
     if why: raise BenchError(why)
     if info.is_geo:
         from throughput_bench.geo import build_geo
         return build_geo(info, channels, size, timesteps)
-    kw = dict(pretrained=False, in_chans=channels) | info.kwargs
+    kw = dict(pretrained=False, in_chans=channels) | info.kwargs | ({'num_classes': num_classes} if num_classes else {})
     if info.type != 'cnn' and size != info.size: kw['img_size'] = size
     try: return timm.create_model(info.timm_name, **kw)
     except TypeError as e:

@@ -165,7 +165,7 @@ def server_metadata(spec:BenchSpec, max_batch_size:int, batch_timeout_ms:float, 
     from throughput_bench import __version__
     from throughput_bench.registry import get_model
     info = get_model(spec.model_name)
-    return dict(model=spec.model_name, display_name=info.display_name, family=info.family, type=info.type,
+    return dict(model=spec.model_name, display_name=info.display_name, family=info.family, type=info.type, task=model_task(info.source),
                 precision=spec.precision, compile_mode=spec.compile_mode, channels_last=spec.channels_last,
                 input_shape=[spec.in_chans, spec.input_size, spec.input_size], input_channels=spec.input_channels,
                 input_size=spec.input_size, timesteps=spec.timesteps, device=spec.device, threads=spec.threads,

@@ -13,7 +13,8 @@ from .core import *
 
 # %% auto #0
 __all__ = ['DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'parse_csv', 'check_csv', 'row_status', 'ResultStore',
-           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results']
+           'legacy_task', 'migrate_row', 'key_matches', 'row_key', 'repair', 'read_index', 'result_files',
+           'read_results']
 
 # %% ../nbs/04_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -167,7 +168,7 @@ def _write_rows(self:ResultStore, new:list):
         except BaseException:
             os.truncate(os.path.realpath(self.csv_path), size)  # no half row left behind
             raise
-    else: _atomic_write(self.csv_path, _csv_text(cols, old + new))
+    else: _atomic_write(self.csv_path, _csv_text(cols, [migrate_row(r) for r in old] + new))
 
 @patch
 def append(self:ResultStore, *results)->int:
@@ -204,10 +205,33 @@ def flush_pending(self:ResultStore)->int:
         self.pending_path.unlink()
     return len(rows)
 
+# %% ../nbs/04_store.ipynb #5c0ad1e2
+def legacy_task(model_name:str)->str:
+    "The `task` of a model named in a row written before `mode` existed: `feature-extraction` for a geo encoder, else `classification`."
+    from throughput_bench.registry import REGISTRY  # only for old files: it imports torch and timm
+    info = REGISTRY.get(model_name)
+    return model_task(info.source if info else 'timm')
+
+def migrate_row(r:dict)->dict:
+    "A row in today's columns: an old row's `task` (inference, training, serving) moves to `mode`; `task` becomes the model's task."
+    if r.get('mode') or r.get('task') not in MODES: return r
+    return dict(r) | {'mode': r['task'], 'task': legacy_task(r.get('model_name', ''))}
+
+# %% ../nbs/04_store.ipynb #5c0ad1e6
+@patch
+def upgrade(self:ResultStore)->int:
+    "Rewrite the CSV in today's columns, every row migrated, if an older version wrote it; returns the rows rewritten (0: already current)."
+    if not self.csv_path.exists(): return 0
+    with self.lock:
+        header, rows = check_csv(self.csv_path)
+        if set(COLUMNS) <= set(header): return 0
+        self._write_rows([])
+        return len(rows)
+
 # %% ../nbs/04_store.ipynb #6f6d03e3
 DONE_REASONS = ('', 'memory', 'oom', 'time-cap')  # a row halved for these is the requested configuration, done
 
-SEED_WILDCARDS = ('batch_size', 'threads')  # the seed tool keys a configuration on model, precision, compile mode, channels and size
+SEED_WILDCARDS = ('batch_size', 'threads', 'num_classes')  # the seed tool keys a configuration on model, precision, compile mode, channels and size
 
 def key_matches(stored:tuple, key:tuple)->bool:
     "Whether a stored row's key covers `key` (a `*` field matches any value)."
@@ -218,7 +242,7 @@ def row_key(r:dict, wildcards:bool=False)->tuple:
     d = dict(r)
     halved = (d.get('batch_reason') or '') not in DONE_REASONS
     d['batch_size'] = d.get('batch_size') if halved else (d.get('batch_requested') or d.get('batch_size'))
-    d['task'] = d.get('task') or 'inference'
+    d['mode'] = d.get('mode') or (d.get('task') if d.get('task') in MODES else 'inference')  # old files: `task` held the mode
     d['data_mode'] = d.get('data_mode') or 'synthetic'
     d['optimizer'] = d.get('optimizer') or 'none'
     d['channels_last'] = d.get('channels_last') or 'False'
@@ -348,7 +372,10 @@ def read_results(*paths)->'pd.DataFrame':
     blank = lambda c: df[c].eq('')
     oom = df.status.eq('') & df.throughput_mean.str.strip().str.upper().eq('OOM')  # the seed tool writes OOM in place of a number
     df.loc[oom, 'status'], df.loc[oom, 'error'] = 'oom', 'out of memory (the seed tool wrote OOM as its throughput)'
-    df.loc[blank('task'), 'task'] = 'inference'
+    old = blank('mode') & df.task.isin(MODES)  # files written before `mode` existed
+    df.loc[old, 'mode'] = df.loc[old, 'task']
+    df.loc[old, 'task'] = [legacy_task(m) for m in df.loc[old, 'model_name']]
+    df.loc[blank('mode'), 'mode'] = 'inference'
     df.loc[blank('status'), 'status'] = 'ok'
     df.loc[blank('data_mode'), 'data_mode'] = 'synthetic'
     df.loc[blank('optimizer'), 'optimizer'] = 'none'

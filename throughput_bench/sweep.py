@@ -63,9 +63,9 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
     if why: return why
     # training runs bf16 and amp under autocast (weights stay fp32), so a model's cast limits apply to inference only;
     # the row names the model, and the reason is its family's, so the plan line groups it
-    if spec.task == 'inference' and spec.precision not in info.precisions:
+    if spec.mode == 'inference' and spec.precision not in info.precisions:
         return f"{spec.precision} not supported: {info.precision_note or 'the registry does not list it for this model'}"
-    if spec.task == 'training' and spec.precision == 'fp16':
+    if spec.mode == 'training' and spec.precision == 'fp16':
         return "pure fp16 training diverges without loss scaling: use amp"
     return precision_support(spec.precision, torch.device(spec.device), spec.explicit_precision)
 
@@ -88,7 +88,7 @@ def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=Fals
 # %% ../nbs/07_sweep.ipynb #61c8cf6a
 def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
     "Measure `spec` in this process."
-    if spec.task == 'training':
+    if spec.mode == 'training':
         from throughput_bench.training import run_training
         return run_training(spec, timing, **kw)
     from throughput_bench.inference import run_inference
@@ -264,9 +264,9 @@ def summary_table(results:list)->'pd.DataFrame':
         ok = d['status'] == 'ok'
         ci = ci_text(d['throughput_mean'], d.get('throughput_ci_low'), d.get('throughput_ci_high')) if ok else ''
         bs = f"{d['batch_size']}" + (f" (of {d['batch_requested']})" if str(d.get('batch_requested')) not in ('', 'None', str(d['batch_size'])) else '')
-        task = d.get('task', 'inference')
+        mode = d.get('mode') or 'inference'
         contended = str(d.get('contended')).lower() == 'true'
-        rows.append({'model': d['model_name'], 'task': task if task != 'training' else f"training ({d.get('optimizer')})", 'precision': d['precision'],
+        rows.append({'model': d['model_name'], 'mode': mode if mode != 'training' else f"training ({d.get('optimizer')})", 'precision': d['precision'],
                      'compile': d['compile_mode'], 'batch': bs, 'input': _input_label(d),
                      'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
                      'n': _num(d.get('repeats'), '.0f') if ok else '',

@@ -34,9 +34,9 @@ def resolve_mode(mode:str)->str:
     return mode
 
 # %% ../nbs/10_tracking.ipynb #97a6986a
-INPUT_COLUMNS = ('model_name', 'display_name', 'model_family', 'model_type', 'task', 'precision', 'compiled', 'compile_mode',
+INPUT_COLUMNS = ('model_name', 'display_name', 'model_family', 'model_type', 'task', 'mode', 'precision', 'compiled', 'compile_mode',
                  'batch_requested', 'channels_last', 'input_channels', 'input_size', 'device', 'device_type', 'gpu_name',
-                 'data_mode', 'threads', 'optimizer', 'lr', 'tf32_enabled')
+                 'data_mode', 'threads', 'optimizer', 'lr', 'tf32_enabled', 'num_classes')
 
 def run_config(row:dict, hardware:dict)->dict:
     "The W&B `config` of a row: its inputs, and the hardware fingerprint."
@@ -55,17 +55,18 @@ def run_summary(row:dict)->dict:
 class WandbLogger:
     "Log result rows as W&B runs."
     def __init__(self, mode:str='auto', project:str='throughput-bench', entity:Optional[str]=None, tags=(),
-                 hardware:dict=None, dir='.', init_timeout:float=30, log=None):
+                 hardware:dict=None, dir='.', init_timeout:float=30, log=None, name:Optional[str]=None):
         self.mode, self.project, self.entity, self.tags = resolve_mode(mode), project, entity, list(tags)
         self.hardware, self.dir, self.init_timeout = hardware or {}, str(dir), init_timeout
         self.log = log or (lambda m: print(m, file=sys.stderr))
+        self.name = name  # the runs' name (ready-steady-go's --wnb_run); default: model-mode-precision-compile-batch
 
     def _init(self, mode, row):
         import wandb
-        name = f"{row.get('model_name')}-{row.get('task')}-{row.get('precision')}-{row.get('compile_mode')}-bs{row.get('batch_requested')}"
+        name = self.name or f"{row.get('model_name')}-{row.get('mode')}-{row.get('precision')}-{row.get('compile_mode')}-bs{row.get('batch_requested')}"
         return wandb.init(project=self.project, entity=self.entity, mode=mode, dir=self.dir, reinit='create_new',
-                          name=name, tags=self.tags + [str(row.get('task')), str(row.get('device_type'))],
-                          config=run_config(row, self.hardware), job_type=str(row.get('task')),
+                          name=name, tags=[t for t in self.tags + [str(row.get('mode') or ''), str(row.get('device_type') or '')] if t],
+                          config=run_config(row, self.hardware), job_type=str(row.get('mode')),
                           settings=wandb.Settings(init_timeout=self.init_timeout, silent=True, console='off'))
 
     def __call__(self, res)->Optional[str]:

@@ -13,7 +13,7 @@ from .core import *
 from .registry import n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
-from .backend import setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line, describe_device
+from .backend import setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line, describe_device, describe_model
 from .inference import finish_result, cpu_batch_fit
 from .hardware import load_average
 from .contention import gpu_clocks
@@ -96,7 +96,7 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
         train_spec = dataclasses.replace(spec, precision='fp32') if spec.precision in ('amp', 'bf16') else spec
         device, info, model, _ = setup_run(train_spec)   # weights stay fp32: amp/bf16 are autocast
         dtype = torch.float32
-        res.display_name, res.model_family, res.model_type = info.display_name, info.family, info.type
+        describe_model(res, info)
         params, gflops = n_params(model), gflops_per_sample(model, spec.in_chans, spec.input_size, backward=True)
         model = maybe_compile(model.train(), spec.compile_mode)
         opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr, device)
