@@ -91,3 +91,14 @@ def test_geo_page(server, browser):
     text = page.inner_text('body')
     assert 'OlmoEarthEncoder' in text and 'Not available: SenPaMAE' in text and 'olmoearth-pretrain-minimal' in text
     assert not problems, problems
+
+def test_globe_race_is_published_with_the_results(server, browser):
+    "The results page links the Globe Race page, which loads from the site with every request on the loopback and races the committed rows."
+    page, problems = visit(browser, f"{server}/results.html")
+    assert page.locator('a[href="globe/index.html"]').count() >= 1
+    page.click('main a[href="globe/index.html"], #notebook a[href="globe/index.html"], .jp-RenderedMarkdown a[href="globe/index.html"]')
+    page.wait_for_function("window.globeRace && window.globeRace.cells() > 0")
+    assert page.url.endswith('/globe/index.html')
+    lanes = page.evaluate("globeRace.state()")['lanes']
+    assert all(l and l['km2s'] > 0 and l['device'] == 'Xeon' for l in lanes), lanes
+    assert not [p for p in problems if 'favicon' not in p], problems

@@ -14,7 +14,7 @@ from .core import *
 __all__ = ['REPEATS', 'GEO_MODULES', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model', 'idle_check',
            'geo_compare_specs', 'seed_specs', 'default_models', 'hardware_record', 'wandb_logger', 'sweep', 'rows_for',
-           'infer', 'train', 'models', 'hw', 'report', 'sync', 'repair', 'serve', 'latency']
+           'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
 REPEATS = 3
@@ -338,6 +338,14 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     if df.empty: raise BenchError(f"no result rows in {', '.join(sources)}")
     try: return write_report(df, out, gsd)
     except OSError as e: raise BenchError(f"cannot write the report to {str(out)!r}: {e.strerror or e}")
+
+def globe(sources:tuple=('results',), # result CSVs or folders of them: this project's and the seed tool's, side by side
+          output:str='globe', # folder for the site (index.html, its scripts, the data)
+         )->Path:
+    "The Globe Race page (a static site that makes no request off the machine) for the rows in `sources`; the path of its `index.html`."
+    from throughput_bench.globe import write_globe
+    try: return write_globe(*[str(s) for s in (sources or ['results'])], out=output)
+    except OSError as e: raise BenchError(f"cannot write the page to {str(output)!r}: {e.strerror or e}")
 
 def sync(dir:str='wandb', # the W&B folder holding offline runs
          entity:Optional[str]=None, project:Optional[str]=None,

@@ -366,7 +366,7 @@ def read_results(*paths)->'pd.DataFrame':
         df['source'] = f.name
         frames.append(df)
     if not frames: return pd.DataFrame(columns=COLUMNS + ['source'])
-    df = pd.concat(frames, ignore_index=True)
+    df = pd.concat(frames, ignore_index=True).fillna('')  # a column one file lacks is blank in its rows, as in a file that has it empty
     for c in COLUMNS:
         if c not in df: df[c] = ''
     blank = lambda c: df[c].eq('')

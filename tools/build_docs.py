@@ -59,12 +59,16 @@ def main():
         if not a.no_execute:
             NotebookClient(nb, timeout=a.timeout, kernel_name='python3', resources={'metadata': {'path': str(NBS)}}).execute()
         nav = '<a class="brand" href="index.html">throughput_bench</a>' + ''.join(
-            f'<a href="{n}"{" class=current" if n == name else ""}>{html.escape(t)}</a>' for n, t in pages if n != 'index.html')
+            f'<a href="{n}"{" class=current" if n == name else ""}>{html.escape(t)}</a>' for n, t in pages if n != 'index.html') + \
+            '<a href="globe/index.html">Globe Race</a>'
         body, _ = exporter.from_notebook_node(prepare(nb), resources={'tb_nav': nav, 'metadata': {'name': title_of(nb, p.stem)}})
         (out / name).write_text(body)
         print(f"{p.name} -> {out / name}", flush=True)
     for extra in (NBS / 'styles.css',):
         if extra.exists(): shutil.copy(extra, out / extra.name)
+    if (NBS / 'globe' / 'index.html').exists():  # the Globe Race page the results notebook wrote
+        shutil.copytree(NBS / 'globe', out / 'globe')
+        print(f"globe -> {out / 'globe'}")
     print(f"site: {out} ({len(pages)} pages)")
 
 if __name__ == '__main__': main()

@@ -1,0 +1,186 @@
+"The Globe Race page in headless Chromium: offline, figures equal to Python's, every view working; and `tbench globe`'s bad input."
+import math, os, shutil, threading, functools
+from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
+from pathlib import Path
+from urllib.parse import urlsplit
+import pandas as pd
+import pytest
+from conftest import tbench
+from throughput_bench.api import globe
+from throughput_bench.coverage import EARTH_LAND_KM2
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / 'tests' / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv'  # the seed tool's H100 NVL file (MIT), copied
+OURS = ROOT / 'results'                                                           # this project's committed CPU results
+CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
+REQUIRED = os.environ.get('TB_REQUIRE_BROWSER') == '1'   # CI sets this: a missing browser fails there instead of skipping
+
+def _need(cond, why):
+    if not cond:
+        if REQUIRED: pytest.fail(why)
+        pytest.skip(why)
+
+@pytest.fixture(scope='module')
+def site(tmp_path_factory):
+    "The page built from the seed tool's GPU file and this project's CPU results, served on loopback."
+    out = tmp_path_factory.mktemp('globe')
+    globe([str(SEED), str(OURS)], str(out))
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+    httpd = ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(out)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", out
+    httpd.shutdown()
+
+@pytest.fixture(scope='module')
+def browser():
+    _need(Path(CHROMIUM).exists(), 'no chromium (apt-get install chromium)')
+    pw = pytest.importorskip('playwright.sync_api') if not REQUIRED else __import__('playwright.sync_api', fromlist=['x'])
+    with pw.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+                                    '--disable-component-update', '--disable-sync'])
+        yield b
+        b.close()
+
+def open_page(browser, url):
+    "Load `url` with every request off the loopback blocked; returns the page and a list that collects every problem."
+    page = browser.new_page(viewport={'width': 1300, 'height': 1000})
+    problems = []
+    def gate(route):
+        host = urlsplit(route.request.url).hostname
+        if route.request.url.startswith('data:') or host == '127.0.0.1': route.continue_()
+        else: problems.append(f"blocked request off the machine: {route.request.url}"); route.abort()
+    page.route('**/*', gate)
+    page.on('console', lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ('error', 'warning') else None)
+    page.on('pageerror', lambda e: problems.append(f"page error: {e}"))
+    page.on('requestfailed', lambda r: problems.append(f"request failed: {r.url}"))
+    page.on('response', lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    assert page.goto(f"{url}/index.html", wait_until='load').status == 200
+    page.wait_for_function("window.globeRace && window.globeRace.cells() > 0")
+    return page, problems
+
+def python_best(csv, model, channels, size):
+    "img/s and its CI of the fastest variant of `model` at channels x size in a results CSV, computed here with pandas alone."
+    df = pd.read_csv(csv)
+    if 'status' in df: df = df[df.status.eq('ok')]
+    if 'mode' in df: df = df[df['mode'].eq('inference')]
+    d = df[df.model_name.eq(model) & df.input_channels.eq(channels) & df.input_size.eq(size)]
+    d = d[pd.to_numeric(d.throughput_mean, errors='coerce').notna()]
+    r = d.loc[pd.to_numeric(d.throughput_mean).idxmax()]
+    lo, hi = (r.get('throughput_ci_low'), r.get('throughput_ci_high'))
+    return float(r.throughput_mean), (None if lo is None or pd.isna(lo) else float(lo)), (None if hi is None or pd.isna(hi) else float(hi))
+
+def shown(v:float, digits:int=3)->str:
+    "A figure as the page prints it: 3 significant digits, thousands separated."
+    dec = max(0, digits - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:,.{dec}f}"
+
+def stat(page, lane:int, key:str)->tuple:
+    "`(text, value, lo, hi)` of one figure of a lane."
+    dd = page.locator(f"#lane-{lane} dd[data-key={key}]")
+    num = lambda a: None if a in (None, '', 'null') else float(a)
+    return dd.inner_text(), num(dd.get_attribute('data-value')), num(dd.get_attribute('data-lo')), num(dd.get_attribute('data-hi'))
+
+def test_two_models_race_shows_the_figures_python_computes(site, browser, tmp_path):
+    url, out = site
+    page, problems = open_page(browser, url)
+    page.select_option('#race-kind', 'models')
+    page.select_option('#lane-0 .pick-device', 'H100 NVL')
+    page.select_option('#lane-0 .pick-model', 'resnet50 @ 3x224')
+    page.select_option('#lane-1 .pick-model', 'galileo_nano')
+    page.select_option('#race-gsd', '30')
+    for lane, (model, c, size) in enumerate([('resnet50', 3, 224), ('galileo_nano', 10, 64)]):
+        img_s, _, _ = python_best(SEED, model, c, size)
+        km2s = img_s * (size * 30) ** 2 / 1e6           # each model credited with its own tile: 224 px and 64 px
+        days = EARTH_LAND_KM2 / km2s / 86400
+        text, v, lo, hi = stat(page, lane, 'km2s')
+        assert v == pytest.approx(km2s, rel=1e-12) and f"{shown(km2s)} km²/s" in text and 'no CI' in text, (text, km2s)
+        text, v, _, _ = stat(page, lane, 'days')
+        assert v == pytest.approx(days, rel=1e-12) and f"{shown(days)} days" in text, (text, days)
+    # advance the race by ten simulated seconds: each lane has covered its rate times ten seconds
+    page.evaluate("globeRace.advance(10)")
+    state = page.evaluate("globeRace.state()")
+    for s in state['lanes']:
+        assert s['fraction'] == pytest.approx(min(1, s["km2s"] * 10 / EARTH_LAND_KM2), rel=1e-12)
+    assert 0 < state['lanes'][1]['fraction'] < state['lanes'][0]['fraction'] < 1
+    # Start runs the clock in real time at the chosen speed
+    page.click('#race-start'); page.wait_for_timeout(600)
+    assert page.evaluate("globeRace.state()")['elapsed'] > 10 and page.inner_text('#race-start') == 'Pause'
+    page.click('#race-start')
+    # the globe is drawn: a share of the canvas is the lane's colour, mid-race
+    lit = page.evaluate("""() => { const c = document.querySelector('#lane-1 canvas'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                                     let n = 0; for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 46) < 30 && Math.abs(d[i+1] - 125) < 30 && d[i+2] > 180) n++; return n; }""")
+    assert lit > 100, lit
+    page.screenshot(path=str(tmp_path / 'globe_mid_race.png'))  # an artefact of the run, not committed
+    assert (tmp_path / 'globe_mid_race.png').stat().st_size > 10_000
+    assert not problems, problems
+
+def test_device_race_carries_the_interval(site, browser):
+    "One model on two devices: the CPU lane's km²/s and finish time carry the 95% CI of its img/s; the seed tool's lane has none."
+    url, out = site
+    page, problems = open_page(browser, url)
+    page.select_option('#race-kind', 'devices')
+    page.select_option('#lane-0 .pick-device', 'H100 NVL')
+    page.select_option('#lane-1 .pick-device', 'Xeon')
+    page.select_option('#lane-0 .pick-model', 'resnet18 @ 3x224')
+    assert page.input_value('#lane-1 .pick-model') == 'resnet18 @ 3x224'
+    ours = next(p for p in OURS.glob('*.csv'))
+    img_s, lo, hi = python_best(ours, 'resnet18', 3, 224)
+    a = (224 * 10) ** 2 / 1e6
+    text, v, vlo, vhi = stat(page, 1, 'km2s')
+    assert (v, vlo, vhi) == pytest.approx((img_s * a, lo * a, hi * a), rel=1e-12) and '95% CI' in text
+    text, v, dlo, dhi = stat(page, 1, 'days')
+    assert (dlo, dhi) == pytest.approx((EARTH_LAND_KM2 / (hi * a) / 86400, EARTH_LAND_KM2 / (lo * a) / 86400), rel=1e-12)
+    assert dlo <= v <= dhi and f"95% CI {shown(dlo)}–{shown(dhi)}" in text, text
+    assert 'no CI' in stat(page, 0, 'km2s')[0]
+    assert not problems, problems
+
+def test_explore_list_and_about(site, browser):
+    url, out = site
+    page, problems = open_page(browser, url)
+    page.click('#tabs button[data-view=explore]')
+    page.select_option('#ex-device', 'Xeon')
+    n_models = page.evaluate("new Set(GLOBE_DATA.rows.filter(r => r.device === 'Xeon' && r.mode === 'inference' && r.native).map(r => r.label)).size")
+    assert page.locator('#ex-chart g.points circle').count() == n_models > 5
+    page.select_option('#ex-kind', 'speedup')
+    assert page.locator('#ex-chart rect').count() > 5
+    # List: every device's best row per model, sorted by a column on a click
+    page.click('#tabs button[data-view=list]')
+    page.click('#ls-table th[data-key=params_M]')
+    vals = [float(v) for v in page.eval_on_selector_all('#ls-table td[data-key=params_M]', 'els => els.map(e => e.dataset.value)') if v]
+    assert len(vals) > 20 and vals == sorted(vals, reverse=True)
+    page.click('#ls-table th[data-key=params_M]')
+    vals = [float(v) for v in page.eval_on_selector_all('#ls-table td[data-key=params_M]', 'els => els.map(e => e.dataset.value)') if v]
+    assert vals == sorted(vals)
+    page.click('#ls-table th[data-key=display]')
+    names = page.eval_on_selector_all('#ls-table td[data-key=display]', 'els => els.map(e => e.textContent.replace(" ⚠", ""))')
+    assert names == sorted(names, key=lambda s: s.lower()) or names == sorted(names)
+    page.click('#tabs button[data-view=about]')
+    assert 'ISC' in page.inner_text('#view-about') and 'nvidia_h100_nvl.csv' in page.inner_text('#about-files')
+    assert not problems, problems
+
+def test_the_page_says_what_is_missing(tmp_path, browser):
+    "A device whose rows all failed is named on the page, not silently dropped."
+    failed = tmp_path / 'data' / 'cpu_failed.csv'; failed.parent.mkdir()
+    failed.write_text('model_name,gpu_name,status,error,throughput_mean,precision,compile_mode,input_channels,input_size,batch_size\n'
+                      'resnet18,Failing CPU,oom,out of memory,,fp32,none,3,224,8\nvit_tiny_patch16_224,Failing CPU,error,boom,,fp32,none,3,224,8\n')
+    out = tmp_path / 'site'
+    globe([str(SEED), str(failed)], str(out))
+    page = browser.new_page()
+    page.route('**/*', lambda r: r.continue_() if r.request.url.startswith('file:') else r.abort())
+    page.goto(out.joinpath('index.html').as_uri())  # the page also opens from disk
+    page.wait_for_function("window.globeRace && window.globeRace.cells() > 0")
+    assert 'cpu_failed.csv: Failing CPU has no measured rows (1 oom, 1 error)' in page.inner_text('#notes')
+    assert page.locator('#lane-0 dd[data-key=km2s]').count() == 1
+
+@pytest.mark.parametrize('setup,msg', [
+    (lambda d: None, 'no results files'),
+    (lambda d: (d / 'empty.csv').write_text('model_name,status,throughput_mean\n'), 'nothing to draw'),
+    (lambda d: (d / 'cpu.csv').write_text('model_name,gpu_name,status,error,throughput_mean\nresnet18,X CPU,oom,out of memory,\n'), 'X CPU has no measured rows'),
+])
+def test_globe_with_nothing_to_draw_is_one_line_and_exit_2(tmp_path, setup, msg):
+    d = tmp_path / 'in'; d.mkdir(); setup(d)
+    r = tbench('globe', str(d), '-o', str(tmp_path / 'site'), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
+    assert not (tmp_path / 'site').exists()

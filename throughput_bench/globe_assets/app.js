@@ -1,0 +1,406 @@
+// Globe Race: the page of `tbench globe`. Reads window.GLOBE_DATA (rows prepared by throughput_bench.globe)
+// and window.GLOBE_LAND (Natural Earth 1:110m land, TopoJSON). Makes no network request.
+'use strict';
+
+const DATA = window.GLOBE_DATA || null;
+const LAND_KM2 = DATA ? DATA.land_km2 : 148.94e6;
+const MODE_NAMES = { inference: 'inference', training: 'training', serving: 'served (tbench latency)' };
+const UNIT = { inference: 'img/s', training: 'samples/s', serving: 'img/s' };
+
+// ---------- numbers (the figures the browser test checks against Python) ----------
+const patchKm2 = (size, gsd) => Math.pow(size * gsd, 2) / 1e6;
+function rates(row, gsd) {
+  // km²/s and days to map the land, with the 95% CI carried over from img/s (no CI: null ends)
+  const a = patchKm2(row.input_size, gsd);
+  const k = row.img_s * a, lo = row.ci_lo == null ? null : row.ci_lo * a, hi = row.ci_hi == null ? null : row.ci_hi * a;
+  const days = v => (v == null ? null : v > 0 ? LAND_KM2 / v / 86400 : Infinity);
+  return { km2s: k, km2s_lo: lo, km2s_hi: hi, days: days(k), days_lo: days(hi), days_hi: days(lo) };
+}
+function fmt(v, digits = 3) {
+  if (v == null) return '–';
+  if (!isFinite(v)) return '∞';
+  if (v === 0) return '0';
+  const mag = Math.floor(Math.log10(Math.abs(v)));
+  const dec = Math.max(0, digits - 1 - mag);
+  return v.toLocaleString('en-US', { minimumFractionDigits: dec, maximumFractionDigits: dec });
+}
+function ci(lo, hi, digits = 3) { return lo == null || hi == null ? 'no CI' : `95% CI ${fmt(lo, digits)}–${fmt(hi, digits)}`; }
+function duration(s) {
+  if (!isFinite(s)) return '∞';
+  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60), sec = Math.floor(s % 60);
+  return d ? `${d} d ${h} h ${m} min` : h ? `${h} h ${m} min ${sec} s` : `${m} min ${sec} s`;
+}
+const uniq = xs => [...new Set(xs)];
+const el = (id) => document.getElementById(id);
+function options(select, items, keep) {
+  // items: [[value, text]]; keeps the current value when it is still offered
+  const cur = keep ?? select.value;
+  select.innerHTML = '';
+  for (const [v, t] of items) { const o = document.createElement('option'); o.value = v; o.textContent = t; select.appendChild(o); }
+  if (items.some(([v]) => v === cur)) select.value = cur;
+}
+
+// ---------- the rows ----------
+const ROWS = DATA ? DATA.rows : [];
+const devices = () => uniq(ROWS.map(r => r.device)).sort((a, b) => {  // GPUs first, then by name
+  const cpu = d => ROWS.find(r => r.device === d).device_type === 'cpu';
+  return cpu(a) - cpu(b) || a.localeCompare(b);
+});
+const modes = () => ['inference', 'training', 'serving'].filter(m => ROWS.some(r => r.mode === m));
+const deviceLabel = d => { const r = ROWS.find(x => x.device === d); return `${d} (${r.device_type === 'cpu' ? 'CPU' : r.device_type.toUpperCase()})`; };
+const shown = r => r.native || !el('native-only').checked;
+function best(device, mode) {
+  // the fastest variant per model (label: a model at one input shape) on a device, in a mode
+  const out = new Map();
+  for (const r of ROWS) if (r.device === device && r.mode === mode && r.img_s > 0 && shown(r))
+    if (!out.has(r.label) || out.get(r.label).img_s < r.img_s) out.set(r.label, r);
+  return [...out.values()].sort((a, b) => b.img_s - a.img_s);
+}
+// a model's name, with its input where other shapes of it are on show
+const nameOf = r => r.display + (r.label !== r.model && !(r.native && el('native-only').checked) ? ' @ ' + r.input : '');
+// one colour per precision, as in tbench report's charts (fp32 blue, fp16 orange, bf16 green, amp red); compiled: darker
+const PRECISION_COLOURS = { fp32: '#4c72b0', fp16: '#dd8452', bf16: '#55a868', amp: '#c44e52' };
+const variantColour = v => { const c = d3.color(PRECISION_COLOURS[v.split(' ')[0]] || '#888'); return (v.includes('compile') ? c.darker(0.8) : c).formatHex(); };
+const variantOrder = v => Object.keys(PRECISION_COLOURS).indexOf(v.split(' ')[0]) * 10 + (v.includes('compile') ? 1 : 0);
+const rowText = r => `${nameOf(r)} — ${fmt(r.img_s)} ${UNIT[r.mode]} at ${r.input_size} px`;
+
+// ---------- notes: say what is missing instead of drawing nothing ----------
+function showNotes() {
+  const box = el('notes');
+  const notes = [];
+  if (!DATA) notes.push('No data: this page needs data.js next to it. Build the page with: tbench globe RESULTS -o DIR');
+  else if (!ROWS.length) notes.push('The results hold no measured rows: nothing to race.');
+  if (!window.GLOBE_LAND || !window.d3 || !window.topojson) notes.push('The land geometry or a library did not load (land.js, vendor/): the globes cannot be drawn.');
+  if (DATA) notes.push(...DATA.notes);
+  box.innerHTML = notes.map(n => `<p>${n.replace(/</g, '&lt;')}</p>`).join('');
+}
+
+// ---------- the globe ----------
+let CELLS = null, CELL_WEIGHT = 0;
+function landCells(step = 2) {
+  // 2° cells whose centre is on land, ordered west to east (north to south within a column), weighted by area.
+  // Land is found by drawing it once on a small equirectangular canvas and reading the pixel under each centre
+  // (d3.geoContains per cell takes seconds; this takes milliseconds).
+  const land = topojson.feature(GLOBE_LAND, GLOBE_LAND.objects.land);
+  const W = 1440, H = 720, canvas = document.createElement('canvas');
+  canvas.width = W; canvas.height = H;
+  const ctx = canvas.getContext('2d', { willReadFrequently: true });
+  const proj = d3.geoEquirectangular().scale(W / (2 * Math.PI)).translate([W / 2, H / 2]);
+  ctx.beginPath(); d3.geoPath(proj, ctx)(land); ctx.fillStyle = '#000'; ctx.fill();
+  const px = ctx.getImageData(0, 0, W, H).data;
+  const cells = [];
+  for (let lon = -180 + step / 2; lon < 180; lon += step)
+    for (let lat = 90 - step / 2; lat > -90; lat -= step) {
+      const [x, y] = proj([lon, lat]);
+      if (px[(Math.min(H - 1, Math.floor(y)) * W + Math.min(W - 1, Math.floor(x))) * 4 + 3] > 127) {
+        const w = Math.cos(lat * Math.PI / 180), e = step / 2;
+        // clockwise, as d3-geo wants an exterior ring (the other way round is the whole sphere minus the cell)
+        cells.push({ lon, lat, w, poly: [[lon - e, lat - e], [lon - e, lat + e], [lon + e, lat + e], [lon + e, lat - e], [lon - e, lat - e]] });
+      }
+    }
+  let acc = 0;
+  for (const c of cells) { acc += c.w; c.cum = acc; }
+  CELL_WEIGHT = acc;
+  return { land, cells };
+}
+class Globe {
+  constructor(canvas, colour) {
+    this.canvas = canvas; this.ctx = canvas.getContext('2d'); this.colour = colour;
+    const ratio = window.devicePixelRatio || 1, size = canvas.width;
+    canvas.width = size * ratio; canvas.height = size * ratio; this.ctx.scale(ratio, ratio); this.size = size;
+    this.projection = d3.geoOrthographic().fitExtent([[6, 6], [size - 6, size - 6]], { type: 'Sphere' }).clipAngle(90);
+    this.path = d3.geoPath(this.projection, this.ctx);
+    this.lon = 20;
+  }
+  draw(fraction) {
+    // fraction of the land covered: the first cells (west to east) whose cumulative area fits
+    const { ctx, path } = this, n = coveredCells(fraction);
+    const front = n ? CELLS.cells[n - 1].lon : -180;
+    this.lon += ((-front + 30) - this.lon) * 0.08;  // turn to follow the swath
+    this.projection.rotate([this.lon, -15]);
+    ctx.clearRect(0, 0, this.size, this.size);
+    ctx.beginPath(); path({ type: 'Sphere' }); ctx.fillStyle = '#dce9f5'; ctx.fill();
+    ctx.beginPath(); path(d3.geoGraticule10()); ctx.strokeStyle = 'rgba(80,100,130,0.15)'; ctx.lineWidth = 0.5; ctx.stroke();
+    ctx.beginPath(); path(CELLS.land); ctx.fillStyle = '#c9c2b0'; ctx.fill();
+    if (n) {
+      ctx.beginPath(); path({ type: 'MultiPolygon', coordinates: CELLS.cells.slice(0, n).map(c => [c.poly]) });
+      ctx.fillStyle = this.colour; ctx.fill();
+    }
+    ctx.beginPath(); path({ type: 'Sphere' }); ctx.strokeStyle = '#7d8ea6'; ctx.lineWidth = 1; ctx.stroke();
+  }
+}
+function coveredCells(fraction) {
+  if (fraction <= 0) return 0;
+  const target = Math.min(1, fraction) * CELL_WEIGHT, cells = CELLS.cells;
+  let lo = 0, hi = cells.length;  // first index whose cumulative weight exceeds the target
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (cells[mid].cum <= target) lo = mid + 1; else hi = mid; }
+  return fraction >= 1 ? cells.length : lo;
+}
+
+// ---------- the race ----------
+const COLOURS = ['#d9534f', '#2e7dd7'];
+const race = { elapsed: 0, running: false, last: null, lanes: [null, null], globes: [] };
+function speed() { return Math.round(Math.pow(10, +el('race-speed').value)); }
+function laneRow(i) {
+  const lane = el(`lane-${i}`), dev = lane.querySelector('.pick-device').value, label = lane.querySelector('.pick-model').value;
+  return best(dev, el('race-mode').value).find(r => r.label === label) || null;
+}
+function fillRacePickers() {
+  const kind = el('race-kind').value, mode = el('race-mode').value, devs = devices().filter(d => best(d, mode).length);
+  const lanes = [0, 1].map(i => el(`lane-${i}`));
+  for (const [i, lane] of lanes.entries()) {
+    const dsel = lane.querySelector('.pick-device');
+    options(dsel, devs.map(d => [d, deviceLabel(d)]), kind === 'devices' ? (devs[i] ?? devs[0]) : undefined);
+    if (kind === 'models' && i === 1) dsel.value = lanes[0].querySelector('.pick-device').value;
+    dsel.disabled = kind === 'models' && i === 1;
+  }
+  if (kind === 'devices') {
+    // one model, offered where both devices measured it
+    const a = best(lanes[0].querySelector('.pick-device').value, mode), b = new Set(best(lanes[1].querySelector('.pick-device').value, mode).map(r => r.label));
+    const both = a.filter(r => b.has(r.label));
+    for (const [i, lane] of lanes.entries()) {
+      const msel = lane.querySelector('.pick-model');
+      options(msel, both.map(r => [r.label, nameOf(r)]), i === 1 ? lanes[0].querySelector('.pick-model').value : undefined);
+      msel.disabled = i === 1;
+    }
+  } else {
+    for (const [i, lane] of lanes.entries()) {
+      const rows = best(lane.querySelector('.pick-device').value, mode).sort((x, y) => y.img_s * y.input_size ** 2 - x.img_s * x.input_size ** 2);  // by ground covered
+      const msel = lane.querySelector('.pick-model');
+      const prev = msel.value;
+      options(msel, rows.map(r => [r.label, rowText(r)]));
+      if (!rows.some(r => r.label === prev) && rows.length) {  // lane 1 starts on the best model other than lane 0's
+        const other = i === 1 ? rows.find(r => r.model !== laneRow(0)?.model) : null;
+        msel.value = (other || rows[Math.min(i, rows.length - 1)]).label;
+      }
+      msel.disabled = false;
+    }
+  }
+  resetRace();
+  // a pace at which the faster lane finishes in about half a minute (1x to 10,000x)
+  const gsd = +el('race-gsd').value, finish = Math.min(...race.lanes.filter(Boolean).map(r => rates(r, gsd).days * 86400));
+  if (isFinite(finish)) { el('race-speed').value = Math.log10(Math.min(1e4, Math.max(1, finish / 30))).toFixed(2); renderRace(); }
+}
+function laneStats(i) {
+  const r = race.lanes[i], gsd = +el('race-gsd').value;
+  if (!r) return null;
+  const q = rates(r, gsd), covered = Math.min(LAND_KM2, q.km2s * race.elapsed);
+  return Object.assign({ label: r.label, device: r.device, variant: r.variant, mode: r.mode, img_s: r.img_s, input_size: r.input_size,
+                         covered_km2: covered, fraction: covered / LAND_KM2, finished: covered >= LAND_KM2 }, q);
+}
+function renderLane(i) {
+  const s = laneStats(i), dl = el(`lane-${i}`).querySelector('.stats');
+  if (!s) { dl.innerHTML = '<dt>no model</dt><dd>nothing measured to race here</dd>'; return; }
+  const r = race.lanes[i];
+  const item = (k, v, key, val, cls = '') => `<dt>${k}</dt><dd class="${cls}"${key ? ` data-key="${key}" data-value="${val}"` : ''}>${v}</dd>`;
+  dl.innerHTML =
+    item('model', `${r.display} <small>(${r.variant}, batch ${r.batch}, ${r.input_channels}×${r.input_size} px)</small>`) +
+    item('device', `${r.device}${r.contended ? ' <small>⚠ contended</small>' : ''}`) +
+    item('measured', `${fmt(r.img_s)} ${UNIT[r.mode]} <small>(${ci(r.ci_lo, r.ci_hi)})</small>${r.mode !== 'inference' ? ` <b>${MODE_NAMES[r.mode]}</b>` : ''}`, 'img_s', r.img_s) +
+    item('km² per image', `${fmt(patchKm2(r.input_size, +el('race-gsd').value))}`) +
+    item('coverage rate', `<span class="big">${fmt(s.km2s)} km²/s</span> <small>(${ci(s.km2s_lo, s.km2s_hi)})</small>`, 'km2s', s.km2s) +
+    item('finishes in', `<span class="big">${fmt(s.days)} days</span>${s.days < 1 ? ` = ${duration(s.days * 86400)}` : ''} <small>(${ci(s.days_lo, s.days_hi)})</small>`, 'days', s.days) +
+    item('covered', `${fmt(100 * s.fraction)}% · ${fmt(s.covered_km2)} km²${s.finished ? ' · <b>finished</b>' : ''}`, 'fraction', s.fraction);
+  dl.querySelector('[data-key=km2s]').dataset.lo = s.km2s_lo; dl.querySelector('[data-key=km2s]').dataset.hi = s.km2s_hi;
+  dl.querySelector('[data-key=days]').dataset.lo = s.days_lo; dl.querySelector('[data-key=days]').dataset.hi = s.days_hi;
+}
+function renderRace() {
+  for (const i of [0, 1]) {
+    renderLane(i);
+    const s = laneStats(i);
+    if (race.globes[i]) race.globes[i].draw(s ? s.fraction : 0);
+  }
+  el('race-clock').textContent = `simulated time ${duration(race.elapsed)} · ${speed().toLocaleString('en-US')}× real time`;
+  el('race-speed-text').textContent = `${speed().toLocaleString('en-US')}×`;
+  el('race-start').textContent = race.running ? 'Pause' : race.elapsed > 0 ? 'Resume' : 'Start';
+}
+function resetRace() {
+  race.elapsed = 0; race.running = false;
+  race.lanes = [0, 1].map(laneRow);
+  const empty = el('race-empty');
+  if (!race.lanes[0] && !race.lanes[1]) {
+    empty.hidden = false;
+    empty.textContent = ROWS.length ? `No ${MODE_NAMES[el('race-mode').value]} rows on this device: pick another mode or device.` : 'Nothing to race: the results hold no measured rows (see the note above).';
+  } else empty.hidden = true;
+  renderRace();
+}
+function advance(simSeconds) {
+  race.elapsed += simSeconds;
+  const done = [0, 1].every(i => { const s = laneStats(i); return !s || s.finished; });
+  if (done) race.running = false;
+  renderRace();
+}
+function tick(t) {
+  if (race.running) {
+    if (race.last != null) advance(((t - race.last) / 1000) * speed());
+    race.last = t;
+  } else race.last = null;
+  requestAnimationFrame(tick);
+}
+
+// ---------- explore ----------
+function fillSelect(id, items, keep) { options(el(id), items, keep); }
+function renderExplore() {
+  const box = el('ex-chart'), empty = el('ex-empty'), kind = el('ex-kind').value;
+  const dev = el('ex-device').value, mode = el('ex-mode').value, gsd = +el('ex-gsd').value;
+  el('ex-x').disabled = el('ex-y').disabled = kind !== 'scatter';
+  box.innerHTML = '';
+  const rows = best(dev, mode);
+  if (!rows.length) { empty.hidden = false; empty.textContent = `No ${MODE_NAMES[mode]} rows on ${dev}.`; return; }
+  empty.hidden = true;
+  if (kind === 'scatter') scatter(box, rows, el('ex-x').value, el('ex-y').value, gsd, mode);
+  else speedup(box, dev, mode);
+}
+function scatter(box, rows, xk, yk, gsd, mode) {
+  const yv = r => (yk === 'km2s' ? rates(r, gsd).km2s : r.img_s);
+  const ylo = r => (r.ci_lo == null ? null : yk === 'km2s' ? rates(r, gsd).km2s_lo : r.ci_lo);
+  const yhi = r => (r.ci_hi == null ? null : yk === 'km2s' ? rates(r, gsd).km2s_hi : r.ci_hi);
+  const pts = rows.filter(r => r[xk] > 0 && yv(r) > 0);
+  const missing = rows.length - pts.length;
+  const W = 900, H = 560, m = { l: 70, r: 190, t: 20, b: 50 };
+  const svg = d3.select(box).append('svg').attr('width', W).attr('height', H);
+  if (!pts.length) { svg.append('text').attr('x', 20).attr('y', 40).text(`No row has ${el('ex-x').selectedOptions[0].text}.`); return; }
+  const x = d3.scaleLog().domain(d3.extent(pts, r => r[xk])).nice().range([m.l, W - m.r]);
+  const lows = pts.map(r => ylo(r) ?? yv(r)).filter(v => v > 0), highs = pts.map(r => yhi(r) ?? yv(r));
+  const y = d3.scaleLog().domain([d3.min(lows), d3.max(highs)]).nice().range([H - m.b, m.t]);
+  const families = uniq(pts.map(r => r.family || '?')).sort(), colour = d3.scaleOrdinal(families, d3.schemeTableau10.concat(d3.schemeSet3));
+  svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${H - m.b})`).call(d3.axisBottom(x).ticks(8, '~s'));
+  svg.append('g').attr('class', 'axis').attr('transform', `translate(${m.l},0)`).call(d3.axisLeft(y).ticks(8, '~s'));
+  svg.append('text').attr('x', (m.l + W - m.r) / 2).attr('y', H - 12).attr('text-anchor', 'middle').text(el('ex-x').selectedOptions[0].text + ' (log)');
+  svg.append('text').attr('transform', `translate(16,${(H - m.b + m.t) / 2}) rotate(-90)`).attr('text-anchor', 'middle')
+    .text((yk === 'km2s' ? `km²/s at ${gsd} m GSD` : UNIT[mode]) + ' (log; bars: 95% CI)');
+  const g = svg.append('g').attr('class', 'points');
+  for (const r of pts) {
+    const cx = x(r[xk]), c = colour(r.family || '?');
+    if (ylo(r) != null && yhi(r) != null) g.append('line').attr('x1', cx).attr('x2', cx).attr('y1', y(Math.max(ylo(r), y.domain()[0]))).attr('y2', y(yhi(r))).attr('stroke', c).attr('stroke-width', 1.5);
+    g.append('circle').attr('cx', cx).attr('cy', y(yv(r))).attr('r', 5).attr('fill', c).attr('stroke', '#fff')
+      .append('title').text(`${r.display} (${r.variant}): ${fmt(yv(r))} ${yk === 'km2s' ? 'km²/s' : UNIT[mode]}, ${fmt(r[xk])} ${xk}`);
+    if (pts.length <= 40) g.append('text').attr('x', cx + 7).attr('y', y(yv(r)) + 4).attr('font-size', 10).attr('fill', '#334').text(r.display);
+  }
+  const lg = svg.append('g').attr('class', 'legend').attr('transform', `translate(${W - m.r + 20},${m.t})`);
+  families.forEach((f, i) => { lg.append('circle').attr('cx', 0).attr('cy', i * 18).attr('r', 5).attr('fill', colour(f)); lg.append('text').attr('x', 10).attr('y', i * 18 + 4).text(f); });
+  if (missing) svg.append('text').attr('x', m.l).attr('y', H - 28).attr('font-size', 11).attr('fill', '#a33').text(`${missing} model(s) without this measure are not shown`);
+}
+function speedup(box, dev, mode) {
+  // each variant over fp32 eager of the same model (and input), same device and mode
+  const rows = ROWS.filter(r => r.device === dev && r.mode === mode && r.img_s > 0 && shown(r));
+  const base = new Map(rows.filter(r => r.precision === 'fp32' && r.compile_mode === 'none' && !r.channels_last).map(r => [r.label + '|' + r.optimizer, r]));
+  const bars = [];
+  for (const r of rows) {
+    const b = base.get(r.label + '|' + r.optimizer);
+    if (!b || r === b) continue;
+    const lo = r.ci_lo != null && b.ci_hi != null ? r.ci_lo / b.ci_hi : null, hi = r.ci_hi != null && b.ci_lo != null ? r.ci_hi / b.ci_lo : null;
+    bars.push({ model: nameOf(r), variant: r.variant, v: r.img_s / b.img_s, lo, hi });
+  }
+  if (!bars.length) { box.innerHTML = `<p class="empty">No variant other than fp32 eager was measured on ${dev} in this mode.</p>`; return; }
+  const models = uniq(bars.map(b => b.model)), variants = uniq(bars.map(b => b.variant)).sort((a, b) => variantOrder(a) - variantOrder(b) || a.localeCompare(b));
+  const rowH = 12, W = 900, m = { l: 230, r: 170, t: 30, b: 40 }, H = m.t + m.b + models.length * (variants.length * rowH + 10);
+  const svg = d3.select(box).append('svg').attr('width', W).attr('height', H);
+  const xmax = Math.min(d3.max(bars, b => b.hi ?? b.v) * 1.05, d3.max(bars, b => b.v) * 2);
+  const x = d3.scaleLinear().domain([0, xmax]).nice().range([m.l, W - m.r]);
+  const y0 = d3.scaleBand().domain(models).range([m.t, H - m.b]).paddingInner(0.1);
+  const y1 = d3.scaleBand().domain(variants).range([0, y0.bandwidth()]).padding(0.1);
+  const colour = variantColour;
+  svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${H - m.b})`).call(d3.axisBottom(x));
+  svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${m.t})`).call(d3.axisTop(x));
+  svg.append('g').attr('class', 'axis').attr('transform', `translate(${m.l},0)`).call(d3.axisLeft(y0));
+  svg.append('line').attr('x1', x(1)).attr('x2', x(1)).attr('y1', m.t).attr('y2', H - m.b).attr('stroke', '#333').attr('stroke-dasharray', '4 3');
+  svg.append('text').attr('x', (m.l + W - m.r) / 2).attr('y', H - 8).attr('text-anchor', 'middle').text('× fp32 eager (bars: 95% CI)');
+  for (const b of bars) {
+    const yy = y0(b.model) + y1(b.variant);
+    svg.append('rect').attr('x', x(0)).attr('y', yy).attr('width', x(b.v) - x(0)).attr('height', y1.bandwidth()).attr('fill', colour(b.variant))
+      .append('title').text(`${b.model} ${b.variant}: ${fmt(b.v)}×`);
+    if (b.lo != null) svg.append('line').attr('x1', x(b.lo)).attr('x2', x(Math.min(b.hi, xmax))).attr('y1', yy + y1.bandwidth() / 2).attr('y2', yy + y1.bandwidth() / 2).attr('stroke', '#222');
+  }
+  const lg = svg.append('g').attr('class', 'legend').attr('transform', `translate(${W - m.r + 20},${m.t})`);
+  variants.forEach((v, i) => { lg.append('rect').attr('y', i * 18 - 6).attr('width', 12).attr('height', 12).attr('fill', colour(v)); lg.append('text').attr('x', 18).attr('y', i * 18 + 4).text(v); });
+}
+
+// ---------- list ----------
+const COLUMNS = [
+  ['display', 'model', 'text'], ['family', 'family', 'text'], ['device', 'device', 'text'], ['variant', 'best variant', 'text'],
+  ['batch', 'batch'], ['input', 'input', 'text'], ['img_s', 'img/s'], ['ci', '± (95% CI)'], ['km2s', 'km²/s'], ['days', 'days to map'],
+  ['params_M', 'params (M)'], ['gflops', 'GFLOPs'], ['peak_mb', 'peak MiB'], ['source', 'file', 'text']];
+const listSort = { key: 'img_s', dir: -1 };
+function listRows() {
+  const dev = el('ls-device').value, mode = el('ls-mode').value, gsd = +el('ls-gsd').value;
+  const devs = dev === '*' ? devices() : [dev];
+  return devs.flatMap(d => best(d, mode)).map(r => Object.assign({}, r, rates(r, gsd), {
+    ci: r.ci_lo == null ? null : (r.ci_hi - r.ci_lo) / 2 }));
+}
+function renderList() {
+  const rows = listRows(), thead = el('ls-table').querySelector('thead'), tbody = el('ls-table').querySelector('tbody');
+  const empty = el('ls-empty');
+  empty.hidden = rows.length > 0; empty.textContent = rows.length ? '' : `No ${MODE_NAMES[el('ls-mode').value]} rows here.`;
+  const { key, dir } = listSort, text = COLUMNS.find(c => c[0] === key)[2] === 'text';
+  rows.sort((a, b) => {
+    const x = a[key], y = b[key];
+    if (x == null && y == null) return 0; if (x == null) return 1; if (y == null) return -1;
+    return text ? dir * String(x).localeCompare(String(y)) : dir * (x - y);
+  });
+  thead.innerHTML = '<tr>' + COLUMNS.map(([k, t, kind]) => `<th data-key="${k}" class="${kind || ''} ${k === key ? (dir > 0 ? 'sorted-asc' : 'sorted-desc') : ''}">${t}</th>`).join('') + '</tr>';
+  const cell = (r, k, kind) => {
+    const v = r[k];
+    const shown = kind === 'text' ? (v ?? '') : k === 'batch' ? v : fmt(v);
+    return `<td class="${kind || ''}" data-key="${k}"${kind === 'text' ? '' : ` data-value="${v ?? ''}"`}>${String(shown).replace(/</g, '&lt;')}${k === 'display' && r.contended ? ' ⚠' : ''}</td>`;
+  };
+  tbody.innerHTML = rows.map(r => '<tr>' + COLUMNS.map(([k, , kind]) => cell(r, k, kind)).join('') + '</tr>').join('');
+  thead.querySelectorAll('th').forEach(th => th.addEventListener('click', () => {
+    const k = th.dataset.key, isText = COLUMNS.find(c => c[0] === k)[2] === 'text';
+    if (listSort.key === k) listSort.dir *= -1; else { listSort.key = k; listSort.dir = isText ? 1 : -1; }
+    renderList();
+  }));
+}
+
+// ---------- wiring ----------
+function show(view) {
+  for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.view === view);
+  for (const v of ['race', 'explore', 'list', 'about']) el(`view-${v}`).hidden = v !== view;
+  if (view === 'explore') renderExplore();
+  if (view === 'list') renderList();
+}
+function init() {
+  showNotes();
+  for (const b of document.querySelectorAll('#tabs button')) b.addEventListener('click', () => show(b.dataset.view));
+  const gsds = (DATA ? DATA.gsds : [0.3, 1, 10, 30]).map(g => [String(g), `${g} m${g === 10 ? ' (Sentinel-2)' : g === 30 ? ' (Landsat)' : g === 1 ? ' (aerial)' : g === 0.3 ? ' (very high resolution)' : ''}`]);
+  for (const id of ['race-gsd', 'ex-gsd', 'ls-gsd']) fillSelect(id, gsds, '10');
+  const ms = modes().map(m => [m, MODE_NAMES[m]]);
+  for (const id of ['race-mode', 'ex-mode', 'ls-mode']) fillSelect(id, ms, 'inference');
+  fillSelect('ex-device', devices().map(d => [d, deviceLabel(d)]));
+  fillSelect('ls-device', [['*', 'every device']].concat(devices().map(d => [d, deviceLabel(d)])));
+  el('about-files').textContent = DATA ? `Results files: ${DATA.files.join(', ')}. Page built ${DATA.generated}.` : 'No data.';
+  if (window.d3 && window.topojson && window.GLOBE_LAND) {
+    CELLS = landCells();
+    race.globes = [0, 1].map(i => new Globe(el(`lane-${i}`).querySelector('canvas'), COLOURS[i]));
+  }
+  el('race-kind').addEventListener('change', fillRacePickers);
+  el('race-mode').addEventListener('change', fillRacePickers);
+  el('race-gsd').addEventListener('change', renderRace);
+  el('race-speed').addEventListener('input', renderRace);
+  for (const i of [0, 1]) {
+    const lane = el(`lane-${i}`);
+    lane.querySelector('.pick-device').addEventListener('change', () => {
+      if (el('race-kind').value === 'models') { el('lane-1').querySelector('.pick-device').value = el('lane-0').querySelector('.pick-device').value; }
+      fillRacePickers();
+    });
+    lane.querySelector('.pick-model').addEventListener('change', () => {
+      if (el('race-kind').value === 'devices') el('lane-1').querySelector('.pick-model').value = el('lane-0').querySelector('.pick-model').value;
+      resetRace();
+    });
+  }
+  el('native-only').addEventListener('change', () => { fillRacePickers(); renderExplore(); renderList(); });
+  el('race-start').addEventListener('click', () => { race.running = !race.running; renderRace(); });
+  el('race-reset').addEventListener('click', resetRace);
+  for (const id of ['ex-device', 'ex-mode', 'ex-kind', 'ex-x', 'ex-y', 'ex-gsd']) el(id).addEventListener('change', renderExplore);
+  for (const id of ['ls-device', 'ls-mode', 'ls-gsd']) el(id).addEventListener('change', renderList);
+  if (ROWS.length) fillRacePickers(); else resetRace();
+  requestAnimationFrame(tick);
+}
+
+// what the browser test (and a curious reader at the console) can drive
+window.globeRace = {
+  advance: (simSeconds) => advance(simSeconds),
+  state: () => ({ elapsed: race.elapsed, running: race.running, lanes: [0, 1].map(laneStats) }),
+  cells: () => (CELLS ? CELLS.cells.length : 0),
+};
+init();
