@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_api.ipynb #2a8ddb3f
 from __future__ import annotations
-import sys, dataclasses
+import os, sys, dataclasses
 from pathlib import Path
 from typing import Optional, Callable
 from fastcore.meta import delegates
@@ -13,8 +13,9 @@ from .core import *
 # %% auto #0
 __all__ = ['REPEATS', 'GEO_MODULES', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model', 'idle_check',
-           'geo_compare_specs', 'seed_specs', 'default_models', 'hardware_record', 'wandb_logger', 'sweep', 'rows_for',
-           'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve', 'latency']
+           'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'hardware_record', 'wandb_logger',
+           'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve',
+           'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
 REPEATS = 3
@@ -116,6 +117,15 @@ def default_models(conventions:str='tbench')->list:
     return [n for n, i in REGISTRY.items() if not i.is_geo or (geo and n in SEED_GEO)]
 
 # %% ../nbs/13_api.ipynb #de9e2859
+def scaling_efficiency(res, store):
+    "Set a data-parallel row's `scaling_efficiency` from the stored row of the same configuration at world size 1 (measured first in the sweep)."
+    if not res.world_size or res.world_size < 2 or res.status != 'ok': return res
+    from throughput_bench.store import row_key
+    want = row_key(res.to_row() | {'world_size': 1})
+    base = [r for r in store.rows() if r.get('status') == 'ok' and row_key(r) == want]
+    if base: res.scaling_efficiency = res.throughput_mean / (res.world_size * float(base[-1]['throughput_mean']))
+    return res
+
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
     from throughput_bench.hardware import fingerprint
@@ -181,6 +191,8 @@ def sweep(mode:str='inference', # `inference` or `training`
           optimizers:tuple=('sgd',), # training: sgd (momentum) and/or adamw
           lr:float=0.01, # training: learning rate (recorded; irrelevant to speed)
           breakdown:bool=False, # training: also measure the data/forward/backward/optimizer shares of a step
+          nproc:Optional[int]=None, # training under DistributedDataParallel on this many processes (torchrun; NCCL on CUDA, gloo on CPU), beside world size 1
+          ddp_timeout:float=300.0, # seconds a collective may wait for a rank before the group gives up
           run_id:str='', # recorded on each row that has none
           conventions:str='tbench', # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models in the defaults)
          )->'pd.DataFrame':
@@ -204,6 +216,10 @@ def sweep(mode:str='inference', # `inference` or `training`
         if p not in PRECISIONS: raise BenchError(f"unknown precision {p!r}: use {', '.join(PRECISIONS)}")
     for c in compile_modes or []:
         if c not in COMPILE_MODES: raise BenchError(f"unknown compile mode {c!r}: use {', '.join(COMPILE_MODES)}")
+    if nproc is not None:
+        _positive('--nproc', nproc)
+        if mode != 'training': raise BenchError("--nproc is for training (tbench train --nproc N)")
+    _positive('--ddp-timeout', ddp_timeout, float)
     if mode == 'training':
         for o in optimizers:
             if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
@@ -228,7 +244,7 @@ def sweep(mode:str='inference', # `inference` or `training`
     store.ensure_writable(); store.check()
     n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
     if n: warn(f"added {n} pending row(s) to {store.csv_path}")
-    th = threads or torch.get_num_threads()
+    th = threads or (max(1, (os.cpu_count() or 1) // nproc) if nproc and dev.type == 'cpu' else torch.get_num_threads())  # DDP on CPU: the cores shared
     kw = dict(explicit_precisions=precisions is not None, mode=mode, device=str(dev), threads=th, tf32=tf32,
               data_mode='dataloader' if dataloader else 'synthetic', workers=workers, timesteps=timesteps,
               max_step_seconds=(max_step_seconds or None) if dev.type == 'cpu' and not batch_sizes else None,
@@ -241,6 +257,9 @@ def sweep(mode:str='inference', # `inference` or `training`
     else: specs = expand(names, *grid, input_channels=input_channels, input_size=input_size, **kw)
     if seed: specs = seed_specs(specs, inputs_given=bool(input_channels or input_size))
     if mode == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=lr) for s in specs for o in optimizers]
+    if nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
+        specs = [dataclasses.replace(s, world_size=w, ddp_timeout=ddp_timeout, probe_batch=False, max_step_seconds=None)
+                 for s in specs for w in dict.fromkeys([1, nproc])]
     idle_check(dev, force)
     p = plan(specs, store, rerun=rerun, retry_failed=retry_failed)
     log(p.line() + (f"; {repeats} worker processes each" if p.todo and repeats > 1 else ''))
@@ -248,6 +267,7 @@ def sweep(mode:str='inference', # `inference` or `training`
     wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout, wandb_run_name) if p.todo else None
     def post(res):
         res.run_id = res.run_id or run_id
+        scaling_efficiency(res, store)
         res = annotate_mfu(res, hw, peak_tflops, warn)
         if wb is not None:
             try: res.run_id = wb(res) or res.run_id

@@ -18,8 +18,8 @@ from .registry import GEO_NAMES, get_model
 __all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS',
            'MAX_HEIGHT_IN', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',
            'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
-           'chart_speedup', 'chart_coverage', 'chart_mfu', 'geo_pairs', 'chart_geo_compare', 'serving_rows',
-           'chart_serving', 'serving_overhead', 'summary_markdown', 'paged', 'write_report']
+           'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs', 'chart_geo_compare',
+           'serving_rows', 'chart_serving', 'serving_overhead', 'summary_markdown', 'paged', 'write_report']
 
 # %% ../nbs/12_report.ipynb #6de98261
 def device_label(name:str)->str:
@@ -28,7 +28,7 @@ def device_label(name:str)->str:
     return ' '.join(name.split())
 
 CONFIG = ['gpu_name', 'mode', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_channels', 'input_size', 'timesteps',
-          'data_mode', 'optimizer']
+          'data_mode', 'optimizer', 'world_size']
 
 def input_label(df:pd.DataFrame)->pd.Series:
     "`CxS` (and `xTt` for several timesteps) per row."
@@ -43,7 +43,8 @@ def best_rows(df:pd.DataFrame)->pd.DataFrame:
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
     ok['variant'] = (ok.precision + np.where(ok.compile_mode.eq('none'), '', ' + compile ' + ok.compile_mode.astype(str))
-                     + np.where(ok['mode'].eq('training'), ' · ' + ok.optimizer.astype(str), ''))
+                     + np.where(ok['mode'].eq('training'), ' · ' + ok.optimizer.astype(str), '')
+                     + (np.where(ok.world_size.notna(), ' · DDP×' + ok.world_size.astype('Int64').astype(str), '') if 'world_size' in ok else ''))
     keys = [c for c in CONFIG if c in ok]
     idx = ok.groupby(keys, dropna=False)['throughput_mean'].idxmax()
     b = ok.loc[idx].reset_index(drop=True)
@@ -222,6 +223,26 @@ def chart_mfu(best:pd.DataFrame):
         else: ax.set_title(f"{c} (a value of {top:.0f}% is above 100%: check the peak)", color='darkred')
     shared_legend(fig, axes); return fig
 
+# %% ../nbs/12_report.ipynb #5ca1e002
+def chart_scaling(best:pd.DataFrame):
+    "Global img/s and scaling efficiency against world size, per model and variant (DDP rows only)."
+    if 'world_size' not in best: return None
+    d = best[best.world_size.notna()].copy()
+    if d.empty or d.world_size.nunique() < 2: return None
+    d['line'] = d.label + ' · ' + d.device + ' · ' + d.precision + ' · ' + d.optimizer.astype(str)
+    d['eff'] = np.where(d.world_size.eq(1), 1.0, d.scaling_efficiency)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
+    for (line, g), c in zip(d.groupby('line'), sns.color_palette('deep', d.line.nunique())):
+        g = g.sort_values('world_size')
+        a1.errorbar(g.world_size, g.throughput_mean, yerr=[g.throughput_mean - g.throughput_ci_low.fillna(g.throughput_mean),
+                    g.throughput_ci_high.fillna(g.throughput_mean) - g.throughput_mean], marker='o', capsize=3, color=c, label=line)
+        a2.plot(g.world_size, g.eff, marker='o', color=c, label=line)
+    ws = sorted(d.world_size.unique())
+    a1.set(xlabel='world size (processes)', ylabel='global img/s (bars: 95% CI)', title='Throughput', xticks=ws)
+    a2.axhline(1, ls='--', color='grey', lw=1)
+    a2.set(xlabel='world size (processes)', ylabel='img/s ÷ (N × img/s at N = 1)', title='Scaling efficiency', xticks=ws, ylim=(0, max(1.2, d.eff.max() * 1.1)))
+    shared_legend(fig, [a1, a2], 'data-parallel training (DistributedDataParallel)'); return fig
+
 # %% ../nbs/12_report.ipynb #12fa01eb
 def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     "Inference rows of geo encoders and of the baselines measured at a geo encoder's input shape, with `shape` and `kind`."
@@ -383,7 +404,8 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
 CHARTS = {'throughput_inference': lambda b, g: chart_throughput(native_rows(b), 'inference'),
           'throughput_training': lambda b, g: chart_throughput(native_rows(b), 'training'),
           'speedup': lambda b, g: chart_speedup(native_rows(b)), 'coverage': lambda b, g: chart_coverage(native_rows(b), g),
-          'mfu': lambda b, g: chart_mfu(native_rows(b)), 'geo_compare': lambda b, g: chart_geo_compare(b, g)}
+          'mfu': lambda b, g: chart_mfu(native_rows(b)), 'geo_compare': lambda b, g: chart_geo_compare(b, g),
+          'scaling': lambda b, g: chart_scaling(b)}
 CHARTS_OF_ROWS = {'serving': chart_serving}  # charts drawn from every row, not the best per configuration
 
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added

@@ -157,7 +157,9 @@ def train_parser(prog='tbench train', parser=None)->Parser:
     g = p.add_argument_group('training')
     g.add_argument('--optimizers', '--optimizer', nargs='+', default=argparse.SUPPRESS, help="sgd (momentum) and/or adamw (default sgd)")
     g.add_argument('--lr', type=float, default=argparse.SUPPRESS, help="learning rate (recorded; irrelevant to speed; default 0.01)")
-    g.add_argument('--breakdown', action='store_true', default=argparse.SUPPRESS, help="also measure the data/forward/backward/optimizer shares of a step")
+    g.add_argument('--breakdown', action='store_true', default=argparse.SUPPRESS, help="also measure the data/forward/backward/optimizer shares of a step (with --nproc: and the exposed all-reduce)")
+    g.add_argument('--nproc', type=positive_int, default=argparse.SUPPRESS, help="train under DistributedDataParallel on N processes via torchrun (NCCL on CUDA, gloo on CPU), beside world size 1 (default: unset, one plain process)")
+    g.add_argument('--ddp-timeout', type=positive_float, default=argparse.SUPPRESS, help="seconds a collective may wait for a rank before the group gives up (default 300)")
     return p
 
 def cmd_train(a):

@@ -173,9 +173,11 @@ class BenchSpec:
     max_memory_mb:Optional[float] = None     # CPU: halve the batch until a step's predicted peak RSS fits (None: 90% of what is free)
     probe_batch:bool = True                  # CPU: probe memory and step time before measuring (off for the later repeats of a row)
     num_classes:Optional[int] = None         # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
+    world_size:Optional[int] = None          # training under DistributedDataParallel on this many processes (None: one plain process)
+    ddp_timeout:float = 300.0                # seconds a collective may wait before the process group gives up (a dead rank)
 
     KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
-           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes')
+           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size')
 
     @property
     def in_chans(self)->int:
@@ -193,6 +195,7 @@ class BenchSpec:
         if self.channels_last: parts.append('NHWC')
         if self.mode == 'training': parts.append(self.optimizer)
         if self.num_classes: parts.append(f"{self.num_classes} classes")
+        if self.world_size: parts.append(f"DDP x{self.world_size}")
         t = f"x{self.timesteps}t" if (self.timesteps or 1) > 1 else ''
         return ' '.join(parts + [f"bs={self.batch_size}", f"{self.input_channels}x{self.input_size}px{t}"])
 
@@ -325,6 +328,12 @@ class BenchResult:
     request_form:str = ''                # form fields sent with the array, e.g. `samples=1 seed=0 steps=8`
     server_metadata:str = ''             # the server's /v1/metadata, JSON
     loadgen_log:str = ''                 # folder of LoadGen's summary and detail logs
+    # ---- data-parallel training (`tbench train --nproc N`): throughput_mean is the global img/s, batch_size per process ----
+    world_size:Optional[int] = None      # processes under DistributedDataParallel (empty: one plain process)
+    ddp_backend:str = ''                 # nccl (CUDA) or gloo (CPU)
+    throughput_per_device:Optional[float] = None  # global img/s / world_size
+    scaling_efficiency:Optional[float] = None     # global img/s / (world_size x img/s of the same configuration at world size 1)
+    breakdown_allreduce_pct:Optional[float] = None  # gradient allreduce time not hidden behind backward (exposed), % of a step
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."
@@ -343,7 +352,7 @@ def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     import timm
-    d = dict(model_name=spec.model_name, mode=spec.mode, num_classes=spec.num_classes, precision=spec.precision,
+    d = dict(model_name=spec.model_name, mode=spec.mode, num_classes=spec.num_classes, world_size=spec.world_size, precision=spec.precision,
              compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
              batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
              input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,

@@ -88,6 +88,9 @@ def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=Fals
 # %% ../nbs/07_sweep.ipynb #61c8cf6a
 def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
     "Measure `spec` in this process."
+    if spec.world_size:  # data parallel: torchrun starts the ranks
+        from throughput_bench.ddp import launch_ddp
+        return launch_ddp(spec, timing, breakdown=kw.get('breakdown', False))
     if spec.mode == 'training':
         from throughput_bench.training import run_training
         return run_training(spec, timing, **kw)
@@ -200,7 +203,8 @@ def run_with_halving(spec:BenchSpec, runner:Callable, on_retry:Callable=None)->B
 
 # %% ../nbs/07_sweep.ipynb #3d0c1a02
 _MEAN_COLS = ('latency_mean_ms', 'latency_p50_ms', 'latency_p90_ms', 'latency_p95_ms', 'latency_p99_ms', 'throughput_cv',
-              'compile_seconds', 'breakdown_data_pct', 'breakdown_forward_pct', 'breakdown_backward_pct', 'breakdown_optimizer_pct')
+              'compile_seconds', 'breakdown_data_pct', 'breakdown_forward_pct', 'breakdown_backward_pct', 'breakdown_optimizer_pct',
+              'breakdown_allreduce_pct')
 _SUM_COLS = ('iterations', 'seconds_measured', 'warmup_iters', 'warmup_seconds', 'wall_seconds')
 
 def _mean(xs):
@@ -228,6 +232,7 @@ def combine_repeats(rs:list, confidence:float=0.95)->BenchResult:
     out.peak_memory_mb = max((r.peak_memory_mb for r in rs if r.peak_memory_mb is not None), default=None)
     out.pixels_per_sec = out.throughput_mean * out.input_size ** 2 if out.input_size else None
     if out.gflops_per_sample: out.tflops_achieved = out.throughput_mean * out.gflops_per_sample / 1e3
+    if out.world_size: out.throughput_per_device = out.throughput_mean / out.world_size
     out.load_avg_after = rs[-1].load_avg_after
     clocks = [r.gpu_clock_mhz for r in rs if r.gpu_clock_mhz]
     if clocks: out.gpu_clock_mhz = min(clocks)
@@ -265,8 +270,9 @@ def summary_table(results:list)->'pd.DataFrame':
         ci = ci_text(d['throughput_mean'], d.get('throughput_ci_low'), d.get('throughput_ci_high')) if ok else ''
         bs = f"{d['batch_size']}" + (f" (of {d['batch_requested']})" if str(d.get('batch_requested')) not in ('', 'None', str(d['batch_size'])) else '')
         mode = d.get('mode') or 'inference'
+        ws = str(d.get('world_size') or '').split('.')[0]
         contended = str(d.get('contended')).lower() == 'true'
-        rows.append({'model': d['model_name'], 'mode': mode if mode != 'training' else f"training ({d.get('optimizer')})", 'precision': d['precision'],
+        rows.append({'model': d['model_name'], 'mode': (mode if mode != 'training' else f"training ({d.get('optimizer')})") + (f" DDP×{ws}" if ws not in ('', 'None', 'nan') else ''), 'precision': d['precision'],
                      'compile': d['compile_mode'], 'batch': bs, 'input': _input_label(d),
                      'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
                      'n': _num(d.get('repeats'), '.0f') if ok else '',
