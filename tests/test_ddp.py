@@ -60,3 +60,15 @@ def test_a_killed_rank_ends_the_group_with_an_error_row_naming_it(tmp_path):
     assert 'rank 0 was killed by SIGKILL' in df.error[0] and 'rank 1 was killed by SIGKILL' in df.error[1], list(df.error)
     assert f'process-group timeout {timeout} s' in df.error[1]
     assert not [p for p in psutil.Process().children(recursive=True) if 'throughput_bench.ddp' in ' '.join(p.cmdline())]  # no rank left behind
+
+def test_a_clusters_own_torchrun_launch_takes_tbench_trains_flags_and_resumes(tmp_path):
+    "torchrun -m throughput_bench.ddp with tbench train's flags: rank 0 stores the row; launched again, it measures nothing."
+    cmd = [str(BIN / 'torchrun'), '--standalone', '--nproc-per-node', '2', '-m', 'throughput_bench.ddp', '--models', 'resnet18', '--device', 'cpu',
+           '--input-size', '32', '--batch-sizes', '4', '--precisions', 'fp32', '--timed-iters', '4', '--warmup', '1', '--warmup-seconds', '0', '--threads', '1']
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and '1 new row(s), 0 already stored' in r.stdout, r.stdout + r.stderr[-2000:]
+    df = read_results(tmp_path / 'results')
+    assert len(df) == 1 and df.world_size[0] == 2 and df.iterations[0] == 4 and df.status[0] == 'ok'
+    assert df.throughput_mean[0] == pytest.approx(4 * 4 * 2 / df.seconds_measured[0], rel=1e-5)
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and '0 new row(s), 1 already stored' in r.stdout, r.stdout

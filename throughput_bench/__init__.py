@@ -1,8 +1,8 @@
 __version__ = "0.1.0"
 
 # The Python API (`throughput_bench.api`), importable from the package without importing torch until used:
-# `from throughput_bench import infer, train, serve, latency, models, hw, report, globe, sync, repair`.
-_API = ('infer', 'train', 'serve', 'latency', 'models', 'hw', 'report', 'globe', 'sync', 'repair')
+# `from throughput_bench import infer, train, serve, latency, models, hw, report, globe, collect, sync, repair`.
+_API = ('infer', 'train', 'serve', 'latency', 'models', 'hw', 'report', 'globe', 'collect', 'sync', 'repair')
 __all__ = list(_API)
 
 def __getattr__(name):

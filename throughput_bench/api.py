@@ -13,9 +13,9 @@ from .core import *
 # %% auto #0
 __all__ = ['REPEATS', 'GEO_MODULES', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model', 'idle_check',
-           'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'hardware_record', 'wandb_logger',
-           'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve',
-           'latency']
+           'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
+           'hardware_record', 'wandb_logger', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'globe',
+           'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
 REPEATS = 3
@@ -126,6 +126,28 @@ def scaling_efficiency(res, store):
     if base: res.scaling_efficiency = res.throughput_mean / (res.world_size * float(base[-1]['throughput_mean']))
     return res
 
+def slurm_sweep(specs, results_dir, tc, partition, gpus_per_node, time_min, account, constraint, array_parallelism, group_by, wait,
+                executor, repeats, runner_kw, retry_failed, log)->'pd.DataFrame':
+    "Submit `specs` as SLURM jobs (submitit); with `wait`, wait and collect. The jobs of the manifest, with their states."
+    import pandas as pd
+    from throughput_bench import slurm as sl
+    params = sl.sbatch_parameters(partition, gpus_per_node, time_min, account, constraint, array_parallelism)
+    entries = sl.submit(specs, results_dir, tc, params, executor, group_by, repeats, runner_kw, retry_failed, log)
+    if wait:
+        if entries: sl.wait(results_dir, entries, executor, time_min * 60 + 600, log=log)
+        sl.collect(results_dir, log)
+    m = sl.load_manifest(results_dir)
+    rows = [dict(job_id=j['job_id'], state=j.get('state'), configurations=len(j['specs']), models=' '.join(dict.fromkeys(s['model_name'] for s in j['specs'])),
+                 new=j['job_id'] in {e['job_id'] for e in entries}, log=j['stdout']) for sub in m['submissions'] for j in sub['jobs']]
+    return pd.DataFrame(rows, columns=['job_id', 'state', 'configurations', 'models', 'new', 'log'])
+
+def collect(results_dir:str='results', # the results folder the jobs' shards are under
+            quiet:bool=False)->dict:
+    "Merge the shards of SLURM jobs into the per-device CSVs (idempotent); record failed jobs as error rows. Counts of what happened."
+    from throughput_bench import slurm as sl
+    if not Path(results_dir).is_dir(): raise BenchError(f"no results folder {str(results_dir)!r}")
+    return sl.collect(results_dir, (lambda m: None) if quiet else print)
+
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
     from throughput_bench.hardware import fingerprint
@@ -193,6 +215,13 @@ def sweep(mode:str='inference', # `inference` or `training`
           breakdown:bool=False, # training: also measure the data/forward/backward/optimizer shares of a step
           nproc:Optional[int]=None, # training under DistributedDataParallel on this many processes (torchrun; NCCL on CUDA, gloo on CPU), beside world size 1
           ddp_timeout:float=300.0, # seconds a collective may wait for a rank before the group gives up
+          slurm:Optional[str]=None, # submit the planned configurations to this SLURM partition (submitit) instead of measuring here
+          slurm_gpus_per_node:int=1, slurm_time:int=60, # GPUs per job; minutes per job
+          slurm_account:Optional[str]=None, slurm_constraint:Optional[str]=None, # the account to charge; a node feature, e.g. a GPU type
+          slurm_array_parallelism:int=8, # jobs of the array running at once
+          slurm_group_by:str='model', # one job per `model`, or per `config`
+          slurm_wait:bool=False, # wait for the jobs, then collect their shards into the per-device CSVs
+          slurm_executor:str='slurm', # `slurm`, or `local` (submitit's LocalExecutor: jobs as local processes, no cluster)
           run_id:str='', # recorded on each row that has none
           conventions:str='tbench', # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models in the defaults)
          )->'pd.DataFrame':
@@ -224,7 +253,8 @@ def sweep(mode:str='inference', # `inference` or `training`
         for o in optimizers:
             if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
     if isinstance(models, str): models = [models]
-    dev = resolve_device(device, gpu_id)
+    if slurm and slurm_executor == 'slurm' and device == 'auto': dev = torch.device('cuda' if slurm_gpus_per_node else 'cpu')  # the nodes', not this machine's
+    else: dev = resolve_device(device, gpu_id)
     tc = timing_config(dev.type, warmup, warmup_seconds, min_seconds, max_seconds, target_ci, timed_seconds, timed_iters)
     repeats = repeats or (REPEATS if isolate else 1)
     if repeats > 1 and not isolate: raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
@@ -236,14 +266,16 @@ def sweep(mode:str='inference', # `inference` or `training`
     from throughput_bench.flops import annotate_mfu
     names = list(models) if models else default_models(conventions)
     for m in names: check_model(get_model(m))
-    if output:
+    if slurm: store = None  # the jobs write shards; `collect` merges them
+    elif output:
         out = Path(output)
         if out.suffix.lower() != '.csv' or out.is_dir(): raise BenchError(f"--output {output}: give a .csv file path (or --results-dir for a folder)")
         store = ResultStore(out.parent, out.stem, device_name(dev), warn=warn)
     else: store = ResultStore(results_dir, device_slug(dev), device_name(dev), warn=warn)
-    store.ensure_writable(); store.check()
-    n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
-    if n: warn(f"added {n} pending row(s) to {store.csv_path}")
+    if store is not None:
+        store.ensure_writable(); store.check()
+        n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
+        if n: warn(f"added {n} pending row(s) to {store.csv_path}")
     th = threads or (max(1, (os.cpu_count() or 1) // nproc) if nproc and dev.type == 'cpu' else torch.get_num_threads())  # DDP on CPU: the cores shared
     kw = dict(explicit_precisions=precisions is not None, mode=mode, device=str(dev), threads=th, tf32=tf32,
               data_mode='dataloader' if dataloader else 'synthetic', workers=workers, timesteps=timesteps,
@@ -260,6 +292,9 @@ def sweep(mode:str='inference', # `inference` or `training`
     if nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
         specs = [dataclasses.replace(s, world_size=w, ddp_timeout=ddp_timeout, probe_batch=False, max_step_seconds=None)
                  for s in specs for w in dict.fromkeys([1, nproc])]
+    if slurm: return slurm_sweep(specs, results_dir, tc, slurm, slurm_gpus_per_node, slurm_time, slurm_account, slurm_constraint,
+                                 slurm_array_parallelism, slurm_group_by, slurm_wait, slurm_executor, repeats,
+                                 {'breakdown': breakdown} if mode == 'training' else None, retry_failed, log)
     idle_check(dev, force)
     p = plan(specs, store, rerun=rerun, retry_failed=retry_failed)
     log(p.line() + (f"; {repeats} worker processes each" if p.todo and repeats > 1 else ''))
