@@ -237,8 +237,11 @@ def chart_scaling(best:pd.DataFrame):
         a1.errorbar(g.world_size, g.throughput_mean, yerr=[g.throughput_mean - g.throughput_ci_low.fillna(g.throughput_mean),
                     g.throughput_ci_high.fillna(g.throughput_mean) - g.throughput_mean], marker='o', capsize=3, color=c, label=line)
         a2.plot(g.world_size, g.eff, marker='o', color=c, label=line)
+        one = g[g.world_size.eq(1)].throughput_mean
+        if len(one): a1.plot(g.world_size, g.world_size * one.iloc[0], ls=':', color=c, lw=1)  # ideal: N times world size 1
     ws = sorted(d.world_size.unique())
-    a1.set(xlabel='world size (processes)', ylabel='global img/s (bars: 95% CI)', title='Throughput', xticks=ws)
+    a1.set(xlabel='world size (processes)', ylabel='global img/s (bars: 95% CI)', title='Throughput (dotted: N × world size 1)', xticks=ws)
+    a1.set_ylim(0, None)
     a2.axhline(1, ls='--', color='grey', lw=1)
     a2.set(xlabel='world size (processes)', ylabel='img/s ÷ (N × img/s at N = 1)', title='Scaling efficiency', xticks=ws, ylim=(0, max(1.2, d.eff.max() * 1.1)))
     shared_legend(fig, [a1, a2], 'data-parallel training (DistributedDataParallel)'); return fig
