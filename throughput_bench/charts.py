@@ -131,7 +131,7 @@ def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, h
     if 'contended' in df and df.contended.fillna(False).astype(bool).any():
         handles.append(matplotlib.patches.Patch(facecolor='white', edgecolor='black', hatch='////', label='contended: host busy'))
         labels.append('contended: host busy')
-    ax.legend(handles, labels, fontsize='x-small', loc='best', frameon=True, framealpha=0.7)
+    ax.legend(handles, labels, fontsize='x-small', loc='upper left', bbox_to_anchor=(1.01, 1), frameon=False)  # beside the panel, never on a bar
     return ax
 
 # %% ../nbs/12_report.ipynb #a771dbdf
@@ -139,8 +139,10 @@ def shared_legend(fig, axes, title:Optional[str]=None):
     "One legend for the whole figure, under the title and above the panels, instead of one per panel over the bars."
     seen = {}
     for ax in np.ravel(axes):
-        for h, l in zip(*ax.get_legend_handles_labels()): seen.setdefault(l, h)
-        if ax.get_legend(): ax.get_legend().remove()
+        leg = ax.get_legend()
+        pairs = zip(leg.legend_handles, [t.get_text() for t in leg.get_texts()]) if leg else zip(*ax.get_legend_handles_labels())
+        for h, l in pairs: seen.setdefault(l, h)  # the panel's legend as drawn, with extra entries such as "contended"
+        if leg: leg.remove()
     order = lambda l: next((i for i, p in enumerate(PRECISION_COLOURS) if p in l.split()), 9)  # fp32 fp16 bf16 amp
     labels = sorted(seen, key=order)
     head = (0.35 if title else 0) + (0.35 if labels else 0) + 0.05  # inches of title and legend, added above the panels
