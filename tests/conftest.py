@@ -1,4 +1,5 @@
-import os, sys, subprocess
+import os, sys, shutil, subprocess, threading, functools, contextlib
+from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 import pytest
 
@@ -22,3 +23,34 @@ def tbench(*args, cwd, cmd='tbench', timeout=300, **kw):
 
 @pytest.fixture
 def work(tmp_path): return tmp_path
+
+# ---- the browser tests: Debian's chromium driven by Playwright (no browser download) ----
+CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
+REQUIRED = os.environ.get('TB_REQUIRE_BROWSER') == '1'   # CI sets this: a missing site or browser is a failure there, not a skip
+
+def need(cond, why):
+    "Skip (or, where the browser is required, fail) unless `cond`."
+    if not cond:
+        if REQUIRED: pytest.fail(why)
+        pytest.skip(why)
+
+@contextlib.contextmanager
+def static_server(folder):
+    "A plain static HTTP server for `folder` on a free loopback port; yields its URL."
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+    httpd = ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try: yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally: httpd.shutdown()
+
+@pytest.fixture(scope='module')
+def browser():
+    need(Path(CHROMIUM).exists(), 'no chromium (apt-get install chromium)')
+    pw = pytest.importorskip('playwright.sync_api') if not REQUIRED else __import__('playwright.sync_api', fromlist=['x'])
+    with pw.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+                                    '--disable-component-update', '--disable-sync'])
+        yield b
+        b.close()

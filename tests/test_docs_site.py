@@ -1,40 +1,15 @@
 "The offline docs site in headless Chromium: pages load from a plain static server, charts render, no console errors."
-import os, shutil, threading, functools
-from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 import pytest
+from conftest import need, static_server  # the `browser` fixture is in conftest.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / '_site'
-CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
-REQUIRED = os.environ.get('TB_REQUIRE_BROWSER') == '1'   # CI sets this: a missing site or browser is a failure there
-
-def _need(cond, why):
-    if not cond:
-        if REQUIRED: pytest.fail(why)
-        pytest.skip(why)
 
 @pytest.fixture(scope='module')
 def server():
-    _need((SITE / 'index.html').exists(), 'no _site: run python tools/build_docs.py first')
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(SITE))
-    class Quiet(handler.func):
-        def log_message(self, *a): pass
-    httpd = ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(SITE)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-@pytest.fixture(scope='module')
-def browser():
-    _need(Path(CHROMIUM).exists(), 'no chromium (apt-get install chromium)')
-    pw = pytest.importorskip('playwright.sync_api') if not REQUIRED else __import__('playwright.sync_api', fromlist=['x'])
-    with pw.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-                                    '--disable-component-update', '--disable-sync'])
-        yield b
-        b.close()
+    need((SITE / 'index.html').exists(), 'no _site: run python tools/build_docs.py first')
+    with static_server(SITE) as url: yield url
 
 def visit(browser, url):
     "Open `url`; return the page and every console error, page error and failed request."

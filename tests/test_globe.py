@@ -1,47 +1,23 @@
 "The Globe Race page in headless Chromium: offline, figures equal to Python's, every view working; and `tbench globe`'s bad input."
-import math, os, shutil, threading, functools
-from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
+import math
 from pathlib import Path
 from urllib.parse import urlsplit
 import pandas as pd
 import pytest
-from conftest import tbench
+from conftest import tbench, static_server  # the `browser` fixture is in conftest.py
 from throughput_bench.api import globe
 from throughput_bench.coverage import EARTH_LAND_KM2
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / 'tests' / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv'  # the seed tool's H100 NVL file (MIT), copied
 OURS = ROOT / 'results'                                                           # this project's committed CPU results
-CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
-REQUIRED = os.environ.get('TB_REQUIRE_BROWSER') == '1'   # CI sets this: a missing browser fails there instead of skipping
-
-def _need(cond, why):
-    if not cond:
-        if REQUIRED: pytest.fail(why)
-        pytest.skip(why)
 
 @pytest.fixture(scope='module')
 def site(tmp_path_factory):
     "The page built from the seed tool's GPU file and this project's CPU results, served on loopback."
     out = tmp_path_factory.mktemp('globe')
     globe([str(SEED), str(OURS)], str(out))
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *a): pass
-    httpd = ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(out)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", out
-    httpd.shutdown()
-
-@pytest.fixture(scope='module')
-def browser():
-    _need(Path(CHROMIUM).exists(), 'no chromium (apt-get install chromium)')
-    pw = pytest.importorskip('playwright.sync_api') if not REQUIRED else __import__('playwright.sync_api', fromlist=['x'])
-    with pw.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-                                    '--disable-component-update', '--disable-sync'])
-        yield b
-        b.close()
+    with static_server(out) as url: yield url, out
 
 def open_page(browser, url):
     "Load `url` with every request off the loopback blocked; returns the page and a list that collects every problem."
