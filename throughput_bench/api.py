@@ -381,8 +381,9 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
            output:str='report', # folder for the charts and summary.md
            gsd:float=10.0, # ground sample distance (m) for km²/s
            wandb_project:Optional[str]=None, # also read this W&B project (entity/project; needs a key)
+           formats:tuple=('png', 'svg'), # image formats of each chart (png, svg, pdf)
           )->list:
-    "Charts (PNG + SVG) and `summary.md` from result rows; the files written."
+    "Charts (PNG + SVG by default) and `summary.md` from result rows; the files written."
     from throughput_bench.tracking import load_results
     from throughput_bench.charts import write_report
     sources = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
@@ -391,7 +392,9 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     if out.exists() and not out.is_dir(): raise BenchError(f"output {str(out)!r} is a file, not a folder")
     df = load_results(*sources)
     if df.empty: raise BenchError(f"no result rows in {', '.join(sources)}")
-    try: return write_report(df, out, gsd)
+    bad = [f for f in formats if f not in ('png', 'svg', 'pdf')]
+    if bad or not formats: raise BenchError(f"--formats {' '.join(bad) or '(none)'}: use png, svg and/or pdf")
+    try: return write_report(df, out, gsd, formats=tuple(formats))
     except OSError as e: raise BenchError(f"cannot write the report to {str(out)!r}: {e.strerror or e}")
 
 def globe(sources:tuple=('results',), # result CSVs or folders of them: this project's and the seed tool's, side by side
