@@ -47,30 +47,25 @@ def lockstep_measure(step, device, batch_size:int, cfg:TimingConfig, rank:int)->
         done = n >= cfg.warmup and time.perf_counter() - t0 >= cfg.warmup_seconds
         _, stop = _agree(device, time.perf_counter() - s, rank == 0 and done)
     warm_s = time.perf_counter() - t0
-    lat, elapsed, stop = [], 0.0, False
+    lat, elapsed, stop, next_check = [], 0.0, False, 0.0
     while not stop:
+        # one all-reduce per step: the group's step time, and rank 0's decision (from the steps before this one) to make it the last
+        want = False
+        if rank == 0 and cfg.timed_iters: want = len(lat) + 1 >= cfg.timed_iters  # exactly that many timed steps
+        elif rank == 0 and elapsed >= next_check:
+            want = should_stop(elapsed, len(lat), _rel_ci(np.asarray(lat), cfg.confidence), cfg)
+            next_check = elapsed + cfg.check_every
         s = time.perf_counter(); step(); synchronize(device)
-        d, _ = _agree(device, time.perf_counter() - s, False)
+        d, stop = _agree(device, time.perf_counter() - s, want)
         lat.append(d); elapsed += d
-        arr = np.asarray(lat)
-        _, stop = _agree(device, 0.0, rank == 0 and should_stop(elapsed, len(lat), _rel_ci(arr, cfg.confidence), cfg))
     return Timing(np.asarray(lat), elapsed, batch_size, n, warm_s, first, cfg.confidence)
 
 # %% ../nbs/08a_ddp.ipynb #974984b6
-def _phase_seconds(step, device, iters:int)->np.ndarray:
-    "Mean seconds per phase (data, forward, backward, optimizer) over `iters` steps."
-    tot = np.zeros(len(step.PHASES))
-    for _ in range(iters):
-        synchronize(device); prev = time.perf_counter()
-        for i, ph in enumerate(step.PHASES):
-            getattr(step, ph)(); synchronize(device); now = time.perf_counter()
-            tot[i] += now - prev; prev = now
-    return tot / iters
-
 def exposed_allreduce(step, ddp_model, device, iters:int=5)->dict:
     "Shares of a step (%): data, forward, backward (computation), exposed all-reduce, optimizer."
-    synced = _phase_seconds(step, device, iters)
-    with ddp_model.no_sync(): local = _phase_seconds(step, device, iters)
+    from throughput_bench.training import phase_seconds
+    synced = phase_seconds(step, device, iters, min_seconds=0)  # the same count on every rank: collectives must match
+    with ddp_model.no_sync(): local = phase_seconds(step, device, iters, min_seconds=0)
     step.opt.zero_grad(set_to_none=True)
     d, f, b, o = synced
     b_compute = min(local[2], b)

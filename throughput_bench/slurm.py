@@ -177,7 +177,7 @@ def collect(results_dir='results', log:Callable=print)->dict:
                 state, why = job_state(j, sub['executor'])
                 j['state'] = state
                 if state not in DONE: out['pending'] += 1; continue
-                missing = [BenchSpec(**s) for s in j['specs'] if not any(k == BenchSpec(**s).key() for k in stored)]
+                missing = [sp for sp in (BenchSpec(**s) for s in j['specs']) if sp.key() not in stored]
                 if state == 'COMPLETED' or not missing: j['collected'] = True; continue
                 mine = [c.stem for c in shard_dir(results_dir, j['job_id']).glob('*.csv')]
                 slug = (mine or sorted(slugs) or [f"slurm_{sub['params'].get('partition', 'local')}"])[0]

@@ -19,7 +19,7 @@ from .hardware import load_average
 from .contention import gpu_clocks
 
 # %% auto #0
-__all__ = ['OPTIMIZERS', 'make_optimizer', 'train_autocast', 'TrainStep', 'phase_breakdown', 'run_training']
+__all__ = ['OPTIMIZERS', 'make_optimizer', 'train_autocast', 'TrainStep', 'phase_seconds', 'phase_breakdown', 'run_training']
 
 # %% ../nbs/08_train.ipynb #f57a010e
 OPTIMIZERS = ('sgd', 'adamw')
@@ -68,8 +68,8 @@ class TrainStep:
         self.data(); self.forward(); self.backward(); self.optimizer()
 
 # %% ../nbs/08_train.ipynb #59674a7f
-def phase_breakdown(step:TrainStep, device, min_iters:int=5, min_seconds:float=1.0)->dict:
-    "Percent of step time in each phase, over at least `min_iters` steps and `min_seconds`."
+def phase_seconds(step:TrainStep, device, min_iters:int=5, min_seconds:float=1.0)->np.ndarray:
+    "Mean seconds per step in each phase, over at least `min_iters` steps and `min_seconds` (0: exactly `min_iters`, as DDP ranks need)."
     totals = np.zeros(len(step.PHASES)); n, t0 = 0, time.perf_counter()
     cuda = device.type == 'cuda'
     while n < min_iters or time.perf_counter() - t0 < min_seconds:
@@ -85,6 +85,11 @@ def phase_breakdown(step:TrainStep, device, min_iters:int=5, min_seconds:float=1
                 getattr(step, ph)(); synchronize(device); now = time.perf_counter()
                 totals[i] += now - prev; prev = now
         n += 1
+    return totals / n
+
+def phase_breakdown(step:TrainStep, device, min_iters:int=5, min_seconds:float=1.0)->dict:
+    "Percent of step time in each phase, over at least `min_iters` steps and `min_seconds`."
+    totals = phase_seconds(step, device, min_iters, min_seconds)
     return {f"breakdown_{ph}_pct": 100 * t / totals.sum() for ph, t in zip(step.PHASES, totals)}
 
 # %% ../nbs/08_train.ipynb #4a3aa883
