@@ -4,14 +4,14 @@
 
 # %% ../nbs/13_api.ipynb #2a8ddb3f
 from __future__ import annotations
-import os, sys, dataclasses
+import os, sys, math, dataclasses
 from pathlib import Path
 from typing import Optional, Callable
 from fastcore.meta import delegates
 from .core import *
 
 # %% auto #0
-__all__ = ['REPEATS', 'GEO_MODULES', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
+__all__ = ['REPEATS', 'GEO_MODULES', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model', 'idle_check',
            'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
            'hardware_record', 'wandb_logger', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'globe',
@@ -42,6 +42,15 @@ def timing_config(device_type:str='cpu', warmup:int=5, warmup_seconds:Optional[f
     fixed = '--timed-seconds' if timed_seconds is not None else '--timed-iters' if timed_iters is not None else None
     if fixed and adaptive:
         raise BenchError(f"{fixed} fixes the timed phase; it cannot be combined with --{'/--'.join(k.replace('_', '-') for k in adaptive)}")
+    for k, v in dict(warmup=warmup, warmup_seconds=warmup_seconds, min_seconds=min_seconds, max_seconds=max_seconds,
+                     target_ci=target_ci, timed_seconds=timed_seconds, timed_iters=timed_iters).items():
+        if v is None: continue
+        name = '--' + k.replace('_', '-')
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise BenchError(f"{name} must be a finite number >= 0, got {v!r}")
+        if v > (1 if k == 'target_ci' else 10**7 if k.endswith('iters') or k == 'warmup' else 86400):
+            raise BenchError(f"{name} {v} is more than {'1 (a share)' if k == 'target_ci' else 'a day' if 'seconds' in k else '10,000,000 iterations'}")
+    if timed_seconds == 0 or timed_iters == 0: raise BenchError(f"{fixed} must be > 0")
     cpu = device_type == 'cpu'
     defaults = dict(min_seconds=2.0, max_seconds=10.0, target_ci=0.02) if cpu else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
     tc = TimingConfig(warmup=warmup, warmup_seconds=warmup_seconds if warmup_seconds is not None else (1.0 if cpu else 2.0),
@@ -59,13 +68,23 @@ def check_model(info):
         from throughput_bench.geo import GEO_EXTRA
         raise BenchError(f"{info.name} needs the geo extra ({info.package} is not installed); install it with {GEO_EXTRA}")
 
+LIMITS = {'--batch-sizes': 65536, '--threads': 1024, '--repeats': 1000, '--input-size': 16384, '--input-channels': 1024,
+          '--timesteps': 1024, '--workers': 256, '--nproc': 4096, '--wait-idle': 86400, '--max-step-seconds': 86400,
+          '--ddp-timeout': 86400, '--lr': 1e6}  # far past any real use: a larger value is a typo, refused instead of probed for minutes
+
 def _positive(name:str, v, kind=int, allow_zero=False):
-    "Check an option: a positive number (or a list of them)."
+    "Check an option: a positive, finite number no larger than `LIMITS[name]` (or a list of them)."
     for x in (v if isinstance(v, (list, tuple)) else [v]):
         if x is None: continue
         if not isinstance(x, (int, float)) or isinstance(x, bool) or (kind is int and not float(x).is_integer()):
             raise BenchError(f"{name} must be a {'whole ' if kind is int else ''}number, got {x!r}")
+        if not math.isfinite(x): raise BenchError(f"{name} must be a finite number, got {x}")
         if x < 0 or (x == 0 and not allow_zero): raise BenchError(f"{name} must be > {'=' if allow_zero else ''}0, got {x}")
+        if name in LIMITS and x > LIMITS[name]: raise BenchError(f"{name} {x} is more than {LIMITS[name]:g}: not a value this tool can run")
+
+def _text(name:str, v):
+    "Check a text option: `None` (its default) or a non-empty string."
+    if v is not None and (not isinstance(v, str) or not v.strip()): raise BenchError(f"{name} must not be empty")
 
 def idle_check(device, force:bool):
     "Refuse to measure on a GPU other processes are computing on (unless `force`)."
@@ -248,7 +267,8 @@ def sweep(mode:str='inference', # `inference` or `training`
     if nproc is not None:
         _positive('--nproc', nproc)
         if mode != 'training': raise BenchError("--nproc is for training (tbench train --nproc N)")
-    _positive('--ddp-timeout', ddp_timeout, float)
+    _positive('--ddp-timeout', ddp_timeout, float); _positive('--lr', lr, float)
+    for name, v in (('--device', device), ('--results-dir', results_dir), ('--output', output), ('--slurm', slurm)): _text(name, v)
     if mode == 'training':
         for o in optimizers:
             if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
@@ -438,6 +458,7 @@ def serve(model:str, # a registry or timm name
           port:int=8000, # TCP port
           log_level:str='warning', # uvicorn's log level (info logs every request)
           timeout:float=60.0, # seconds a request may wait for the model before a 504
+          max_batch_per_request:int=64, # the most images one request may ask for (its array's images x `samples`); more get a 422
          ):
     "Serve `model` on LitServe with the NIM request format until interrupted."
     from throughput_bench.serving import require_serving
@@ -453,7 +474,8 @@ def serve(model:str, # a registry or timm name
     spec = serve_spec(model, device, precision, compile_mode, channels_last, input_channels, input_size, timesteps, threads, workers)
     print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, compile {spec.compile_mode}"
           f"{', NHWC' if spec.channels_last else ''}) on {spec.device}: max batch {max_batch_size}, {workers} worker(s)", flush=True)
-    run_server(make_server(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb, timeout), host, port, log_level)
+    _positive('--max-batch-per-request', max_batch_per_request)
+    run_server(make_server(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb, timeout, max_batch_per_request), host, port, log_level)
 
 # %% ../nbs/13_api.ipynb #b7b916fe
 def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://HOST:PORT)

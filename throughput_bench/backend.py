@@ -90,6 +90,7 @@ def one_line(e:BaseException, limit:int=300)->str:
 def describe_device(res:BenchResult, device)->BenchResult:
     "Stamp the device's name, memory and TF32 state on the row."
     res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
-    res.tf32_enabled = tf32_active(res.precision, device)
-    res.emulated = device.type == 'cpu' and precision_support(res.precision, device) is not None
+    known = res.precision in PRECISIONS  # a served model's precision is whatever its server says, or unknown ('')
+    res.tf32_enabled = tf32_active(res.precision, device) if known else False
+    res.emulated = known and device.type == 'cpu' and precision_support(res.precision, device) is not None
     return res

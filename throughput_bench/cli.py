@@ -15,7 +15,7 @@ __all__ = ['Parser', 'both_spellings', 'positive_int', 'positive_float', 'nonneg
            'infer_parser', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser',
            'cmd_rsg', 'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe', 'cmd_collect',
            'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency',
-           'main_parser', 'tbench']
+           'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/14_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -24,6 +24,14 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message}\n"); sys.exit(2)
+
+    def parse_args(self, args=None, namespace=None):
+        "Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default."
+        a = super().parse_args(args, namespace)
+        for k, v in vars(a).items():
+            if isinstance(v, str) and not v.strip() or isinstance(v, list) and any(isinstance(x, str) and not x.strip() for x in v):
+                self.error(f"{'--' + k.replace('_', '-') if k not in ('file', 'url', 'results', 'dir', 'names', 'model') else k} must not be empty")
+        return a
 
     def add_argument(self, *names, **kw):
         "Add `names`, plus the underscore spelling of each hyphenated long flag."
@@ -50,13 +58,13 @@ def positive_int(s:str)->int:
 def positive_float(s:str)->float:
     try: v = float(s)
     except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number")
-    if not v > 0: raise argparse.ArgumentTypeError(f"must be > 0, got {s}")
+    if not v > 0 or v == float('inf'): raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {s}")
     return v
 
 def nonneg_float(s:str)->float:
     try: v = float(s)
     except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number")
-    if v < 0: raise argparse.ArgumentTypeError(f"must be >= 0, got {s}")
+    if not v >= 0 or v == float('inf'): raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {s}")
     return v
 
 # %% ../nbs/14_cli.ipynb #aec153fb
@@ -305,6 +313,7 @@ def serve_parser(parser=None)->Parser:
     p.add_argument('--batch-timeout-ms', type=nonneg_float, default=S, help="how long a batch waits to fill (default 5)")
     p.add_argument('--workers', type=positive_int, default=S, help="model worker processes per device (default 1)")
     p.add_argument('--max-request-mb', type=positive_float, default=S, help="larger request bodies get a 413 (default 64)")
+    p.add_argument('--max-batch-per-request', type=positive_int, default=S, help="the most images one request may ask for, its array's images x samples; more get a 422 (default 64)")
     p.add_argument('--host', default=S, help="default 127.0.0.1 (loopback only); 0.0.0.0 listens on every interface")
     p.add_argument('--port', type=positive_int, default=S, help="default 8000")
     p.add_argument('--log-level', choices=('critical', 'error', 'warning', 'info', 'debug'), default=S, help="uvicorn's (default warning; info logs every request)")
@@ -416,15 +425,27 @@ def main_parser()->Parser:
     x.add_argument('file', help="the results CSV to repair"); x.set_defaults(fn=cmd_repair)
     return p
 
+class Terminated(Exception):
+    "SIGTERM arrived (a scheduler or `kill` stopping the command)."
+
+def _on_sigterm(signum, frame): raise Terminated()
+
 def _run(fn, prog:str):
-    "Run `fn`, turning a `BenchError` into one line on stderr and exit 2, and Ctrl-C into exit 130."
+    "Run `fn`, turning a `BenchError` or an `OSError` (a full disk) into one line on stderr and exit 2, Ctrl-C into exit 130, SIGTERM into 143."
+    import signal
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try: fn()
     except BenchError as e: sys.stderr.write(f"{prog}: error: {e}\n"); sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted: every row measured so far is stored; run the same command again to resume\n"); sys.exit(130)
+    except Terminated:
+        sys.stderr.write(f"{prog}: terminated (SIGTERM): every row measured so far is stored; run the same command again to resume\n"); sys.exit(143)
     except BrokenPipeError:  # the reader went away (`tbench ... | head`): stop quietly, as other command-line tools do
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); sys.exit(141)
+    except OSError as e:
+        where = f": {e.filename}" if e.filename else ''
+        sys.stderr.write(f"{prog}: error: {e.strerror or e}{where}\n"); sys.exit(2)
 
 def tbench(argv=None):
     "The `tbench` command."

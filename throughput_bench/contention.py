@@ -10,8 +10,8 @@ from typing import Optional, Iterable
 import psutil
 
 # %% auto #0
-__all__ = ['THROTTLE_NAMES', 'own_pids', 'CpuSnapshot', 'snapshot', 'Busy', 'busy_between', 'sample_busy', 'wait_idle',
-           'Contention', 'gpu_clocks']
+__all__ = ['THROTTLE_NAMES', 'own_pids', 'CpuSnapshot', 'host_busy', 'snapshot', 'Busy', 'busy_between', 'sample_busy',
+           'wait_idle', 'Contention', 'gpu_clocks']
 
 # %% ../nbs/03a_contention.ipynb #05dbf5be
 def own_pids(*roots:int)->set:
@@ -32,16 +32,23 @@ class CpuSnapshot:
     procs:dict            # pid -> (create_time, cpu seconds)
     steal:float
     total:float
+    busy:float = 0.0      # the host's busy CPU seconds (kernel totals): counts a process that came and went between snapshots
+    own:float = 0.0       # the sweep's own tree's CPU seconds (with the children it reaped)
+
+def host_busy(ht)->float:
+    "CPU seconds the whole host has spent busy (the kernel's totals: everything but idle, iowait and steal; guest time is inside user)."
+    return sum(getattr(ht, f, 0.0) for f in ('user', 'nice', 'system', 'irq', 'softirq'))
 
 def snapshot(exclude:Iterable[int]=())->CpuSnapshot:
-    "CPU time of every process except `exclude` (and this one), now."
-    ex, procs = set(exclude) | {os.getpid()}, {}
+    "CPU time of every process except `exclude` (and this one), of the sweep's own tree, and the host's totals, now."
+    ex, procs, own = set(exclude) | {os.getpid()}, {}, 0.0
     for p in psutil.process_iter(['create_time', 'cpu_times']):
-        if p.pid in ex or p.info['cpu_times'] is None: continue
+        if p.info['cpu_times'] is None: continue
         ct = p.info['cpu_times']
+        if p.pid in ex: own += ct.user + ct.system + ct.children_user + ct.children_system; continue  # reaped children count as ours
         procs[p.pid] = (p.info['create_time'], ct.user + ct.system)
     ht = psutil.cpu_times()
-    return CpuSnapshot(time.monotonic(), procs, getattr(ht, 'steal', 0.0), sum(ht))
+    return CpuSnapshot(time.monotonic(), procs, getattr(ht, 'steal', 0.0), sum(ht), host_busy(ht), own)
 
 # %% ../nbs/03a_contention.ipynb #59c03e1c
 @dataclass
@@ -76,12 +83,14 @@ def busy_between(a:CpuSnapshot, b:CpuSnapshot, exclude:Iterable[int]=())->Busy:
         except psutil.Error: name = '?'
         top.append((pid, name, d / (dt * ncpu)))
     steal = max(b.steal - a.steal, 0.0) / max(b.total - a.total, 1e-9)
-    return Busy(min(total / (dt * ncpu), 1.0), min(steal, 1.0), dt, [t for t in top if t[2] >= 0.01])
+    # the kernel's busy time minus the sweep's own: a process that started and ended between the snapshots is in it, too
+    host = max((b.busy - a.busy) - (b.own - a.own), 0.0) if b.busy and a.busy else 0.0
+    return Busy(min(max(total, host) / (dt * ncpu), 1.0), min(steal, 1.0), dt, [t for t in top if t[2] >= 0.01])
 
 # %% ../nbs/03a_contention.ipynb #4f631857
 def sample_busy(seconds:float=0.25, exclude:Iterable[int]=())->Busy:
     "Others' share of the host over the next `seconds`."
-    a = snapshot(exclude); time.sleep(seconds); b = snapshot(own_pids(*exclude))
+    a = snapshot(own_pids(*exclude)); time.sleep(seconds); b = snapshot(own_pids(*exclude))
     return busy_between(a, b, exclude)
 
 # %% ../nbs/03a_contention.ipynb #20ae3eba

@@ -13,18 +13,19 @@ from .core import *
 from .serving import npy_bytes, NPY_MAGIC
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'HttpSUT',
+__all__ = ['SCENARIOS', 'PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'answer_problem', 'HttpSUT',
            'early_stopping_queries', 'loadgen_settings', 'read_detail', 'summarise_run', 'run_loadgen', 'split_url',
            'aggregate', 'server_dead', 'run_test', 'bisect_qps', 'client_cost', 'serving_row', 'latency_tests']
 
 # %% ../nbs/09a_loadgen.ipynb #42612229
 def server_info(url:str, timeout:float=10.0)->dict:
-    "The server's `/v1/metadata` (empty where it has none or does not answer in `timeout` seconds)."
+    "The server's `/v1/metadata` (empty where it has none: a NIM, Triton or any other service); a `BenchError` if nothing answers at `url`."
     import httpx
-    try:
-        r = httpx.get(f"{url.rstrip('/')}/v1/metadata", timeout=timeout)
-        return r.json() if r.status_code == 200 else {}
-    except (httpx.HTTPError, ValueError): return {}
+    try: r = httpx.get(f"{url.rstrip('/')}/v1/metadata", timeout=timeout)
+    except httpx.HTTPError as e: raise BenchError(f"nothing answered at {url} ({type(e).__name__}: {str(e)[:120] or 'no message'})")
+    try: meta = r.json() if r.status_code == 200 else {}
+    except ValueError: return {}
+    return meta if isinstance(meta, dict) else {}
 
 def make_payload(meta:dict, input_file:Optional[str]=None, batch:int=1, seed:int=0)->bytes:
     "The `.npy` bytes every request sends: `input_file`, else `randn` of the served input shape."
@@ -55,10 +56,24 @@ def form_variants(items:list)->list:
     return [dict(zip(keys, combo)) for combo in itertools.product(*vals.values())] or [{}]
 
 # %% ../nbs/09a_loadgen.ipynb #e01c3c49
+def answer_problem(body:bytes, expect:str='npy')->Optional[str]:
+    "None if a 200's body is what was asked for (`npy`: a `.npy`; `tar`: a tar holding `output.npy`; `any`: either), else why not."
+    if expect in ('npy', 'any') and body.startswith(NPY_MAGIC): return None
+    if expect in ('tar', 'any'):
+        import tarfile
+        try:
+            with tarfile.open(fileobj=io.BytesIO(body)) as t:
+                f = t.extractfile('output.npy')
+                if f is not None and f.read(len(NPY_MAGIC)) == NPY_MAGIC: return None
+        except (tarfile.TarError, KeyError, OSError, EOFError): pass
+        if expect == 'tar': return f"HTTP 200 but not a tar holding output.npy ({len(body)} bytes: {body[:40]!r})"
+    return f"HTTP 200 but not a .npy ({len(body)} bytes: {body[:40]!r})"
+
 class HttpSUT:
     "LoadGen's system under test: each query is one multipart POST of the payload, answered by a sender thread."
-    def __init__(self, url:str, payload:bytes, form:dict=None, headers:dict=None, timeout:float=60.0, concurrency:int=1):
+    def __init__(self, url:str, payload:bytes, form:dict=None, headers:dict=None, timeout:float=60.0, concurrency:int=1, expect:str=None):
         self.url, self.payload, self.form, self.headers, self.timeout = url, payload, dict(form or {}), dict(headers or {}), timeout
+        self.expect = expect or ('tar' if 'application/x-tar' in self.headers.get('accept', '') else 'npy')
         self.concurrency = concurrency
         self.pool = ThreadPoolExecutor(concurrency, thread_name_prefix='tbench-sut')
         self.gate = threading.BoundedSemaphore(concurrency)
@@ -84,7 +99,7 @@ class HttpSUT:
         try:
             r = self.client().post(self.url, files={'input_array': ('input_array', self.payload)}, data=self.form, headers=self.headers)
             if r.status_code != 200: return f"HTTP {r.status_code}: {r.text.strip()[:200]}"
-            return None
+            return answer_problem(r.content, self.expect)
         except httpx.HTTPError as e: return f"{type(e).__name__}: {str(e)[:200] or 'no message'}"
 
     def _one(self, qid:int, complete:bool=True):
@@ -220,6 +235,9 @@ def aggregate(runs:list)->dict:
     out['invalid_reason'] = '; '.join(f"run {i}: {r.get('invalid_reason') or 'no verdict'}" for i, r in bad)[:300]
     out['requests'] = int(sum(r.get('queries') or 0 for r in runs))
     out['errors'] = int(sum(r.get('errors', 0) for r in runs))
+    if out['errors']:  # LoadGen counts a failed request as answered; a test with failures is not VALID
+        out['valid'] = 'INVALID'
+        out['invalid_reason'] = (f"{out['errors']} request(s) failed; " + out['invalid_reason']).rstrip('; ')[:300]
     out['first_error'] = next((r['first_error'] for r in runs if r.get('first_error')), '')
     out['dead'] = next((r['dead'] for r in runs if r.get('dead')), '')
     out['source'] = ok[0]['source'] if ok else ''
@@ -275,7 +293,7 @@ def bisect_qps(run_at:Callable, start:float, max_steps:int=8, max_seconds:float=
 # %% ../nbs/09a_loadgen.ipynb #5c279f45
 def client_cost(base:str, payload:bytes, form:dict=None, headers:dict=None, n:int=30, timeout:float=10.0)->Optional[float]:
     "p50 (ms) of `n` sequential requests to `base/v1/null` with this payload; None where there is no null endpoint."
-    sut = HttpSUT(f"{base}/v1/null", payload, form, headers, timeout=timeout)
+    sut = HttpSUT(f"{base}/v1/null", payload, form, headers, timeout=timeout, expect='any')
     try:
         sut.warm(3)
         if sut.errors: return None
@@ -308,6 +326,7 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
     if t['achieved_qps'] is None:
         res.status, res.error = 'error', (f"the server stopped answering: {t['dead']}" if t['dead'] else t['first_error'] or 'no request answered')
         return res
+    res.request_errors = t['errors']
     res.achieved_qps = round(t['achieved_qps'], 4)
     res.throughput_mean = t['achieved_qps'] * images
     lo, hi = t['qps_ci']
@@ -318,7 +337,9 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
     if res.input_size: res.pixels_per_sec = res.throughput_mean * res.input_size ** 2
     res.repeats = t['runs']
     if t['dead']: res.status, res.error = 'error', f"the server stopped answering during the test: {t['dead']}"
-    elif t['errors']: res.error = f"{t['errors']} request(s) failed; first: {t['first_error']}"[:300]
+    elif t['errors']:  # a failed request has no latency worth ranking: the row states the share and is never an `ok` figure
+        sent = max(t['requests'], t['errors'])
+        res.status, res.error = 'error', f"{t['errors']} of {sent} request(s) failed ({t['errors'] / sent:.0%}); first: {t['first_error']}"[:300]
     return res
 
 # %% ../nbs/09a_loadgen.ipynb #cd4d2304
@@ -362,7 +383,7 @@ def latency_tests(url:str, meta:dict, payload:bytes, device, scenario:str='singl
                         valid = [r for r in steps_rows if r.valid == 'VALID']
                         if valid: max(valid, key=lambda r: r.target_qps).max_qps = True
                         rows.extend(post(r) for r in steps_rows)
-                    if any(r.status == 'error' for r in steps_rows): break
+                    if any('stopped answering' in (r.error or '') for r in steps_rows): break  # a load with failed requests is not VALID; a dead server ends it
                 else:
                     bar.set_description(label)
                     d = Path(log_root) / f"{stamp}-{i}-{scenario}"

@@ -11,9 +11,10 @@ import numpy as np
 from .core import *
 
 # %% auto #0
-__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'require_serving', 'RequestError', 'decode_array', 'npy_bytes',
-           'tar_bytes', 'untar_npy', 'form_int', 'read_request', 'first_tensor', 'BackboneAPI', 'free_port',
-           'server_metadata', 'NimGuard', 'make_server', 'serve_spec', 'wait_ready', 'run_server', 'ServerProcess']
+__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'require_serving', 'RequestError',
+           'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int', 'read_request', 'form_problem',
+           'first_tensor', 'BackboneAPI', 'free_port', 'server_metadata', 'NimGuard', 'make_server', 'serve_spec',
+           'wait_ready', 'run_server', 'ServerProcess']
 
 # %% ../nbs/09_serve.ipynb #3d6c3a04
 SERVE_EXTRA = 'pip install -e ".[serve]"  (from a checkout; or pip install "throughput_bench[serve]")'
@@ -79,15 +80,32 @@ def form_int(form, name:str, default:int, lo:int, hi:int)->int:
     if not lo <= n <= hi: raise RequestError(422, f"form field {name}={n} is out of range [{lo}, {hi}]")
     return n
 
-def read_request(form, channels:int, size:int, max_samples:int=64)->tuple:
-    "`(array, seed)` from a parsed multipart form: the `input_array` file, repeated `samples` times."
+def read_request(form, channels:int, size:int, max_samples:int=64, max_images:int=64)->tuple:
+    "`(array, seed)` from a parsed multipart form: the `input_array` file, repeated `samples` times; at most `max_images` images in all."
     f = form.get('input_array')
     if f is None: raise RequestError(422, "missing the file field input_array (a multipart form with the .npy in input_array)")
     raw = f.file.read() if hasattr(f, 'file') else (f.encode() if isinstance(f, str) else bytes(f))
-    a = decode_array(raw, channels, size)
+    a = decode_array(raw, channels, size, max_batch=max_images)
     samples = form_int(form, 'samples', 1, 1, max_samples)
+    if len(a) * samples > max_images:
+        raise RequestError(422, f"the request asks for {len(a)} image(s) x samples={samples} = {len(a) * samples}; this server takes at most {max_images} per request (--max-batch-per-request)")
     seed = form_int(form, 'seed', 0, 0, 2**63 - 1)
     return (np.concatenate([a] * samples) if samples > 1 else a), seed
+
+MAX_FIELDS, MAX_HEADER_BYTES = 64, 1024  # a NIM request has 1-4 fields and short part headers
+
+def form_problem(body:bytes, content_type:str, max_fields:int=MAX_FIELDS, max_header:int=MAX_HEADER_BYTES)->Optional[str]:
+    "Why a multipart body is refused before parsing (too many fields, an over-long part header such as a 100 kB filename), or None."
+    import re
+    m = re.search(r'boundary="?([^";]+)"?', content_type)
+    if not m: return "multipart/form-data without a boundary"
+    sep = b'--' + m.group(1).encode('latin-1')
+    parts = body.split(sep)[1:-1]  # the preamble before the first boundary and the epilogue after the last are not fields
+    if len(parts) > max_fields: return f"{len(parts)} form fields; this server takes at most {max_fields}"
+    for part in parts:
+        head = part[:max_header + 4].split(b'\r\n\r\n', 1)
+        if len(head) == 1 or len(head[0]) > max_header: return f"a form field's headers are longer than {max_header} bytes (a long filename?)"
+    return None
 
 # %% ../nbs/09_serve.ipynb #398a8f43
 import litserve as ls
@@ -109,9 +127,9 @@ def _error_response(status:int, msg:str)->Response:
 
 class BackboneAPI(ls.LitAPI):
     "A registry model served by LitServe: `.npy` in, the model's output as `.npy` out. (`bench` is its `BenchSpec`: LitServe keeps `spec` for its own API specs.)"
-    def __init__(self, spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=0.0, max_samples:int=64):
+    def __init__(self, spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=0.0, max_samples:int=64, max_images:int=64):
         super().__init__(max_batch_size=max_batch_size, batch_timeout=batch_timeout_ms / 1e3, api_path='/v1/infer')
-        self.bench, self.max_samples, self._sizes = spec, max_samples, []
+        self.bench, self.max_samples, self.max_images, self._sizes = spec, max_samples, max_images, []
 
     def setup(self, device):
         import dataclasses, torch
@@ -123,7 +141,7 @@ class BackboneAPI(ls.LitAPI):
 
     def decode_request(self, request:Request):
         import torch
-        try: a, seed = read_request(request, self.bench.in_chans, self.bench.input_size, self.max_samples)
+        try: a, seed = read_request(request, self.bench.in_chans, self.bench.input_size, self.max_samples, self.max_images)
         except RequestError as e: return e  # answered as an error by `encode_response`, without failing the batch it is in
         if seed: torch.manual_seed(seed)
         return a
@@ -189,6 +207,7 @@ class NimGuard:
 
     async def __call__(self, scope, receive, send):
         if scope['type'] != 'http' or scope['path'] not in ('/v1/infer', '/v1/null'): return await self.app(scope, receive, send)
+        rcv = receive  # what the app reads: the client's body, or the checked body replayed
         h = {k.decode('latin-1').lower(): v.decode('latin-1') for k, v in scope.get('headers', [])}
         if scope['method'] == 'POST':
             n = h.get('content-length', '')
@@ -196,7 +215,24 @@ class NimGuard:
                 return await self._send_error(send, 413, f"request body of {int(n) / 1e6:.1f} MB is over this server's limit of {self.max_request_mb:g} MB (--max-request-mb)")
             if not h.get('content-type', '').startswith('multipart/form-data'):
                 return await self._send_error(send, 415, f"send multipart/form-data with the .npy in the file field input_array (got {h.get('content-type') or 'no content type'!r})")
-        if scope['path'] != '/v1/infer' or 'application/x-tar' not in h.get('accept', ''): return await self.app(scope, receive, send)
+            body, limit = [], self.max_request_mb * 1e6  # read it all (bounded: a body without a length is counted as it comes), check, replay
+            while True:
+                msg = await receive()
+                if msg['type'] != 'http.request': return
+                body.append(msg.get('body', b'')); n = sum(map(len, body))
+                if n > limit: return await self._send_error(send, 413, f"request body over this server's limit of {self.max_request_mb:g} MB (--max-request-mb)")
+                if not msg.get('more_body'): break
+            body = b''.join(body)
+            why = form_problem(body, h.get('content-type', ''))
+            if why: return await self._send_error(send, 400, why)
+            sent = False
+            async def replay():
+                nonlocal sent
+                if sent: return await receive()  # after the body: the client's own messages (a disconnect)
+                sent = True
+                return {'type': 'http.request', 'body': body, 'more_body': False}
+            rcv = replay
+        if scope['path'] != '/v1/infer' or 'application/x-tar' not in h.get('accept', ''): return await self.app(scope, rcv, send)
         start, parts = {}, []
         async def send_tar(msg):  # hold the answer back; a 200 goes out as a tar holding output.npy
             if msg['type'] == 'http.response.start': start.update(msg); return
@@ -209,16 +245,16 @@ class NimGuard:
                 headers = [(b'content-type', b'application/x-tar'), (b'content-length', str(len(body)).encode())]
             await send({'type': 'http.response.start', 'status': start.get('status', 500), 'headers': headers})
             await send({'type': 'http.response.body', 'body': body})
-        await self.app(scope, receive, send_tar)
+        await self.app(scope, rcv, send_tar)
 
 def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0, workers:int=1,
-                max_request_mb:float=64.0, timeout:float=60.0)->ls.LitServer:
+                max_request_mb:float=64.0, timeout:float=60.0, max_batch_per_request:int=64)->ls.LitServer:
     "A LitServe server for `spec` with the NIM paths, the null endpoint and the request guards."
     import torch, warnings
     warnings.filterwarnings('ignore', message='The LitServer has both batch and unbatch')  # batch/unbatch serve max_batch_size > 1
     dev = torch.device(spec.device)
-    api = BackboneAPI(spec, max_batch_size=max_batch_size, batch_timeout_ms=batch_timeout_ms)
-    meta = server_metadata(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb)
+    api = BackboneAPI(spec, max_batch_size=max_batch_size, batch_timeout_ms=batch_timeout_ms, max_images=max_batch_per_request)
+    meta = server_metadata(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb) | {'max_batch_per_request': max_batch_per_request}
     server = ls.LitServer(api, accelerator='cuda' if dev.type == 'cuda' else 'cpu',
                           devices=1, workers_per_device=workers, timeout=timeout,
                           healthcheck_path='/v1/health/ready', info_path='/v1/info', max_payload_size=int(max_request_mb * 1e6),

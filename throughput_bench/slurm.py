@@ -4,7 +4,7 @@
 
 # %% ../nbs/07b_slurm.ipynb #26c59523
 from __future__ import annotations
-import os, sys, json, time, dataclasses, datetime
+import os, re, sys, json, time, dataclasses, datetime
 from pathlib import Path
 from typing import Optional, Callable
 from filelock import FileLock
@@ -12,8 +12,8 @@ from .core import *
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'GROUP_BY', 'FAILED', 'DONE', 'sbatch_parameters', 'make_executor', 'manifest_path', 'load_manifest',
-           'save_manifest', 'manifest_lock', 'submitted_keys', 'shard_dir', 'run_job', 'groups', 'submit', 'job_state',
-           'collect', 'wait']
+           'check_manifest', 'save_manifest', 'manifest_lock', 'submitted_keys', 'shard_dir', 'run_job', 'groups',
+           'submit', 'last_log_line', 'job_state', 'collect', 'wait']
 
 # %% ../nbs/07b_slurm.ipynb #b2cd5930
 EXECUTORS = ('slurm', 'local')
@@ -43,8 +43,32 @@ def load_manifest(results_dir)->dict:
     "The manifest (an empty one if there is none); a malformed one is an error, never replaced."
     p = manifest_path(results_dir)
     if not p.exists(): return {'submissions': []}
-    try: return json.loads(p.read_text())
+    from throughput_bench.store import read_bounded
+    try: m = json.loads(read_bounded(p, 'SLURM manifest', max_mb=64))
     except ValueError as e: raise BenchError(f"{p}: not valid JSON ({e}); fix or move it, it lists your jobs")
+    check_manifest(m, p)
+    return m
+
+_SPEC_FIELDS = {f.name for f in dataclasses.fields(BenchSpec)}
+
+def check_manifest(m, p='slurm_manifest.json'):
+    "A `BenchError` naming the first thing in manifest `m` that is not what `submit` writes."
+    def bad(where, why): raise BenchError(f"{p}: {where}{why}; the file was not changed: fix or move it")
+    if not isinstance(m, dict) or not isinstance(m.get('submissions'), list): bad('', "not a manifest (an object with a list of submissions)")
+    for i, sub in enumerate(m['submissions'], 1):
+        if not isinstance(sub, dict) or not isinstance(sub.get('jobs'), list): bad(f"submission {i}: ", "no list of jobs")
+        if sub.get('executor') not in EXECUTORS: bad(f"submission {i}: ", f"unknown executor {str(sub.get('executor'))[:40]!r}")
+        if not isinstance(sub.get('params', {}), dict): bad(f"submission {i}: ", "params is not an object")
+        for k, j in enumerate(sub['jobs'], 1):
+            w = f"submission {i}, job {k}: "
+            if not isinstance(j, dict): bad(w, "not an object")
+            if not re.fullmatch(r'\d{1,12}(_\d{1,9})?', str(j.get('job_id', ''))): bad(w, f"job id {str(j.get('job_id'))[:40]!r} is not a SLURM or local job id")
+            if not all(isinstance(j.get(f), str) for f in ('stdout', 'stderr', 'result')): bad(w, "stdout, stderr and result must be paths")
+            if not isinstance(j.get('specs'), list) or not j['specs']: bad(w, "no configurations")
+            for sp in j['specs']:
+                if not isinstance(sp, dict) or 'model_name' not in sp: bad(w, "a configuration is not an object with a model_name")
+                extra = set(sp) - _SPEC_FIELDS
+                if extra: bad(w, f"unknown configuration field(s) {', '.join(sorted(extra))[:80]}")
 
 def save_manifest(results_dir, m:dict):
     "Write the manifest atomically."
@@ -71,6 +95,9 @@ def run_job(specs:list, timing:dict, results_dir:str, repeats:int=3, runner_kw:O
     from throughput_bench.api import hardware_record
     from throughput_bench.flops import annotate_mfu
     job_id = submitit.JobEnvironment().job_id
+    from throughput_bench.sweep import _die_with_parent
+    _die_with_parent()  # the local executor's controller killed: this task (and so its workers) ends with it, storing nothing late
+    if os.getppid() == 1: raise SystemExit("the job's controller is gone")
     specs = [BenchSpec(**s) for s in specs]
     dev = resolve_device(specs[0].device)
     specs = [dataclasses.replace(s, device=str(dev)) for s in specs]
@@ -123,19 +150,30 @@ def submit(specs:list, results_dir, timing, params:dict, executor:str='slurm', g
 FAILED = ('FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'ENDED')
 DONE = ('COMPLETED',) + FAILED
 
-def job_state(job:dict, executor:str)->tuple:
-    "`(state, why)`: COMPLETED, one of `FAILED`'s states (with the reason), or PENDING / RUNNING / UNKNOWN."
-    res = Path(job['result'])
-    if res.exists():
-        from submitit.core.utils import pickle_load
-        kind, value = pickle_load(res)
-        if kind == 'success': return 'COMPLETED', ''
-        last = [l for l in str(value).strip().splitlines() if l.strip()]
-        return 'FAILED', (last[-1] if last else 'the job raised')
+def _in_logs(path, results_dir)->Optional[Path]:
+    "`path` if it is a regular file of this user inside `results_dir/slurm_logs` (where `submit` told submitit to write), else None."
+    logs = os.path.realpath(Path(results_dir) / 'slurm_logs')
+    real = os.path.realpath(path)
+    if os.path.commonpath([logs, real]) != logs or not os.path.isfile(real) or os.stat(real).st_uid != os.getuid(): return None
+    return Path(real)
+
+def last_log_line(path, results_dir)->str:
+    "The last non-empty line of a job's log (its last 8 kB, as text), '' if it has none or is not in the log folder."
+    p = _in_logs(path, results_dir)
+    if p is None: return ''
+    with open(p, 'rb') as f:
+        f.seek(max(p.stat().st_size - 8192, 0)); tail = f.read().decode('utf-8', 'replace')
+    lines = [l.strip() for l in tail.splitlines() if l.strip()]
+    return lines[-1][:200] if lines else ''
+
+def job_state(job:dict, executor:str, results_dir='results')->tuple:
+    "`(state, why)`: COMPLETED (ended, its result file written), one of `FAILED`'s states (with the reason), or PENDING / RUNNING / UNKNOWN. Nothing is unpickled: whether a job stored its rows is read from its shard."
+    if _in_logs(job['result'], results_dir) is not None: return 'COMPLETED', ''
     if executor == 'local':
         import psutil
         pid = int(str(job['job_id']).split('_')[0])
-        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        try: alive = psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error: alive = False
         return ('RUNNING', '') if alive else ('ENDED', 'the job ended without a result (killed?)')
     try:
         import submitit
@@ -148,7 +186,9 @@ def _merge_shard(csv:Path, results_dir:Path)->tuple:
     "Add the rows of one shard CSV to the device's CSV; `(added, already there)`."
     from throughput_bench.store import ResultStore, check_csv
     slug = csv.stem
-    hw = json.loads(csv.with_name(f"{slug}_hardware.json").read_text()) if csv.with_name(f"{slug}_hardware.json").exists() else {}
+    from throughput_bench.store import _read_json
+    hw = _read_json(csv.with_name(f"{slug}_hardware.json"), {})
+    if not isinstance(hw, dict): raise BenchError(f"{csv.with_name(f'{slug}_hardware.json')}: not a JSON object; fix or remove it")
     store = ResultStore(results_dir, slug, hw.get('gpu_name') or hw.get('cpu') or slug)
     header, rows = check_csv(csv)
     have = {tuple(r.get(c, '') for c in header) for r in store.rows()} if store.csv_path.exists() else set()
@@ -162,11 +202,14 @@ def collect(results_dir='results', log:Callable=print)->dict:
     "Merge the jobs' shards into the per-device CSVs and record failed jobs; counts of what happened."
     from throughput_bench.store import ResultStore, row_key
     results_dir = Path(results_dir)
-    out = dict(added=0, present=0, errors=0, pending=0, jobs=0)
-    for csv in sorted((results_dir / 'shards').glob('*/*.csv')):
-        a, p = _merge_shard(csv, results_dir); out['added'] += a; out['present'] += p
+    out = dict(added=0, present=0, errors=0, pending=0, jobs=0, late=0)
     with manifest_lock(results_dir):
         m = load_manifest(results_dir)
+        failed = {str(j['job_id']) for sub in m['submissions'] for j in sub['jobs'] if j.get('state') in FAILED and j.get('collected')}
+        for csv in sorted((results_dir / 'shards').glob('*/*.csv')):
+            if csv.parent.name in failed:  # recorded as failed (error rows written): a row it stored later is not merged beside them
+                out['late'] += 1; continue
+            a, p = _merge_shard(csv, results_dir); out['added'] += a; out['present'] += p
         stored = {}
         for f in results_dir.glob('*.csv'):
             for r in ResultStore(results_dir, f.stem).rows(): stored.setdefault(row_key(r), []).append(r)
@@ -174,11 +217,14 @@ def collect(results_dir='results', log:Callable=print)->dict:
             slugs = {c.stem for j in sub['jobs'] for c in shard_dir(results_dir, j['job_id']).glob('*.csv')}
             for j in sub['jobs']:
                 out['jobs'] += 1
-                state, why = job_state(j, sub['executor'])
+                if j.get('collected'): continue
+                state, why = job_state(j, sub['executor'], results_dir)
+                missing = [sp for sp in (BenchSpec(**s) for s in j['specs']) if sp.key() not in stored]
+                if state == 'COMPLETED' and missing:  # it ended without storing them: it failed; its log says why
+                    state, why = 'FAILED', last_log_line(j['stderr'], results_dir) or 'the job ended without storing these rows'
                 j['state'] = state
                 if state not in DONE: out['pending'] += 1; continue
-                missing = [sp for sp in (BenchSpec(**s) for s in j['specs']) if sp.key() not in stored]
-                if state == 'COMPLETED' or not missing: j['collected'] = True; continue
+                if not missing: j['collected'] = True; continue
                 mine = [c.stem for c in shard_dir(results_dir, j['job_id']).glob('*.csv')]
                 slug = (mine or sorted(slugs) or [f"slurm_{sub['params'].get('partition', 'local')}"])[0]
                 store = ResultStore(results_dir, slug)
@@ -188,14 +234,15 @@ def collect(results_dir='results', log:Callable=print)->dict:
                 out['errors'] += len(rows); j['collected'] = True
         save_manifest(results_dir, m)
     log(f"collect: {out['added']} row(s) added, {out['present']} already there, {out['errors']} error row(s) for failed jobs, "
-        f"{out['pending']} of {out['jobs']} job(s) still queued or running")
+        f"{out['pending']} of {out['jobs']} job(s) still queued or running"
+        + (f"; {out['late']} shard(s) of jobs recorded as failed left unmerged" if out['late'] else ''))
     return out
 
 def wait(results_dir, entries:list, executor:str, timeout_s:float, poll_s:float=5.0, log:Callable=print):
     "Wait (at most `timeout_s`) until every job in `entries` has ended."
     t0 = time.monotonic()
     while True:
-        states = [job_state(e, executor)[0] for e in entries]
+        states = [job_state(e, executor, results_dir)[0] for e in entries]
         left = sum(s not in DONE for s in states)
         if not left: return
         if time.monotonic() - t0 > timeout_s:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, csv, json, math, stat, tempfile, dataclasses
+import os, io, re, sys, csv, json, math, stat, tempfile, dataclasses
 from pathlib import Path
 from typing import Optional, Iterable
 from filelock import FileLock
@@ -12,9 +12,9 @@ from fastcore.basics import patch
 from .core import *
 
 # %% auto #0
-__all__ = ['DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'parse_csv', 'check_csv', 'row_status', 'ResultStore',
-           'legacy_task', 'migrate_row', 'key_matches', 'row_key', 'repair', 'read_index', 'result_files',
-           'read_results']
+__all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'parse_csv',
+           'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row', 'key_matches',
+           'row_key', 'repair', 'read_index', 'result_files', 'read_results']
 
 # %% ../nbs/04_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -25,17 +25,40 @@ def fmt_value(v)->str:
         if math.isnan(v): return ''
         if math.isinf(v): return 'inf' if v > 0 else '-inf'
         return repr(round(v, 6))
-    return ' '.join(str(v).splitlines()) if isinstance(v, str) else str(v)
+    return _CONTROL.sub(' ', ' '.join(str(v).splitlines())) if isinstance(v, str) else str(v)
+
+_CONTROL = re.compile('[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')  # NUL and other control characters never reach a file
 
 # %% ../nbs/04_store.ipynb #4b1f0a02
 class UnreadableFile(BenchError):
     "A results file that cannot be parsed losslessly; it was not changed."
 
+MAX_FILE_MB = 256  # a results file is ~1 kB a row: a larger file is not one this tool wrote, and is refused instead of read
+
+def read_bounded(path, what:str='results file', max_mb:float=MAX_FILE_MB)->bytes:
+    "The bytes of regular file `path`, or a `BenchError` (a folder, a device such as /dev/zero, a file over `max_mb`)."
+    p = Path(path)
+    if not str(path).strip(): raise BenchError(f"no {what} named (an empty path)")
+    try: st = p.stat()
+    except FileNotFoundError:
+        if p.is_symlink(): raise BenchError(f"{what} {str(p)!r} is a symlink to {os.readlink(p)!r}, which does not exist")
+        raise BenchError(f"no such {what}: {str(p)!r}")
+    except OSError as e: raise BenchError(f"cannot read {what} {str(p)!r}: {e.strerror or e}")
+    if stat.S_ISDIR(st.st_mode): raise BenchError(f"{str(p)!r} is a folder, not a {what}")
+    if not stat.S_ISREG(st.st_mode): raise BenchError(f"{str(p)!r} is not a regular file (a device or a pipe?), not a {what}")
+    limit = int(max_mb * 2**20)
+    try:
+        with open(p, 'rb') as f: raw = f.read(limit + 1)
+    except OSError as e: raise BenchError(f"cannot read {what} {str(p)!r}: {e.strerror or e}")
+    if len(raw) > limit: raise BenchError(f"{str(p)!r} is larger than {max_mb:g} MiB: not a {what} this tool wrote; it was not read")
+    return raw
+
 def _split_lines(raw:bytes)->list:
-    "`(line number, text or None if not UTF-8, raw bytes)` per physical line (the final newline is not a line)."
+    "`(line number, text or None if not UTF-8, raw bytes)` per physical line (the final newline is not a line); linear in the file's size."
+    parts = raw.split(b'\n')
+    if raw.endswith(b'\n'): parts.pop()
     out = []
-    for i, b in enumerate(raw.split(b'\n'), 1):
-        if i > 1 and b == b'' and i == raw.count(b'\n') + 1: break
+    for i, b in enumerate(parts, 1):
         try: out.append((i, b.decode('utf-8').rstrip('\r'), b))
         except UnicodeDecodeError: out.append((i, None, b))
     return out
@@ -43,11 +66,12 @@ def _split_lines(raw:bytes)->list:
 def parse_csv(path)->tuple:
     "`(header, rows, bad)`: rows are dicts of strings; bad is `[(line number, raw bytes, why)]`. Raises `UnreadableFile` if there is no usable header."
     path = Path(path)
-    raw = path.read_bytes()
+    raw = read_bounded(path)
     if not raw.strip(): return [], [], []
     lines = _split_lines(raw)
     n0, h, hb = lines[0]
     if h is None: raise UnreadableFile(f"{path}:1: not UTF-8 text (a binary file?)")
+    if '\x00' in h: raise UnreadableFile(f"{path}:1: a NUL byte in the header (a binary file?)")
     header = next(csv.reader([h.lstrip('\ufeff')]), [])
     if 'model_name' not in header:
         raise UnreadableFile(f"{path}:1: no results header (the first line has no 'model_name' column); the file was not changed")
@@ -57,6 +81,8 @@ def parse_csv(path)->tuple:
     for i, text, b in lines[1:]:
         if text is None: bad.append((i, b, 'not UTF-8')); continue
         if not text.strip(): continue
+        if '\x00' in text: bad.append((i, b, 'a NUL byte')); continue
+        if text.count('"') % 2: bad.append((i, b, 'unbalanced quotes (a quoted field that runs over lines?)')); continue
         try: recs = list(csv.reader([text], strict=True))
         except csv.Error as e: bad.append((i, b, f"unbalanced quotes ({e})")); continue
         if len(recs) != 1 or len(recs[0]) != len(header):
@@ -136,6 +162,9 @@ class ResultStore:
         if not self.root.is_dir(): raise BenchError(f"results folder {str(self.root)!r} is not a folder")
         if not os.access(self.root, os.W_OK | os.X_OK): raise BenchError(f"results folder {str(self.root)!r} is not writable")
         for p in (self.csv_path, self.hw_path, self.index_path):
+            if p.is_symlink() and not p.exists():
+                raise BenchError(f"results file {str(p)!r} is a symlink to {os.readlink(p)!r}, which does not exist: fix or remove the link")
+            if p.exists() and not p.is_file(): raise BenchError(f"results file {str(p)!r} is not a regular file")
             if p.exists() and not os.access(p, os.W_OK): raise BenchError(f"results file {str(p)!r} is not writable")
 
     def rows(self)->list:
@@ -170,40 +199,63 @@ def _write_rows(self:ResultStore, new:list):
             raise
     else: _atomic_write(self.csv_path, _csv_text(cols, [migrate_row(r) for r in old] + new))
 
+class StoreFull(BenchError):
+    "A row could not be written to the results file; it was kept in a pending file, and the sweep stops."
+
 @patch
 def append(self:ResultStore, *results)->int:
-    "Append `BenchResult`s (or dicts); a row that cannot be written goes to the pending file. Returns the rows written to the CSV."
+    "Append `BenchResult`s (or dicts); the rows written. A row that cannot be written is kept in a pending file and `StoreFull` is raised."
     new = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
     if not new: return 0
     self.ensure_writable()
-    with self.lock:
-        try: self._write_rows(new); return len(new)
-        except UnreadableFile: raise
-        except OSError as e: self._keep_pending(new, e); return 0
+    try:
+        with self.lock: self._write_rows(new); return len(new)
+    except UnreadableFile: raise
+    except OSError as e: raise StoreFull(self._keep_pending(new, e))
 
 @patch
-def _keep_pending(self:ResultStore, rows:list, e:OSError):
-    "Keep rows that could not be written in `<slug>.pending.jsonl`; if even that fails, print them."
+def pending_paths(self:ResultStore)->list:
+    "Where rows that could not be written are kept: beside the CSV, else in the user's state folder, else the temp folder (another disk, perhaps)."
+    import hashlib
+    tag = f"{self.slug}-{hashlib.sha1(os.path.realpath(self.csv_path).encode()).hexdigest()[:10]}.pending.jsonl"
+    state = Path(os.environ.get('XDG_STATE_HOME') or Path.home() / '.local' / 'state') / 'throughput_bench'
+    return [self.pending_path, state / tag, Path(tempfile.gettempdir()) / 'throughput_bench' / tag]
+
+@patch
+def _keep_pending(self:ResultStore, rows:list, e:OSError)->str:
+    "Keep rows that could not be written in the first pending file that takes them; the one-line message saying where."
     lines = ''.join(json.dumps({k: fmt_value(v) for k, v in r.items()}) + '\n' for r in rows)
-    try:
-        with open(self.pending_path, 'a') as f: f.write(lines); f.flush(); os.fsync(f.fileno())
-        self.warn(f"could not write {self.csv_path} ({e.strerror or e}); {len(rows)} row(s) kept in {self.pending_path}, added by the next run")
-    except OSError as e2:
-        self.warn(f"could not write {self.csv_path} ({e.strerror or e}) nor {self.pending_path} ({e2.strerror or e2}); the row(s): {lines.strip()}")
+    why = f"could not write {self.csv_path} ({e.strerror or e})"
+    for p in self.pending_paths():
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            with open(p, 'a') as f: f.write(lines); f.flush(); os.fsync(f.fileno())
+            return f"{why}; {len(rows)} row(s) kept in {p}, added to the CSV by the next run; stopped"
+        except OSError: continue
+    sys.stderr.write(lines)
+    return f"{why}, nor any pending file ({', '.join(map(str, self.pending_paths()))}); the row(s) are printed above as JSON; stopped"
 
 @patch
 def flush_pending(self:ResultStore)->int:
-    "Add the rows of the pending file to the CSV; returns how many."
-    if not self.pending_path.exists(): return 0
-    with self.lock:
-        lines = [l for l in self.pending_path.read_text().splitlines() if l.strip()]
-        rows = []
-        for l in lines:
-            try: rows.append(json.loads(l))
-            except ValueError: raise UnreadableFile(f"{self.pending_path}: a line is not JSON; the file was not changed")
-        if rows: self._write_rows(rows)
-        self.pending_path.unlink()
-    return len(rows)
+    "Add the rows of every pending file of this store to the CSV; returns how many."
+    n = 0
+    for p in self.pending_paths():
+        if not p.is_file(): continue
+        with self.lock:
+            try: text = read_bounded(p, 'pending file').decode('utf-8')
+            except UnicodeDecodeError: raise UnreadableFile(f"{p}: not UTF-8 text; the file was not changed: fix or remove it")
+            rows = []
+            for i, l in enumerate(text.splitlines(), 1):
+                if not l.strip(): continue
+                try: r = json.loads(l)
+                except ValueError: r = None
+                if not isinstance(r, dict) or not all(isinstance(v, str) for v in r.values()) or not r.get('model_name'):
+                    raise UnreadableFile(f"{p}:{i}: not a row (a JSON object of text with a model_name); the file was not changed: fix or remove it")
+                rows.append(r)
+            if rows: self._write_rows(rows)
+            p.unlink()
+        n += len(rows)
+    return n
 
 # %% ../nbs/04_store.ipynb #5c0ad1e2
 def legacy_task(model_name:str)->str:
@@ -255,8 +307,7 @@ def row_key(r:dict, wildcards:bool=False)->tuple:
 def repair(path)->tuple:
     "Move the unparseable lines of a results file to `<file>.rejected`; keep every good row. Returns `(good rows, bad lines, side file)`."
     path = Path(path)
-    if not path.exists(): raise BenchError(f"no such file: {str(path)!r}")
-    header, rows, bad = parse_csv(path)
+    header, rows, bad = parse_csv(path)  # a folder, a device, a dangling link or a huge file: one-line BenchError
     side = path.with_name(path.name + '.rejected')
     if not bad: return len(rows), 0, None
     with FileLock(str(path.parent / f".{path.stem}.lock")):
@@ -289,11 +340,14 @@ def claim(self:ResultStore, seen:dict)->list:
 
 @patch
 def release(self:ResultStore, *keys):
-    "Drop this process's claims on `keys`."
-    with self.lock:
-        claims = _read_json(self.claims_path, {})
-        gone = [claims.pop(json.dumps(list(k)), None) for k in keys]
-        if any(g is not None for g in gone): _atomic_write(self.claims_path, json.dumps(claims))
+    "Drop this process's claims on `keys` (best effort: a claim of a process that has ended is ignored anyway)."
+    try:
+        with self.lock:
+            claims = _read_json(self.claims_path, {})
+            if not isinstance(claims, dict): claims = {}
+            gone = [claims.pop(json.dumps(list(k)), None) for k in keys]
+            if any(g is not None for g in gone): _atomic_write(self.claims_path, json.dumps(claims))
+    except (OSError, UnreadableFile): pass
 
 # %% ../nbs/04_store.ipynb #e78b8934
 def read_index(path)->list:

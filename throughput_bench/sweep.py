@@ -18,8 +18,9 @@ from .contention import Contention
 from .store import ResultStore, fmt_value, key_matches
 
 # %% auto #0
-__all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'oom_kills',
-           'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table', 'run_sweep']
+__all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'last_line',
+           'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table',
+           'run_sweep']
 
 # %% ../nbs/07_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -121,15 +122,31 @@ def _die_with_parent():
         ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception: pass
 
-def _worker(conn, spec:dict, timing:dict, kw:dict):
-    "Worker entry: measure one spec, send its row (or the error) back."
-    import tempfile
+def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str):
+    "Worker entry: measure one spec, send its row (or the error) back; its output goes to `log_path` (the parent reads the last line if it dies)."
     _die_with_parent()
-    log = tempfile.TemporaryFile()  # unlinked at once: nothing left in /tmp
-    os.dup2(log.fileno(), 1); os.dup2(log.fileno(), 2)
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
     try: conn.send(run_spec(BenchSpec(**spec), TimingConfig(**timing), **kw).to_row())
     except BaseException as e: conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
+
+def last_line(path)->str:
+    "The last non-empty line a worker wrote to its log file (at most the last 4 kB read)."
+    try:
+        with open(path, 'rb') as f:
+            f.seek(max(os.fstat(f.fileno()).st_size - 4096, 0)); tail = f.read().decode('utf-8', 'replace')
+    except OSError: return ''
+    lines = [l.strip() for l in tail.splitlines() if l.strip()]
+    return lines[-1][:200] if lines else ''
+
+class _no_main:
+    "While starting a worker, hide the user's `__main__` so the child does not re-run their script (a plain `python script.py`, `python -`): the worker's target lives in this package and needs nothing from it."
+    def __enter__(self):
+        import types
+        self.main = sys.modules.get('__main__')
+        sys.modules['__main__'] = types.ModuleType('__main__')
+    def __exit__(self, *exc): sys.modules['__main__'] = self.main
 
 # %% ../nbs/07_sweep.ipynb #5c1e7a01
 def oom_kills()->Optional[int]:
@@ -166,9 +183,12 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     ctx = worker_context()
     recv, send = ctx.Pipe(duplex=False)
     kills = oom_kills()
+    import tempfile
     from throughput_bench import sweep as _mod  # the importable `_worker` (a notebook's __main__ is not importable by the worker)
-    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw))  # not daemonic: DataLoader workers are its children
-    proc.start(); send.close()
+    fd, log = tempfile.mkstemp(prefix='tbench-worker-', suffix='.log'); os.close(fd)  # removed below: nothing left in /tmp
+    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw, log))  # not daemonic: DataLoader workers are its children
+    with _no_main(): proc.start()
+    send.close()
     if on_start: on_start(proc.pid)
     row = None
     try:
@@ -176,12 +196,16 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
         except EOFError: pass
         proc.join()
     except BaseException:
-        proc.kill(); proc.join(); raise
+        proc.kill(); proc.join(); os.unlink(log); raise
     finally: recv.close()
-    if row is not None and '__error__' not in row: return BenchResult(**row)
+    if row is not None and '__error__' not in row: os.unlink(log); return BenchResult(**row)
     res = result_from_spec(spec)
     if row is not None: res.status, res.error = 'error', row['__error__']
-    else: res.status, res.error = kill_cause(proc.exitcode, kills, oom_kills())
+    else:
+        res.status, res.error = kill_cause(proc.exitcode, kills, oom_kills())
+        said = last_line(log)
+        if said: res.error += f"; its last line: {said}"
+    os.unlink(log)
     return res
 
 # %% ../nbs/07_sweep.ipynb #23f60bb1

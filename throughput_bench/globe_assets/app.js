@@ -32,10 +32,21 @@ function duration(s) {
 }
 const uniq = xs => [...new Set(xs)];
 const el = (id) => document.getElementById(id);
+// Every string from a results file is text, never markup: pages are built from nodes, strings become text nodes.
+// h('dd', {class: 'x', dataset: {key: 'k'}}, 'text', h('small', {}, '...')) -> an element
+function h(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k === 'dataset') Object.assign(e.dataset, v); else e.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) if (k != null && k !== false) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
 function options(select, items, keep) {
   // items: [[value, text]]; keeps the current value when it is still offered
   const cur = keep ?? select.value;
-  select.innerHTML = '';
+  select.replaceChildren();
   for (const [v, t] of items) { const o = document.createElement('option'); o.value = v; o.textContent = t; select.appendChild(o); }
   if (items.some(([v]) => v === cur)) select.value = cur;
 }
@@ -72,7 +83,7 @@ function showNotes() {
   else if (!ROWS.length) notes.push('The results hold no measured rows: nothing to race.');
   if (!window.GLOBE_LAND || !window.d3 || !window.topojson) notes.push('The land geometry or a library did not load (land.js, vendor/): the globes cannot be drawn.');
   if (DATA) notes.push(...DATA.notes);
-  box.innerHTML = notes.map(n => `<p>${n.replace(/</g, '&lt;')}</p>`).join('');
+  box.replaceChildren(...notes.map(n => h('p', {}, n)));
 }
 
 // ---------- the globe ----------
@@ -190,19 +201,21 @@ function laneStats(i) {
 }
 function renderLane(i) {
   const s = laneStats(i), dl = el(`lane-${i}`).querySelector('.stats');
-  if (!s) { dl.innerHTML = '<dt>no model</dt><dd>nothing measured to race here</dd>'; return; }
+  if (!s) { dl.replaceChildren(h('dt', {}, 'no model'), h('dd', {}, 'nothing measured to race here')); return; }
   const r = race.lanes[i];
-  const item = (k, v, key, val, cls = '') => `<dt>${k}</dt><dd class="${cls}"${key ? ` data-key="${key}" data-value="${val}"` : ''}>${v}</dd>`;
-  dl.innerHTML =
-    item('model', `${r.display} <small>(${r.variant}, batch ${r.batch}, ${r.input_channels}×${r.input_size} px)</small>`) +
-    item('device', `${r.device}${r.contended ? ' <small>⚠ contended</small>' : ''}`) +
-    item('measured', `${fmt(r.img_s)} ${UNIT[r.mode]} <small>(${ci(r.ci_lo, r.ci_hi)})</small>${r.mode !== 'inference' ? ` <b>${MODE_NAMES[r.mode]}</b>` : ''}`, 'img_s', r.img_s) +
-    item('km² per image', `${fmt(patchKm2(r.input_size, +el('race-gsd').value))}`) +
-    item('coverage rate', `<span class="big">${fmt(s.km2s)} km²/s</span> <small>(${ci(s.km2s_lo, s.km2s_hi)})</small>`, 'km2s', s.km2s) +
-    item('finishes in', `<span class="big">${fmt(s.days)} days</span>${s.days < 1 ? ` = ${duration(s.days * 86400)}` : ''} <small>(${ci(s.days_lo, s.days_hi)})</small>`, 'days', s.days) +
-    item('covered', `${fmt(100 * s.fraction)}% · ${fmt(s.covered_km2)} km²${s.finished ? ' · <b>finished</b>' : ''}`, 'fraction', s.fraction);
-  dl.querySelector('[data-key=km2s]').dataset.lo = s.km2s_lo; dl.querySelector('[data-key=km2s]').dataset.hi = s.km2s_hi;
-  dl.querySelector('[data-key=days]').dataset.lo = s.days_lo; dl.querySelector('[data-key=days]').dataset.hi = s.days_hi;
+  const item = (k, v, key, val, extra = {}) => [h('dt', {}, k), h('dd', { dataset: key ? Object.assign({ key, value: val }, extra) : undefined }, v)];
+  dl.replaceChildren(...[
+    item('model', [r.display, ' ', h('small', {}, `(${r.variant}, batch ${r.batch}, ${r.input_channels}×${r.input_size} px)`)]),
+    item('device', [r.device, r.contended ? [' ', h('small', {}, '⚠ contended')] : null]),
+    item('measured', [`${fmt(r.img_s)} ${UNIT[r.mode]} `, h('small', {}, `(${ci(r.ci_lo, r.ci_hi)})`),
+                      r.mode !== 'inference' ? [' ', h('b', {}, MODE_NAMES[r.mode])] : null], 'img_s', r.img_s),
+    item('km² per image', `${fmt(patchKm2(r.input_size, +el('race-gsd').value))}`),
+    item('coverage rate', [h('span', { class: 'big' }, `${fmt(s.km2s)} km²/s`), ' ', h('small', {}, `(${ci(s.km2s_lo, s.km2s_hi)})`)],
+         'km2s', s.km2s, { lo: s.km2s_lo, hi: s.km2s_hi }),
+    item('finishes in', [h('span', { class: 'big' }, `${fmt(s.days)} days`), s.days < 1 ? ` = ${duration(s.days * 86400)}` : null, ' ',
+                         h('small', {}, `(${ci(s.days_lo, s.days_hi)})`)], 'days', s.days, { lo: s.days_lo, hi: s.days_hi }),
+    item('covered', [`${fmt(100 * s.fraction)}% · ${fmt(s.covered_km2)} km²`, s.finished ? [' · ', h('b', {}, 'finished')] : null], 'fraction', s.fraction),
+  ].flat());
 }
 function renderRace() {
   for (const i of [0, 1]) {
@@ -244,7 +257,7 @@ function renderExplore() {
   const box = el('ex-chart'), empty = el('ex-empty'), kind = el('ex-kind').value;
   const dev = el('ex-device').value, mode = el('ex-mode').value, gsd = +el('ex-gsd').value;
   el('ex-x').disabled = el('ex-y').disabled = kind !== 'scatter';
-  box.innerHTML = '';
+  box.replaceChildren();
   const rows = best(dev, mode);
   if (!rows.length) { empty.hidden = false; empty.textContent = `No ${MODE_NAMES[mode]} rows on ${dev}.`; return; }
   empty.hidden = true;
@@ -292,7 +305,7 @@ function speedup(box, dev, mode) {
     const lo = r.ci_lo != null && b.ci_hi != null ? r.ci_lo / b.ci_hi : null, hi = r.ci_hi != null && b.ci_lo != null ? r.ci_hi / b.ci_lo : null;
     bars.push({ model: nameOf(r), variant: r.variant, v: r.img_s / b.img_s, lo, hi });
   }
-  if (!bars.length) { box.innerHTML = `<p class="empty">No variant other than fp32 eager was measured on ${dev} in this mode.</p>`; return; }
+  if (!bars.length) { box.replaceChildren(h('p', { class: 'empty' }, `No variant other than fp32 eager was measured on ${dev} in this mode.`)); return; }
   const models = uniq(bars.map(b => b.model)), variants = uniq(bars.map(b => b.variant)).sort((a, b) => variantOrder(a) - variantOrder(b) || a.localeCompare(b));
   const rowH = 12, W = 900, m = { l: 230, r: 170, t: 30, b: 40 }, H = m.t + m.b + models.length * (variants.length * rowH + 10);
   const svg = d3.select(box).append('svg').attr('width', W).attr('height', H);
@@ -338,13 +351,15 @@ function renderList() {
     if (x == null && y == null) return 0; if (x == null) return 1; if (y == null) return -1;
     return text ? dir * String(x).localeCompare(String(y)) : dir * (x - y);
   });
-  thead.innerHTML = '<tr>' + COLUMNS.map(([k, t, kind]) => `<th data-key="${k}" class="${kind || ''} ${k === key ? (dir > 0 ? 'sorted-asc' : 'sorted-desc') : ''}">${t}</th>`).join('') + '</tr>';
+  thead.replaceChildren(h('tr', {}, COLUMNS.map(([k, t, kind]) =>
+    h('th', { class: `${kind || ''} ${k === key ? (dir > 0 ? 'sorted-asc' : 'sorted-desc') : ''}`, dataset: { key: k } }, t))));
   const cell = (r, k, kind) => {
     const v = r[k];
     const shown = kind === 'text' ? (v ?? '') : k === 'batch' ? v : fmt(v);
-    return `<td class="${kind || ''}" data-key="${k}"${kind === 'text' ? '' : ` data-value="${v ?? ''}"`}>${String(shown).replace(/</g, '&lt;')}${k === 'display' && r.contended ? ' ⚠' : ''}</td>`;
+    return h('td', { class: kind || '', dataset: kind === 'text' ? { key: k } : { key: k, value: v ?? '' } },
+             String(shown ?? ''), k === 'display' && r.contended ? ' ⚠' : null);
   };
-  tbody.innerHTML = rows.map(r => '<tr>' + COLUMNS.map(([k, , kind]) => cell(r, k, kind)).join('') + '</tr>').join('');
+  tbody.replaceChildren(...rows.map(r => h('tr', {}, COLUMNS.map(([k, , kind]) => cell(r, k, kind)))));
   thead.querySelectorAll('th').forEach(th => th.addEventListener('click', () => {
     const k = th.dataset.key, isText = COLUMNS.find(c => c[0] === k)[2] === 'text';
     if (listSort.key === k) listSort.dir *= -1; else { listSort.key = k; listSort.dir = isText ? 1 : -1; }
