@@ -160,3 +160,25 @@ def test_globe_with_nothing_to_draw_is_one_line_and_exit_2(tmp_path, setup, msg)
     r = tbench('globe', str(d), '-o', str(tmp_path / 'site'), cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
     assert not (tmp_path / 'site').exists()
+
+def test_strings_from_a_results_file_are_text_never_markup(tmp_path, browser):
+    "A contributed file whose names carry script: the page shows them as text and runs none of it, in every view."
+    df = pd.read_csv(OURS / 'cpu_intel_xeon_processor.csv', dtype=str, keep_default_na=False)
+    df = df[df.status.eq('ok') & df['mode'].eq('inference')].head(2).copy()
+    evil_model, evil_gpu = '<img src=x onerror="window.__pwned=1">', '<svg onload="window.__pwned=2">'
+    df['model_name'] = [evil_model, 'resnet18']; df['display_name'] = [evil_model, 'ResNet-18']
+    df['gpu_name'] = evil_gpu; df['model_family'] = '<b onmouseover="window.__pwned=3">fam</b>'
+    df.to_csv(tmp_path / 'evil.csv', index=False)
+    out = tmp_path / 'site'; globe([str(tmp_path / 'evil.csv')], str(out))
+    with static_server(out) as url:
+        page, problems = open_page(browser, url)
+        page.select_option('#race-kind', 'models')
+        page.select_option('#lane-0 .pick-model', index=0); page.select_option('#lane-1 .pick-model', index=1)
+        page.click('#race-start'); page.wait_for_timeout(300)
+        assert evil_model in page.locator('#lane-0').inner_text() or evil_model in page.locator('#lane-1').inner_text()
+        for view in ('explore', 'list', 'race'): page.click(f'#tabs button[data-view={view}]'); page.wait_for_timeout(200)
+        assert evil_gpu in page.locator('#view-race').inner_text() or evil_gpu in page.content().replace('&lt;', '<').replace('&gt;', '>')
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator('#ls-table img, #lanes img, svg[onload], b[onmouseover]').count() == 0
+        page.close()
+    assert not [p for p in problems if 'page error' in p], problems

@@ -29,7 +29,10 @@ def test_bad_requests_get_a_4xx_and_the_server_stays_up(server):
            'rank 2': (dict(body=npy_bytes(img(32, 32))), 422), '4 channels': (dict(body=npy_bytes(img(1, 4, 32, 32))), 422),
            '31 px': (dict(body=npy_bytes(img(3, 31, 31))), 422), 'over 1 MB': (dict(body=npy_bytes(img(90, 3, 32, 32))), 413),
            'no input_array': (dict(data={'samples': '1'}, files={'other': ('x', b'1')}), 422),
-           'samples=0': (dict(body=npy_bytes(img(3, 32, 32)), data={'samples': '0'}), 422)}
+           'samples=0': (dict(body=npy_bytes(img(3, 32, 32)), data={'samples': '0'}), 422),
+           '5,001 fields': (dict(body=npy_bytes(img(3, 32, 32)), data={f"f{i}": '1' for i in range(5001)}), 400),
+           'a 100 kB filename': (dict(files={'input_array': ('x' * 100_000, npy_bytes(img(3, 32, 32)))}), 400),
+           '8 images x samples=9': (dict(body=npy_bytes(img(8, 3, 32, 32)), data={'samples': '9'}), 422)}
     def send(kw):
         kw = dict(kw)
         if 'files' in kw: return httpx.post(f"{server.url}/v1/infer", timeout=60, **kw)

@@ -30,20 +30,24 @@ def test_jobs_collect_into_what_a_local_sweep_writes_and_a_second_submission_sub
     assert len(again) == 3 and not again.new.any()
     assert len(load_manifest(tmp_path / 'cluster')['submissions']) == 1 and len(keys_of(tmp_path / 'cluster')) == 3
 
-def test_a_job_that_dies_leaves_an_error_row_naming_it(tmp_path):
+def test_a_killed_job_takes_its_workers_with_it_and_leaves_one_error_row(tmp_path):
+    "`kill -KILL` of the job alone (the local executor's controller): its task and workers end too, so no orphan stores a row beside the error row."
     out = tmp_path / 'results'
     jobs = infer(['resnet18'], results_dir=out, **LOCAL, **(FAST_API | {'timed_seconds': 600}))
     job = int(jobs.job_id[0])   # a local job's id is its process id
     assert psutil.pid_exists(job)
-    time.sleep(3)
+    deadline = time.monotonic() + 120   # until the job's worker measures (its task, the fork server and the worker are up)
+    while time.monotonic() < deadline and len(psutil.Process(job).children(recursive=True)) < 3: time.sleep(0.5)
     tree = [psutil.Process(job)] + psutil.Process(job).children(recursive=True)
-    for p in tree: p.kill()
-    psutil.wait_procs(tree, timeout=30)
+    assert len(tree) >= 4, tree
+    os.kill(job, signal.SIGKILL)
+    gone, alive = psutil.wait_procs(tree, timeout=60)
+    assert not alive, [(p.pid, p.name()) for p in alive]
     counts = collect(out, quiet=True)
     assert counts['errors'] == 1 and counts['pending'] == 0
     df = read_results(out)
     assert len(df) == 1 and df.status[0] == 'error' and f"job {job} ENDED" in df.error[0] and 'log ' in df.error[0], df.error[0]
-    assert collect(out, quiet=True)['errors'] == 0   # recorded once
+    assert collect(out, quiet=True)['errors'] == 0 and len(read_results(out)) == 1   # recorded once, and nothing beside it
 
 def test_the_sbatch_script_submitit_would_write(tmp_path, monkeypatch):
     params = sbatch_parameters('gpu', gpus_per_node=8, time_min=90, account='proj42', constraint='h100', array_parallelism=4)

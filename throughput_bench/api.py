@@ -84,7 +84,7 @@ def _positive(name:str, v, kind=int, allow_zero=False):
 
 def _text(name:str, v):
     "Check a text option: `None` (its default) or a non-empty string."
-    if v is not None and (not isinstance(v, str) or not v.strip()): raise BenchError(f"{name} must not be empty")
+    if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v).strip()): raise BenchError(f"{name} must not be empty")
 
 def idle_check(device, force:bool):
     "Refuse to measure on a GPU other processes are computing on (unless `force`)."

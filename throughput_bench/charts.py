@@ -4,6 +4,7 @@
 
 # %% ../nbs/12_report.ipynb #38897561
 from __future__ import annotations
+import re, html
 from pathlib import Path
 from typing import Optional
 import numpy as np
@@ -19,7 +20,7 @@ __all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'KIND_COLORS', 'SCEN
            'MAX_HEIGHT_IN', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',
            'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
            'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs', 'chart_geo_compare',
-           'serving_rows', 'chart_serving', 'serving_overhead', 'summary_markdown', 'paged', 'write_report']
+           'serving_rows', 'chart_serving', 'serving_overhead', 'md_text', 'summary_markdown', 'paged', 'write_report']
 
 # %% ../nbs/12_report.ipynb #6de98261
 def device_label(name:str)->str:
@@ -362,8 +363,22 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     return pd.DataFrame(out)
 
 # %% ../nbs/12_report.ipynb #4d704a91
+def md_text(v):
+    "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
+    if not isinstance(v, str): return v
+    v = html.escape(' '.join(v.split()), quote=False)
+    return re.sub(r'([\\|`\[\]])', r'\\\1', v)
+
+def _md_safe(d:pd.DataFrame)->pd.DataFrame:
+    "`d` with every text column passed through `md_text` (numbers and flags untouched)."
+    d = d.copy()
+    for c in d.columns:
+        if pd.api.types.is_object_dtype(d[c]) or pd.api.types.is_string_dtype(d[c]): d[c] = d[c].map(md_text)
+    return d
+
 def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
-    "A Markdown page: what was read, the best throughput per device and model, and failures."
+    "A Markdown page: what was read, the best throughput per device and model, and failures. Every string from a results file is text, never markup."
+    df, best = _md_safe(df), _md_safe(best)
     lines = [f"# Results", "", f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
              f"{int(df.status.eq('ok').sum())} measured, {int(df.status.eq('skipped').sum())} skipped, "
              f"{int(df.status.isin(['oom', 'error']).sum())} failed.", ""]
@@ -436,6 +451,7 @@ def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'))
             plt.close(fig)
     with matplotlib.rc_context({'figure.dpi': 100}):
         sns.set_theme(style='whitegrid')
+        matplotlib.rcParams['text.parse_math'] = False  # a `$` in a model's name is text, not mathtext markup
         for name, make in CHARTS.items(): save(name, paged(lambda b: make(b, gsd_m), best))
         for name, make in CHARTS_OF_ROWS.items():
             fig = make(df)

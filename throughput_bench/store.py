@@ -35,7 +35,7 @@ class UnreadableFile(BenchError):
 
 MAX_FILE_MB = 256  # a results file is ~1 kB a row: a larger file is not one this tool wrote, and is refused instead of read
 
-def read_bounded(path, what:str='results file', max_mb:float=MAX_FILE_MB)->bytes:
+def read_bounded(path, what:str='results file', max_mb:Optional[float]=None)->bytes:
     "The bytes of regular file `path`, or a `BenchError` (a folder, a device such as /dev/zero, a file over `max_mb`)."
     p = Path(path)
     if not str(path).strip(): raise BenchError(f"no {what} named (an empty path)")
@@ -46,6 +46,7 @@ def read_bounded(path, what:str='results file', max_mb:float=MAX_FILE_MB)->bytes
     except OSError as e: raise BenchError(f"cannot read {what} {str(p)!r}: {e.strerror or e}")
     if stat.S_ISDIR(st.st_mode): raise BenchError(f"{str(p)!r} is a folder, not a {what}")
     if not stat.S_ISREG(st.st_mode): raise BenchError(f"{str(p)!r} is not a regular file (a device or a pipe?), not a {what}")
+    max_mb = max_mb or MAX_FILE_MB
     limit = int(max_mb * 2**20)
     try:
         with open(p, 'rb') as f: raw = f.read(limit + 1)
@@ -130,9 +131,9 @@ def _csv_text(cols:list, rows:Iterable[dict])->str: return _csv_lines(cols, rows
 
 def _read_json(p:Path, default):
     "The JSON in `p`; `default` if there is no such file; `UnreadableFile` if it is not JSON."
-    try: text = Path(p).read_text()
-    except FileNotFoundError: return default
-    except (OSError, UnicodeDecodeError) as e: raise UnreadableFile(f"{p}: cannot be read ({e}); the file was not changed")
+    if not Path(p).exists() and not Path(p).is_symlink(): return default
+    try: text = read_bounded(p, 'JSON file', max_mb=64).decode('utf-8')
+    except UnicodeDecodeError as e: raise UnreadableFile(f"{p}: cannot be read ({e}); the file was not changed")
     if not text.strip(): return default
     try: return json.loads(text)
     except ValueError as e: raise UnreadableFile(f"{p}: not valid JSON ({e}); the file was not changed: fix or remove it")
@@ -306,6 +307,7 @@ def row_key(r:dict, wildcards:bool=False)->tuple:
 # %% ../nbs/04_store.ipynb #4b1f0a05
 def repair(path)->tuple:
     "Move the unparseable lines of a results file to `<file>.rejected`; keep every good row. Returns `(good rows, bad lines, side file)`."
+    if not str(path).strip(): raise BenchError("no results file named (an empty path)")
     path = Path(path)
     header, rows, bad = parse_csv(path)  # a folder, a device, a dangling link or a huge file: one-line BenchError
     side = path.with_name(path.name + '.rejected')

@@ -122,23 +122,39 @@ def _die_with_parent():
         ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception: pass
 
-def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str):
+def _die_with(pid:int):
+    "End this process when process `pid` ends. A worker's parent is the fork server, which lives on while any worker does: it watches the sweep that asked for it instead."
+    import threading, select
+    try: fd = os.pidfd_open(pid)
+    except (AttributeError, OSError): fd = None  # no pidfd (old kernel), or `pid` already gone
+    def watch():
+        if fd is not None: select.select([fd], [], [])
+        else:
+            import psutil
+            while psutil.pid_exists(pid): time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=watch, daemon=True, name='tbench-watch-parent').start()
+
+def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0):
     "Worker entry: measure one spec, send its row (or the error) back; its output goes to `log_path` (the parent reads the last line if it dies)."
     _die_with_parent()
+    if sweep_pid: _die_with(sweep_pid)
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
+    import faulthandler; faulthandler.enable()  # a crash in native code (a segfault) still leaves a line in the log
     try: conn.send(run_spec(BenchSpec(**spec), TimingConfig(**timing), **kw).to_row())
     except BaseException as e: conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
 
 def last_line(path)->str:
-    "The last non-empty line a worker wrote to its log file (at most the last 4 kB read)."
+    "The last line a worker wrote to its log file that names an error (else its last line; at most the last 64 kB read)."
     try:
         with open(path, 'rb') as f:
-            f.seek(max(os.fstat(f.fileno()).st_size - 4096, 0)); tail = f.read().decode('utf-8', 'replace')
+            f.seek(max(os.fstat(f.fileno()).st_size - 65536, 0)); tail = f.read().decode('utf-8', 'replace')
     except OSError: return ''
-    lines = [l.strip() for l in tail.splitlines() if l.strip()]
-    return lines[-1][:200] if lines else ''
+    lines = [l.strip() for l in tail.splitlines() if l.strip() and not l.startswith('Extension modules:')]  # faulthandler's module list
+    said = [l for l in lines if any(w in l for w in ('Error', 'error', 'Exception', 'Fatal', 'Killed'))]  # a traceback's last frame says less than its error
+    return (said or lines or [''])[-1][:200]
 
 class _no_main:
     "While starting a worker, hide the user's `__main__` so the child does not re-run their script (a plain `python script.py`, `python -`): the worker's target lives in this package and needs nothing from it."
@@ -186,7 +202,7 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     import tempfile
     from throughput_bench import sweep as _mod  # the importable `_worker` (a notebook's __main__ is not importable by the worker)
     fd, log = tempfile.mkstemp(prefix='tbench-worker-', suffix='.log'); os.close(fd)  # removed below: nothing left in /tmp
-    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw, log))  # not daemonic: DataLoader workers are its children
+    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw, log, os.getpid()))  # not daemonic: DataLoader workers are its children
     with _no_main(): proc.start()
     send.close()
     if on_start: on_start(proc.pid)

@@ -1,0 +1,203 @@
+"Faults a probe found: each case, at its root. Bad input is one line and exit 2; no wrong row, no lost row, no hang."
+import io, os, sys, json, signal, subprocess, threading, time, functools
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+from pathlib import Path
+import numpy as np, pandas as pd, psutil, pytest
+from conftest import tbench, FAST, FAST_API, BIN
+from throughput_bench import cli, store as S
+from throughput_bench.core import BenchError
+from throughput_bench.store import ResultStore, parse_csv, repair, read_results, UnreadableFile, fmt_value, _split_lines
+
+def run_cli(argv, capsys, fn=cli.tbench):
+    "`tbench argv` in this process: (exit code, stderr)."
+    with pytest.raises(SystemExit) as e: fn(argv)
+    return e.value.code, capsys.readouterr().err
+
+# ---- bad command lines: one line, exit 2, nothing written ----
+BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--results-dir', ''], 'must not be empty'),
+       (['infer', '--output', ''], 'must not be empty'), (['infer', '--slurm', ''], 'must not be empty'),
+       (['infer', '--models', ''], 'must not be empty'), (['globe', '-o', ''], 'must not be empty'),
+       (['infer', '--timed-seconds', 'inf'], 'finite'), (['infer', '--warmup-seconds', 'nan'], 'finite'),
+       (['infer', '--models', 'resnet18', '--batch-sizes', '99999999999'], 'more than 65536'),
+       (['infer', '--models', 'resnet18', '--threads', '100000'], 'more than 1024'),
+       (['train', '--models', 'resnet18', '--lr', '-1'], '--lr must be > 0'),
+       (['repair', ''], 'must not be empty'), (['repair', '/dev/zero'], 'not a regular file'),
+       (['repair', '.'], 'is a folder'), (['repair', 'nope.csv'], 'no such results file')]
+
+@pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
+def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(argv, capsys)
+    assert code == 2 and err.count('\n') == 1 and msg in err and 'Traceback' not in err, err
+    assert not (tmp_path / 'results').exists()
+
+def test_collect_of_malformed_manifests_is_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path); (tmp_path / 'results').mkdir()
+    job = dict(job_id='123', specs=[dict(model_name='resnet18')], stdout='o', stderr='e', result='r')
+    for m, msg in [({}, 'not a manifest'), ([], 'not a manifest'), ({'submissions': [{'executor': 'local'}]}, 'no list of jobs'),
+                   ({'submissions': [{'executor': 'local', 'jobs': [job | {'job_id': '1; rm -rf'}]}]}, 'job id'),
+                   ({'submissions': [{'executor': 'local', 'jobs': [job | {'specs': [{'model_name': 'r', 'evil': 1}]}]}]}, 'unknown configuration field')]:
+        (tmp_path / 'results' / 'slurm_manifest.json').write_text(json.dumps(m))
+        code, err = run_cli(['collect'], capsys)
+        assert code == 2 and err.count('\n') == 1 and msg in err, (m, err)
+
+def test_collect_unpickles_nothing_a_manifest_names(tmp_path, monkeypatch, capsys):
+    "A contributed manifest pointing at a pickle that runs code: collect never loads it (nor any file outside the job log folder)."
+    monkeypatch.chdir(tmp_path); out = tmp_path / 'results'; (out / 'slurm_logs').mkdir(parents=True)
+    import pickle
+    class Evil:
+        def __reduce__(self): return (os.system, (f"touch {tmp_path / 'PWNED'}",))
+    for where in (tmp_path / 'evil.pkl', out / 'slurm_logs' / '999_0_result.pkl'): where.write_bytes(pickle.dumps(Evil()))
+    jobs = [dict(job_id=str(999999901 + i), specs=[dict(model_name='resnet18', batch_size=2 + i)], stdout=str(p), stderr=str(p), result=str(p))
+            for i, p in enumerate([tmp_path / 'evil.pkl', out / 'slurm_logs' / '999_0_result.pkl'])]
+    (out / 'slurm_manifest.json').write_text(json.dumps({'submissions': [{'executor': 'local', 'params': {}, 'jobs': jobs}]}))
+    from throughput_bench.api import collect
+    counts = collect(out, quiet=True)
+    assert not (tmp_path / 'PWNED').exists()
+    assert counts['errors'] == 2   # neither job stored its row: both are error rows, saying why
+    df = read_results(out)
+    assert sorted(df.batch_size) == [2, 3] and (df.status == 'error').all()
+
+# ---- the results store ----
+def test_lines_with_nul_or_a_quoted_newline_are_bad_lines_and_repair_keeps_only_whole_rows(tmp_path):
+    f = tmp_path / 'x.csv'
+    f.write_bytes(b'model_name,throughput_mean\nresnet18,1.5\nvit\x00,2\n"resnet\n18",3\nconvnext,4\n')
+    h, rows, bad = parse_csv(f)
+    assert [r['model_name'] for r in rows] == ['resnet18', 'convnext']
+    assert [(i, why.split(' ')[0]) for i, _, why in bad] == [(3, 'a'), (4, 'unbalanced'), (5, 'unbalanced')]
+    good, moved, side = repair(f)
+    assert (good, moved) == (2, 3) and list(read_results(f).model_name) == ['resnet18', 'convnext']
+    assert side.read_bytes() == b'vit\x00,2\n"resnet\n18",3\n'
+    assert fmt_value('a\x00b\x07c') == 'a b c'   # what this tool writes never holds a NUL or a control character
+
+def test_reads_are_bounded_and_linear(tmp_path, monkeypatch):
+    assert [t for _, t, _ in _split_lines(b'a\n\n\nb\n')] == ['a', '', '', 'b']
+    assert len(_split_lines(b'\n' * 200_000)) == 200_000   # every empty line once (it was quadratic)
+    monkeypatch.setattr(S, 'MAX_FILE_MB', 1)
+    f = tmp_path / 'big.csv'; f.write_bytes(b'model_name\n' + b'x\n' * 600_000)
+    with pytest.raises(BenchError, match='larger than 1 MiB'): parse_csv(f)
+    for p, msg in [('/dev/zero', 'not a regular file'), (str(tmp_path), 'is a folder'), ('', 'empty path')]:
+        with pytest.raises(BenchError, match=msg): repair(p)
+
+def test_a_dangling_symlink_or_a_bad_pending_file_is_one_line(tmp_path):
+    st = ResultStore(tmp_path, 'cpu')
+    st.csv_path.symlink_to(tmp_path / 'gone' / 'cpu.csv')
+    with pytest.raises(BenchError, match='which does not exist'): st.ensure_writable()
+    st.csv_path.unlink()
+    st.pending_path.write_bytes(b'\xff\xfe not utf-8\n')
+    with pytest.raises(UnreadableFile, match='not UTF-8'): st.flush_pending()
+    st.pending_path.write_text('{"model_name": {"a": 1}}\n')
+    with pytest.raises(UnreadableFile, match='not a row'): st.flush_pending()
+
+# ---- a sweep stopped by SIGTERM, and the API from a plain script ----
+def test_sigterm_says_what_happened(tmp_path):
+    env = os.environ | {'PYTHONUNBUFFERED': '1'}
+    args = [a if a != '0.3' else '30' for a in FAST]   # a 30 s timed phase: still running when the signal comes
+    p = subprocess.Popen([str(BIN / 'tbench'), 'infer', '--models', 'resnet18', *args], cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert 'plan:' in p.stdout.readline()
+    time.sleep(2); p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 143 and 'terminated (SIGTERM)' in err and 'Traceback' not in err, err
+
+SCRIPT = """
+import tempfile
+print('top level ran')
+from throughput_bench import infer
+df = infer(['resnet18'], device='cpu', input_size=32, batch_sizes=[2], precisions=['fp32'], timed_seconds=0.3, warmup=1,
+           warmup_seconds=0, threads=1, wandb='disabled', progress=False, repeats=2, wait_idle=0, quiet=True,
+           results_dir=tempfile.mkdtemp())
+print('status', df.status[0], df.repeats[0])
+"""
+
+def test_the_api_runs_from_a_plain_script_and_from_stdin_once(tmp_path):
+    "No `if __name__ == '__main__'` guard: the workers never re-run the user's script."
+    (tmp_path / 's.py').write_text(SCRIPT)
+    for how in ([sys.executable, 's.py'], [sys.executable, '-']):
+        r = subprocess.run(how, cwd=tmp_path, capture_output=True, text=True, timeout=300, input=SCRIPT if how[-1] == '-' else None)
+        assert r.returncode == 0 and r.stdout.count('top level ran') == 1 and 'status ok 2' in r.stdout, (how, r.stdout, r.stderr)
+
+def test_a_worker_that_dies_leaves_its_last_line_on_the_row():
+    from throughput_bench.sweep import run_isolated
+    from throughput_bench.timing import TimingConfig
+    from throughput_bench.sweep import expand
+    def crash(pid):
+        time.sleep(3)
+        try: os.kill(pid, signal.SIGSEGV)
+        except ProcessLookupError: pass
+    spec = expand(['resnet18'], ['fp32'], ['none'], [2], input_size=32, device='cpu', threads=1)[0]
+    res = run_isolated(spec, TimingConfig(warmup=1, warmup_seconds=0, timed_seconds=60),
+                       on_start=lambda pid: threading.Thread(target=crash, args=(pid,), daemon=True).start())
+    assert res.status == 'error' and 'SIGSEGV' in res.error and 'Fatal Python error: Segmentation fault' in res.error, res.error
+
+# ---- contention that comes and goes inside one window ----
+def test_a_busy_process_that_starts_and_ends_inside_the_window_is_counted():
+    from throughput_bench.contention import Contention
+    c = Contention(wait=0, threshold=0.1)
+    pre = c.before()
+    # not a child of ours: the shell exits at once, the busy loop is reparented and reaped by init
+    subprocess.run(['sh', '-c', f'{sys.executable} -c "import time\nt = time.time()\nwhile time.time() - t < 2: pass" &'])
+    gone = time.monotonic() + 30
+    time.sleep(0.5)
+    while time.monotonic() < gone and any('while time.time() - t < 2' in ' '.join(p.info['cmdline'] or [])
+                                          for p in psutil.process_iter(['cmdline'])): time.sleep(0.2)
+    during = c.after()
+    v = c.verdict(pre, during)
+    # two busy seconds of one core, in a window of ~2.5 s on this machine's cores: at least a tenth of the host
+    assert during.others >= 2 * 0.5 / (during.seconds * psutil.cpu_count()) and v['contended'], (during, v)
+
+# ---- tbench latency: failed requests, wrong answers, no metadata, nothing listening ----
+class Fake(BaseHTTPRequestHandler):
+    "An endpoint that answers every POST as `mode` says, and has no /v1/metadata."
+    mode = '500'
+    def log_message(self, *a): pass
+    def do_GET(self): self.send_response(404); self.end_headers()
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get('content-length', 0)))
+        code, body = {'500': (500, b'{"detail": "boom"}'), 'junk': (200, b'<html>ok</html>'),
+                      'npy': (200, _npy())}[Fake.mode]
+        self.send_response(code); self.send_header('content-length', str(len(body))); self.end_headers(); self.wfile.write(body)
+
+def _npy():
+    b = io.BytesIO(); np.save(b, np.zeros((1, 10), np.float32)); return b.getvalue()
+
+@pytest.fixture
+def fake():
+    httpd = ThreadingHTTPServer(('127.0.0.1', 0), Fake)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+LAT = ['--burn-in', '1', '--runs', '1', '--trials', '5', '--min-duration', '0.3', '--max-duration', '3', '--wandb', 'disabled',
+       '--no-progress', '--no-client-cost', '--device', 'cpu', '--results-dir', 'res']
+
+@pytest.mark.parametrize('mode', ['500', 'junk'])
+def test_failed_or_wrong_answers_are_error_rows_and_exit_1(mode, fake, tmp_path, capsys, monkeypatch):
+    pytest.importorskip('mlperf_loadgen')
+    monkeypatch.chdir(tmp_path); Fake.mode = mode
+    np.save(tmp_path / 'in.npy', np.zeros((3, 32, 32), np.float32))
+    code, err = run_cli(['latency', f"{fake}/v1/infer", '--input-file', 'in.npy', *LAT], capsys)
+    df = read_results(tmp_path / 'res')
+    assert code == 1 and len(df) == 1 and df.status[0] == 'error' and df.valid[0] == 'INVALID', (err, df.to_dict('records'))
+    assert 'request(s) failed' in df.error[0] and ('HTTP 500' if mode == '500' else 'not a .npy') in df.error[0], df.error[0]
+
+def test_an_endpoint_without_metadata_gets_its_row_and_a_dead_one_says_nothing_answered(fake, tmp_path, capsys, monkeypatch):
+    pytest.importorskip('mlperf_loadgen')
+    monkeypatch.chdir(tmp_path); Fake.mode = 'npy'
+    np.save(tmp_path / 'in.npy', np.zeros((3, 32, 32), np.float32))
+    cli.tbench(['latency', f"{fake}/v1/infer", '--input-file', 'in.npy', *LAT])
+    df = read_results(tmp_path / 'res')
+    assert len(df) == 1 and df.status[0] == 'ok' and df.precision[0] == '' and df.throughput_mean[0] > 0, df.to_dict('records')
+    from throughput_bench.serving import free_port
+    code, err = run_cli(['latency', f"http://127.0.0.1:{free_port()}", *LAT], capsys)
+    assert code == 2 and err.count('\n') == 1 and 'nothing answered at' in err, err
+
+def test_summary_md_shows_names_as_text(tmp_path):
+    from throughput_bench.charts import summary_markdown, best_rows
+    df = pd.read_csv(Path(__file__).resolve().parents[1] / 'results' / 'cpu_intel_xeon_processor.csv', dtype=str, keep_default_na=False)
+    df = df[df.status.eq('ok')].head(1).assign(model_name='<img src=x onerror=alert(1)>|[x](javascript:alert(1))')
+    df.to_csv(tmp_path / 'evil.csv', index=False)
+    d = read_results(tmp_path / 'evil.csv')
+    md = summary_markdown(d, best_rows(d))
+    import re
+    assert '<img' not in md and not re.search(r'(?<!\\)\]\(javascript', md) and '&lt;img src=x onerror=alert(1)&gt;\\|\\[x\\]' in md, md
