@@ -1,14 +1,16 @@
 """What does isolation cost? A sweep of tiny configurations through `tbench infer`, against the time its workers spent.
 
-Runs, each as a fresh command: (1) a sweep of 4 tiny configurations, one worker process each; (2) the same sweep with
---repeats 3; (3) the same command again with nothing left to do. For (1) and (2) it prints the wall time, the seconds
-the workers spent (their `wall_seconds`: build, probe, warm-up, measure) and the difference per worker process, which
-is what isolation and the sweep itself cost.
+Each round runs, as fresh commands and in alternating order: a sweep of 4 tiny configurations with one worker process
+each, the same sweep with --repeats 3, and the same command again with nothing left to do. The marginal cost of a worker
+process (fork from the server, the contention check, the row coming back) is the difference of (wall - worker seconds)
+between the two sweeps per extra process; the script prints each round's figure and their mean with a 95% interval.
 
-    python bench/isolation_cost.py
+    python bench/isolation_cost.py [--rounds 5]
 """
-import subprocess, sys, tempfile, time
+import argparse, subprocess, sys, tempfile, time
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).parent))
+from common import mean_ci, show
 from throughput_bench.store import read_results
 
 TINY = ['--models', 'resnet18', 'vit_tiny_patch16_224', '--batch-sizes', '1', '2', '--device', 'cpu', '--input-size', '32',
@@ -21,23 +23,24 @@ def run(args, out):
     if r.returncode: raise SystemExit(r.stderr)
     return time.perf_counter() - t0
 
+def overhead(extra, out):
+    "`(wall - worker seconds, worker processes)` of one sweep."
+    wall = run(TINY + extra, out)
+    df = read_results(out)
+    return wall - df.wall_seconds.sum(), int(df.repeats.sum())
+
 def main():
-    seen = []
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0]); p.add_argument('--rounds', type=int, default=5); a = p.parse_args()
+    marginal, idle = [], []
     with tempfile.TemporaryDirectory() as d:
-        for label, extra in (('4 configurations x 1 worker', ['--repeats', '1']), ('4 configurations x 3 workers', ['--repeats', '3'])):
-            out = Path(d) / label.replace(' ', '_')
-            wall = run(TINY + extra, out)
-            df = read_results(out)
-            k = int(df.repeats.sum())
-            work = df.wall_seconds.sum()
-            print(f"{label}: wall {wall:.1f} s, in the workers {work:.1f} s, "
-                  f"sweep + isolation {(wall - work):.1f} s = {(wall - work) / k:.2f} s per worker process ({k} processes; "
-                  f"includes the command's own start and the fork server's imports, once)", flush=True)
-            seen.append((wall, work, k))
-        (w1, s1, k1), (w3, s3, k3) = seen
-        print(f"marginal cost of isolation: {((w3 - s3) - (w1 - s1)) / (k3 - k1):.2f} s per extra worker process "
-              f"(fork from the server, contention check, row transfer)")
-        idle = run(TINY + ['--repeats', '3'], out)
-        print(f"the same command with nothing to do: {idle:.1f} s")
+        for i in range(a.rounds):
+            order = [('1', 1), ('3', 3)] if i % 2 == 0 else [('3', 3), ('1', 1)]
+            got = {k: overhead(['--repeats', k], Path(d) / f"r{i}_{k}") for k, _ in order}
+            (o1, k1), (o3, k3) = got['1'], got['3']
+            marginal.append((o3 - o1) / (k3 - k1))
+            idle.append(run(TINY + ['--repeats', '3'], Path(d) / f"r{i}_3"))
+            print(f"round {i + 1}: {marginal[-1]:.2f} s per extra worker process; nothing to do: {idle[-1]:.1f} s", flush=True)
+    print(f"\nmarginal cost of isolation: {show(*mean_ci(marginal), unit=' s')} per extra worker process ({a.rounds} rounds)")
+    print(f"a command with nothing left to do: {show(*mean_ci(idle), fmt='.1f', unit=' s')}")
 
 if __name__ == '__main__': main()

@@ -45,6 +45,27 @@ def test_repeats_are_interleaved(tmp_path, monkeypatch):
     assert [p for _, p in order] == [True] * 3 + [False] * 3   # later repeats run the batch the first settled on
     assert [r.repeats for r in res] == [2, 2, 2] and len(st.rows()) == 3
 
+def test_processes_are_added_until_the_row_is_tight_or_the_budget_is_spent(tmp_path, monkeypatch):
+    "A steady configuration stops at the least count, a noisy one runs to the most, and each stays interleaved with the others."
+    order, noisy = [], iter([100, 140, 70, 130, 60, 150, 90, 120])
+    def fake(spec, timing=None, **kw):
+        order.append(spec.model_name)
+        x = 100.0 + 0.1 * len(order) if spec.model_name == 'resnet18' else float(next(noisy))
+        return result_from_spec(spec, throughput_mean=x, throughput_ci_low=x - 1, throughput_ci_high=x + 1, iterations=3, seconds_measured=1.0)
+    monkeypatch.setattr(sw, 'run_spec', fake)
+    st = ResultStore(tmp_path, 'cpu_t')
+    specs = sw.expand(['resnet18', 'vit_tiny_patch16_224'], ['fp32'], ['none'], [2], input_size=32, threads=1)
+    res = sw.run_sweep(sw.plan(specs, st), st, isolate=False, progress=False, repeats=sw.Repeats(most=8, least=3, ci=0.03, seconds=1e9))
+    got = {r.model_name: r for r in res}
+    assert got['resnet18'].repeats == 3 and got['vit_tiny_patch16_224'].repeats == 8
+    assert order[:6] == ['resnet18', 'vit_tiny_patch16_224'] * 3 and order[6:] == ['vit_tiny_patch16_224'] * 5
+    r = got['resnet18']
+    assert (r.throughput_ci_high - r.throughput_ci_low) / 2 <= 0.03 * r.throughput_mean   # what stopped it
+    st2 = ResultStore(tmp_path, 'cpu_u')   # a budget of 0 seconds: the least count, however noisy
+    noisy = iter([100, 140, 70, 130, 60, 150, 90, 120])
+    res = sw.run_sweep(sw.plan(specs[1:], st2), st2, isolate=False, progress=False, repeats=sw.Repeats(most=8, least=3, ci=0.03, seconds=0))
+    assert res[0].repeats == 3
+
 # ---- 2. contention ----
 
 @pytest.fixture

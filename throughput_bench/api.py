@@ -11,14 +11,15 @@ from fastcore.meta import delegates
 from .core import *
 
 # %% auto #0
-__all__ = ['REPEATS', 'GEO_MODULES', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
-           'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model', 'idle_check',
-           'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
-           'hardware_record', 'wandb_logger', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'globe',
-           'sync', 'repair', 'serve', 'latency']
+__all__ = ['REPEATS', 'CPU_REPEATS', 'GEO_MODULES', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES',
+           'SEED_GEO', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model',
+           'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep',
+           'collect', 'hardware_record', 'wandb_logger', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw',
+           'report', 'globe', 'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
-REPEATS = 3
+REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
+CPU_REPEATS = dict(least=5, most=20, ci=0.03, seconds=30.0)  # on a CPU: 5 to 20 short processes, until the row's 95% CI is within ±3% or 30 s are spent
 
 def default_batch(mode:str, device_type:str)->int:
     "512 (inference) or 256 (training) on a GPU, 32 on a CPU."
@@ -32,7 +33,7 @@ def default_compile_modes(device_type:str)->list:
     "`none` and `default` on CUDA; `none` elsewhere (compiling on a CPU costs minutes per model)."
     return ['none', 'default'] if device_type == 'cuda' else ['none']
 
-def timing_config(device_type:str='cpu', warmup:int=5, warmup_seconds:Optional[float]=None, min_seconds:Optional[float]=None,
+def timing_config(device_type:str='cpu', warmup:Optional[int]=None, warmup_seconds:Optional[float]=None, min_seconds:Optional[float]=None,
                   max_seconds:Optional[float]=None, target_ci:Optional[float]=None, timed_seconds:Optional[float]=None,
                   timed_iters:Optional[int]=None)->'TimingConfig':
     "The `TimingConfig` of one worker process: the options given, else the device's defaults."
@@ -52,8 +53,10 @@ def timing_config(device_type:str='cpu', warmup:int=5, warmup_seconds:Optional[f
             raise BenchError(f"{name} {v} is more than {'1 (a share)' if k == 'target_ci' else 'a day' if 'seconds' in k else '10,000,000 iterations'}")
     if timed_seconds == 0 or timed_iters == 0: raise BenchError(f"{fixed} must be > 0")
     cpu = device_type == 'cpu'
-    defaults = dict(min_seconds=2.0, max_seconds=10.0, target_ci=0.02) if cpu else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
-    tc = TimingConfig(warmup=warmup, warmup_seconds=warmup_seconds if warmup_seconds is not None else (1.0 if cpu else 2.0),
+    # a CPU row is many short processes (`CPU_REPEATS`): what moves a process's mean is the process, not more seconds of it
+    defaults = dict(min_seconds=1.0, max_seconds=3.0, target_ci=0.02) if cpu else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
+    warmup = warmup if warmup is not None else (2 if cpu else 5)
+    tc = TimingConfig(warmup=warmup, warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.5 if cpu else 2.0),
                       timed_seconds=timed_seconds, timed_iters=timed_iters, **(defaults | adaptive))
     if tc.min_seconds > tc.max_seconds: raise BenchError(f"--min-seconds {tc.min_seconds} is more than --max-seconds {tc.max_seconds}")
     return tc
@@ -204,14 +207,17 @@ def sweep(mode:str='inference', # `inference` or `training`
           timesteps:int=1, # frames per sample, for geo encoders with a time axis
           dataloader:bool=False, # end to end: DataLoader workers, pinned memory, host-to-device copy
           workers:int=4, # DataLoader workers with `dataloader`
-          warmup:int=5, # warm-up iterations (at least)
-          warmup_seconds:Optional[float]=None, # warm-up seconds (at least; default 1 on CPU, 2 on GPU)
-          min_seconds:Optional[float]=None, # shortest timed phase of a process (default 2 on CPU, 3 on GPU)
-          max_seconds:Optional[float]=None, # longest timed phase of a process (default 10 on CPU, 30 on GPU)
+          warmup:Optional[int]=None, # warm-up iterations (at least; default 2 on CPU, 5 on GPU)
+          warmup_seconds:Optional[float]=None, # warm-up seconds (at least; default 0.5 on CPU, 2 on GPU)
+          min_seconds:Optional[float]=None, # shortest timed phase of a process (default 1 on CPU, 3 on GPU)
+          max_seconds:Optional[float]=None, # longest timed phase of a process (default 3 on CPU, 30 on GPU)
           target_ci:Optional[float]=None, # stop a process once its 95% CI half-width is this fraction of its mean (default 0.02 CPU, 0.01 GPU)
           timed_seconds:Optional[float]=None, # fix each process's timed phase at this many seconds
           timed_iters:Optional[int]=None, # or at this many iterations
-          repeats:Optional[int]=None, # worker processes per configuration; the row's CI is over their means (default 3)
+          repeats:Optional[int]=None, # exactly this many worker processes per configuration (default: CPU 5-20 until `row_ci`, GPU 3); the row's CI is over their means
+          row_ci:Optional[float]=None, # CPU: add processes until the row's 95% CI is within this share of its mean (default 0.03)
+          max_repeats:Optional[int]=None, min_repeats:Optional[int]=None, # CPU: at most (default 20), at least (default 5) processes
+          config_seconds:Optional[float]=None, # CPU: or until this much worker time went into the configuration (default 30)
           wait_idle:float=10.0, # seconds to wait for a busy host to go quiet before each run
           strict:bool=False, # skip (with the reason) instead of measuring on a busy host
           busy_threshold:float=0.1, # share of the host's CPU others may use before it counts as busy
@@ -276,8 +282,21 @@ def sweep(mode:str='inference', # `inference` or `training`
     if slurm and slurm_executor == 'slurm' and device == 'auto': dev = torch.device('cuda' if slurm_gpus_per_node else 'cpu')  # the nodes', not this machine's
     else: dev = resolve_device(device, gpu_id)
     tc = timing_config(dev.type, warmup, warmup_seconds, min_seconds, max_seconds, target_ci, timed_seconds, timed_iters)
-    repeats = repeats or (REPEATS if isolate else 1)
-    if repeats > 1 and not isolate: raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
+    if repeats is not None and any(v is not None for v in (row_ci, max_repeats, min_repeats, config_seconds)):
+        raise BenchError("--repeats fixes the count; it cannot be combined with --row-ci/--min-repeats/--max-repeats/--config-seconds")
+    _positive('--max-repeats', max_repeats); _positive('--min-repeats', min_repeats); _positive('--config-seconds', config_seconds, float)
+    if row_ci is not None and not 0 < row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {row_ci}")
+    if repeats is not None and repeats > 1 and not isolate: raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
+    from throughput_bench.sweep import Repeats
+    if not isolate: reps = Repeats(1)
+    elif repeats is not None: reps = Repeats(repeats)
+    elif (dev.type == 'cpu' and not nproc) or any(v is not None for v in (row_ci, max_repeats, min_repeats, config_seconds)):  # a DDP launch costs ~15 s: 3 of them
+        d = CPU_REPEATS
+        reps = Repeats(most=max_repeats or d['most'], least=min(min_repeats or d['least'], max_repeats or d['most']),
+                       ci=row_ci or d['ci'], seconds=config_seconds or d['seconds'])
+        if reps.least < 2: raise BenchError("--min-repeats must be at least 2: one process gives no interval")
+    else: reps = Repeats(REPEATS)
+    repeats = reps
     from throughput_bench.registry import REGISTRY, get_model
     from throughput_bench.hardware import device_name, device_slug
     from throughput_bench.store import ResultStore
@@ -317,7 +336,7 @@ def sweep(mode:str='inference', # `inference` or `training`
                                  {'breakdown': breakdown} if mode == 'training' else None, retry_failed, log)
     idle_check(dev, force)
     p = plan(specs, store, rerun=rerun, retry_failed=retry_failed)
-    log(p.line() + (f"; {repeats} worker processes each" if p.todo and repeats > 1 else ''))
+    log(p.line() + (f"; {repeats.text()}" if p.todo and repeats.most > 1 else ''))
     hw = hardware_record(store, dev, log=log) if p.todo else {}
     wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout, wandb_run_name) if p.todo else None
     def post(res):

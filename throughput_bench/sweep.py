@@ -20,7 +20,7 @@ from .store import ResultStore, fmt_value, key_matches
 # %% auto #0
 __all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'last_line',
            'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table',
-           'run_sweep']
+           'Repeats', 'run_sweep']
 
 # %% ../nbs/07_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -327,10 +327,33 @@ def _stamp(res:BenchResult, v:dict):
     res.contended = bool(res.contended or v['contended'])
     res.busy_share = max(res.busy_share or 0.0, v['busy_share']); res.steal_share = max(res.steal_share or 0.0, v['steal_share'])
 
+@dataclass
+class Repeats:
+    "How many worker processes measure a configuration: `fixed`, or from `least` to `most` until the row's CI is within `ci` (relative half-width) or `seconds` are spent on it."
+    most:int = 3
+    least:Optional[int] = None   # None: exactly `most`
+    ci:Optional[float] = None    # stop once the 95% CI over the process means is within this share of the mean
+    seconds:Optional[float] = None  # or once this many seconds of worker time went into the configuration
+
+    def enough(self, xs:list, spent:float, confidence:float=0.95)->bool:
+        "Whether `xs` (the processes' img/s so far, `spent` seconds) settle the row."
+        n = len(xs)
+        if n >= self.most: return True
+        if self.least is None or n < self.least: return False
+        if self.seconds is not None and spent >= self.seconds: return True
+        m = float(np.mean(xs))
+        return self.ci is not None and m > 0 and ci_halfwidth(float(np.std(xs, ddof=1)), n, confidence) / m <= self.ci
+
+    def text(self)->str:
+        if self.least is None: return f"{self.most} worker processes each"
+        return f"{self.least}-{self.most} worker processes each, until the 95% CI is within ±{self.ci:.0%} or {self.seconds:g} s"
+
 def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=True, progress:bool=True,
-              runner_kw:dict=None, post:Callable=None, repeats:int=1, contention:Optional[Contention]=None,
+              runner_kw:dict=None, post:Callable=None, repeats=1, contention:Optional[Contention]=None,
               log:Callable=None)->list:
-    "Measure the plan's configurations, each in `repeats` worker processes, interleaved; append each row as soon as it is complete."
+    "Measure the plan's configurations, each in `repeats` worker processes (a number, or a `Repeats`), interleaved; append each row as soon as it is complete."
+    rep = repeats if isinstance(repeats, Repeats) else Repeats(int(repeats))
+    repeats = rep.most
     log = log or (lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
     for s, reason in p.skipped: store.append(result_from_spec(s, status='skipped', error=reason))
     kw, worker = runner_kw or {}, {}
@@ -341,7 +364,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
     mine = [s for s in p.todo if s.key() in got]
     for s in p.todo:
         if s.key() not in got: log(f"{s.short()}: already stored or being measured by another sweep; left to it")
-    parts, final, results = {s.key(): [] for s in mine}, {}, []
+    parts, final, results, spent = {s.key(): [] for s in mine}, {}, [], collections.Counter()
     bar = tqdm(total=len(mine) * repeats, unit='run', disable=not progress or not mine, dynamic_ncols=True)
     def finish(s, row):
         row.batch_requested = s.batch_size
@@ -364,8 +387,9 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                 if pre and contention.strict and pre.share >= contention.threshold:
                     final[k] = result_from_spec(s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)")
                     finish(s, final[k]); bar.update(repeats - r); continue
-                worker.clear()
+                worker.clear(); t0 = time.monotonic()
                 res = run_with_halving(s_run, run1, on_retry=lambda s2: bar.set_description(s2.short() + ' (OOM: halved)'))
+                spent[k] += time.monotonic() - t0
                 if contention:
                     v = contention.verdict(pre, contention.after([worker.get('pid')]))
                     if v['contended'] and contention.strict:
@@ -379,7 +403,9 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                     finish(s, res); continue
                 if first: res.batch_reason, res.error = first.batch_reason, first.error
                 parts[k].append(res)
-                if len(parts[k]) == repeats: finish(s, combine_repeats(parts[k], (timing or TimingConfig()).confidence))
+                if rep.enough([x.throughput_mean for x in parts[k]], spent[k], (timing or TimingConfig()).confidence):
+                    final[k] = combine_repeats(parts[k], (timing or TimingConfig()).confidence)
+                    bar.update(repeats - len(parts[k])); finish(s, final[k])
     finally:
         bar.close()
         if got: store.release(*got)  # configurations not finished (interrupted): free for another sweep
