@@ -24,6 +24,22 @@ def tbench(*args, cwd, cmd='tbench', timeout=300, **kw):
 @pytest.fixture
 def work(tmp_path): return tmp_path
 
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    "A console command run in this process, for what ends before measuring (bad input, errors): no interpreter start, no imports again."
+    import signal
+    from throughput_bench import cli as C
+    def run(*args, cwd, cmd='tbench'):
+        monkeypatch.chdir(cwd)
+        fn = {'tbench': C.tbench, 'throughput-bench': C.throughput_bench, 'ready-steady-go': C.ready_steady_go}[cmd]
+        old = signal.getsignal(signal.SIGTERM)
+        try: fn([str(a) for a in args]); code = 0
+        except SystemExit as e: code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        finally: signal.signal(signal.SIGTERM, old)
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out.out, out.err)
+    return run
+
 # ---- the browser tests: Debian's chromium driven by Playwright (no browser download) ----
 CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
 REQUIRED = os.environ.get('TB_REQUIRE_BROWSER') == '1'   # CI sets this: a missing site or browser is a failure there, not a skip

@@ -56,13 +56,13 @@ def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path):
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'geo extra' in r.stderr and '.[geo]' in r.stderr, r.stderr
     assert not (tmp_path / 'results').exists()
 
-def test_models_geo_lists_every_encoder_and_senpamae(work):
-    r = tbench('models', '--geo', cwd=work)
+def test_models_geo_lists_every_encoder_and_senpamae(work, cli):
+    r = cli('models', '--geo', cwd=work)
     assert r.returncode == 0, r.stderr
     for name in GEO_NAMES: assert name in r.stdout
     assert '12x128' in r.stdout and 'fp32 amp' in r.stdout
     assert 'not available: senpamae' in r.stdout
-    r = tbench('infer', '--models', 'senpamae', '--device', 'cpu', cwd=work)
+    r = cli('infer', '--models', 'senpamae', '--device', 'cpu', cwd=work)
     assert r.returncode == 2 and 'no PyPI package ships it' in r.stderr and r.stderr.count('\n') == 1
 
 @needs_geo

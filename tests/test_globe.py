@@ -129,6 +129,8 @@ def test_explore_list_and_about(site, browser):
     page.click('#ls-table th[data-key=params_M]')
     vals = [float(v) for v in page.eval_on_selector_all('#ls-table td[data-key=params_M]', 'els => els.map(e => e.dataset.value)') if v]
     assert vals == sorted(vals)
+    half = [float(v) for v in page.eval_on_selector_all('#ls-table td[data-key=ci]', 'els => els.map(e => e.dataset.value)') if v]
+    assert half and min(half) >= 0, half   # an open interval (no upper end) shows no ±, not a negative one
     page.click('#ls-table th[data-key=display]')
     names = page.eval_on_selector_all('#ls-table td[data-key=display]', 'els => els.map(e => e.textContent.replace(" ⚠", ""))')
     assert names == sorted(names, key=lambda s: s.lower()) or names == sorted(names)
@@ -155,9 +157,9 @@ def test_the_page_says_what_is_missing(tmp_path, browser):
     (lambda d: (d / 'empty.csv').write_text('model_name,status,throughput_mean\n'), 'nothing to draw'),
     (lambda d: (d / 'cpu.csv').write_text('model_name,gpu_name,status,error,throughput_mean\nresnet18,X CPU,oom,out of memory,\n'), 'X CPU has no measured rows'),
 ])
-def test_globe_with_nothing_to_draw_is_one_line_and_exit_2(tmp_path, setup, msg):
+def test_globe_with_nothing_to_draw_is_one_line_and_exit_2(tmp_path, setup, msg, cli):
     d = tmp_path / 'in'; d.mkdir(); setup(d)
-    r = tbench('globe', str(d), '-o', str(tmp_path / 'site'), cwd=tmp_path)
+    r = cli('globe', str(d), '-o', str(tmp_path / 'site'), cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
     assert not (tmp_path / 'site').exists()
 

@@ -102,16 +102,16 @@ BAD = [
 ]
 
 @pytest.mark.parametrize('args,msg', BAD)
-def test_bad_input_one_line_exit_2_nothing_written(work, args, msg):
-    r = tbench('infer', *args, cwd=work)
+def test_bad_input_one_line_exit_2_nothing_written(work, args, msg, cli):
+    r = cli('infer', *args, cwd=work)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
     assert 'Traceback' not in r.stderr
     assert not (work / 'results').exists()
 
-def test_unwritable_results_dir(work):
+def test_unwritable_results_dir(work, cli):
     (work / 'afile').write_text('x')
-    r = tbench('infer', '--models', 'resnet18', '--device', 'cpu', '--results-dir', work / 'afile' / 'sub', cwd=work)
+    r = cli('infer', '--models', 'resnet18', '--device', 'cpu', '--results-dir', work / 'afile' / 'sub', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'cannot create results folder' in r.stderr, r.stderr
 
 def _wait_rows(path, n, proc, limit=240):

@@ -136,7 +136,7 @@ def run_cli(argv, cwd):
     (['latency', 'http://127.0.0.1:{port}', '--scenario', 'server'], "--scenario server needs --qps"),
     (['latency', 'http://127.0.0.1:{port}', '--find-max-qps'], "--find-max-qps needs --latency-bound-ms"),
     (['latency', 'http://127.0.0.1:{port}', '--concurrency', '2'], "--concurrency is for --scenario offline"),
-    (['latency', 'http://127.0.0.1:{port}'], "no /v1/metadata"),
+    (['latency', 'http://127.0.0.1:{port}'], "nothing answered at http://127.0.0.1:"),
     (['latency', 'http://127.0.0.1:{port}', '--input-file', 'missing.npy'], "no such file"),
     (['latency', 'http://127.0.0.1:{port}', '--form', 'steps'], "write KEY=VALUE"),
     (['serve', '--model', 'resnet_18'], "did you mean"),

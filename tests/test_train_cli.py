@@ -65,17 +65,17 @@ def test_ready_steady_go(work):
     (['--model', 'resnet18', '--n_batches', '-1'], 'must be >= 0'),
     (['--model', 'resnet18', '--n_seconds', '1', '--wnb', 'cloud'], "--wnb 'cloud': use disabled, offline, online or auto"),
 ])
-def test_ready_steady_go_bad_input(work, args, msg):
-    r = tbench(*args, cwd=work, cmd='ready-steady-go')
+def test_ready_steady_go_bad_input(work, args, msg, cli):
+    r = cli(*args, cwd=work, cmd='ready-steady-go')
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
     assert not (work / 'results').exists()
 
-def test_train_fp16_is_a_skipped_row_and_bad_optimizer(work):
-    r = tbench('train', '--models', 'resnet18', *[a if a != 'fp32' else 'fp16' for a in FAST], cwd=work)
+def test_train_fp16_is_a_skipped_row_and_bad_optimizer(work, cli):
+    r = cli('train', '--models', 'resnet18', *[a if a != 'fp32' else 'fp16' for a in FAST], cwd=work)
     assert r.returncode == 0 and '1 skipped' in r.stdout
     df = read_results(only_csv(work))
     assert df.status[0] == 'skipped' and 'amp' in df.error[0]
-    r = tbench('train', '--models', 'resnet18', *FAST, '--optimizers', 'lamb', cwd=work)
+    r = cli('train', '--models', 'resnet18', *FAST, '--optimizers', 'lamb', cwd=work)
     assert r.returncode == 2 and "unknown optimizer 'lamb'" in r.stderr
 
 def test_hw_ceilings(work):

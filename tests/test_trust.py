@@ -226,13 +226,13 @@ def test_report_refuses_what_is_not_a_results_file(tmp_path, name, data, msg):
     (tmp_path / name).write_bytes(data)
     with pytest.raises(BenchError, match=msg): report([tmp_path / name], tmp_path / 'rep')
 
-def test_report_errors_from_the_cli(work):
+def test_report_errors_from_the_cli(work, cli):
     (work / 'notes.csv').write_text('a,b\n1,2\n')
-    r = tbench('report', work / 'notes.csv', '-o', work / 'rep', cwd=work)
+    r = cli('report', work / 'notes.csv', '-o', work / 'rep', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no results header' in r.stderr and 'Traceback' not in r.stderr, r.stderr
     _one_row(work)
     (work / 'afile').write_text('x')
-    r = tbench('report', 'results', '-o', work / 'afile', cwd=work)
+    r = cli('report', 'results', '-o', work / 'afile', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'is a file' in r.stderr, r.stderr
 
 def test_report_to_an_unwritable_folder(tmp_path):
@@ -252,9 +252,11 @@ def test_sync_without_network_stops_in_bounded_time(work):
 def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(work):
     "The disk of the CSV is full for the pending file too (here: a folder in its place): the row goes to the state folder, named, and comes back."
     f = _one_row(work)
+    df = pd.read_csv(f, dtype=str, keep_default_na=False)
+    pd.concat([df.assign(batch_requested=str(b)) for b in range(2, 22)]).to_csv(f, index=False)  # 20 rows: a CSV larger than a pending row
     (work / 'results' / f"{f.stem}.pending.jsonl").mkdir()
     env = os.environ | {'XDG_STATE_HOME': str(work / 'state')}
-    limit = f.stat().st_size + 100
+    limit = f.stat().st_size + 200
     def small_files():
         import resource
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -266,4 +268,4 @@ def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(wo
     r = subprocess.run([str(BIN / 'tbench'), 'infer', '--models', 'vit_tiny_patch16_224', *FAST], cwd=work, capture_output=True,
                        text=True, timeout=300, env=env)
     assert r.returncode == 0 and 'added 1 pending row' in r.stderr and 'plan: 0 to run, 1 done' in r.stdout, r.stdout + r.stderr
-    assert not kept[0].exists() and list(read_results(f).model_name) == ['resnet18', 'vit_tiny_patch16_224']
+    assert not kept[0].exists() and list(read_results(f).model_name) == ['resnet18'] * 20 + ['vit_tiny_patch16_224']

@@ -52,10 +52,10 @@ def test_report_reads_the_seed_tools_file_beside_ours(work):
     import matplotlib.image as mpimg
     assert max(mpimg.imread(p).shape[0] for p in out.glob('*.png')) <= 4000  # no chart taller than ~4,000 px
 
-def test_report_and_sync_errors(work):
-    r = tbench('report', work / 'nothing', cwd=work)
+def test_report_and_sync_errors(work, cli):
+    r = cli('report', work / 'nothing', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no such results file' in r.stderr
-    r = tbench('sync', work / 'wandb', cwd=work)
+    r = cli('sync', work / 'wandb', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no offline W&B runs' in r.stderr
     env = {k: v for k, v in os.environ.items() if k != 'WANDB_API_KEY'} | {'NETRC': str(work / 'none')}
     import subprocess

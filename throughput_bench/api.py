@@ -544,6 +544,7 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
     if min_duration > max_duration: raise BenchError(f"--min-duration {min_duration} is more than --max-duration {max_duration}")
     base, infer_url = L.split_url(url)
     forms = L.form_variants(form)
+    if input_file: L.make_payload({}, input_file)  # a bad --input-file is said before anything is asked of the server
     meta = L.server_info(base, timeout=min(timeout, 10.0))
     payload = L.make_payload(meta, input_file)
     dev = resolve_device(device)

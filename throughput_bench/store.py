@@ -228,11 +228,17 @@ def _keep_pending(self:ResultStore, rows:list, e:OSError)->str:
     lines = ''.join(json.dumps({k: fmt_value(v) for k, v in r.items()}) + '\n' for r in rows)
     why = f"could not write {self.csv_path} ({e.strerror or e})"
     for p in self.pending_paths():
+        size = None
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
+            size = p.stat().st_size if p.is_file() else 0
             with open(p, 'a') as f: f.write(lines); f.flush(); os.fsync(f.fileno())
             return f"{why}; {len(rows)} row(s) kept in {p}, added to the CSV by the next run; stopped"
-        except OSError: continue
+        except OSError:
+            try:  # no half line left behind: back to what it held (a new file: gone)
+                if size == 0: p.unlink()
+                elif size: os.truncate(p, size)
+            except OSError: pass
     sys.stderr.write(lines)
     return f"{why}, nor any pending file ({', '.join(map(str, self.pending_paths()))}); the row(s) are printed above as JSON; stopped"
 

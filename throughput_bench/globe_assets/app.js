@@ -339,7 +339,7 @@ function listRows() {
   const dev = el('ls-device').value, mode = el('ls-mode').value, gsd = +el('ls-gsd').value;
   const devs = dev === '*' ? devices() : [dev];
   return devs.flatMap(d => best(d, mode)).map(r => Object.assign({}, r, rates(r, gsd), {
-    ci: r.ci_lo == null ? null : (r.ci_hi - r.ci_lo) / 2 }));
+    ci: r.ci_lo == null || r.ci_hi == null ? null : (r.ci_hi - r.ci_lo) / 2 }));  // an open interval (no upper end) has no ±
 }
 function renderList() {
   const rows = listRows(), thead = el('ls-table').querySelector('thead'), tbody = el('ls-table').querySelector('tbody');
