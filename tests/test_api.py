@@ -11,6 +11,7 @@ def test_api_names_are_functions_even_after_every_module_is_imported():
     from throughput_bench import infer, train, models, hw, report, sync, repair
     for f in (infer, train, models, hw, report, sync, repair): assert callable(f) and f.__module__ == 'throughput_bench.api', f
 
+@pytest.mark.slow
 def test_train_rows_through_the_api(tmp_path):
     from throughput_bench import train
     df = train(['resnet18'], optimizers=['sgd', 'adamw'], **(FAST_API | dict(results_dir=tmp_path)))

@@ -5,6 +5,8 @@ from conftest import BIN
 from throughput_bench.api import train
 from throughput_bench.store import read_results
 
+pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
+
 TINY = dict(device='cpu', input_size=32, batch_sizes=[4], precisions=['fp32'], warmup=1, warmup_seconds=0, threads=1,
             progress=False, wandb='disabled', repeats=1, wait_idle=0, quiet=True, ddp_timeout=60)
 

@@ -3,6 +3,8 @@ from pathlib import Path
 import pytest
 from conftest import need, static_server  # the `browser` fixture is in conftest.py
 
+pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / '_site'
 

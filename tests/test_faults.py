@@ -90,6 +90,7 @@ def test_a_dangling_symlink_or_a_bad_pending_file_is_one_line(tmp_path):
     with pytest.raises(UnreadableFile, match='not a row'): st.flush_pending()
 
 # ---- a sweep stopped by SIGTERM, and the API from a plain script ----
+@pytest.mark.slow
 def test_sigterm_says_what_happened(tmp_path):
     env = os.environ | {'PYTHONUNBUFFERED': '1'}
     args = [a if a != '0.3' else '30' for a in FAST]   # a 30 s timed phase: still running when the signal comes
@@ -110,6 +111,7 @@ df = infer(['resnet18'], device='cpu', input_size=32, batch_sizes=[2], precision
 print('status', df.status[0], df.repeats[0])
 """
 
+@pytest.mark.slow
 def test_the_api_runs_from_a_plain_script_and_from_stdin_once(tmp_path):
     "No `if __name__ == '__main__'` guard: the workers never re-run the user's script."
     (tmp_path / 's.py').write_text(SCRIPT)
@@ -117,6 +119,7 @@ def test_the_api_runs_from_a_plain_script_and_from_stdin_once(tmp_path):
         r = subprocess.run(how, cwd=tmp_path, capture_output=True, text=True, timeout=300, input=SCRIPT if how[-1] == '-' else None)
         assert r.returncode == 0 and r.stdout.count('top level ran') == 1 and 'status ok 2' in r.stdout, (how, r.stdout, r.stderr)
 
+@pytest.mark.slow
 def test_a_worker_that_dies_leaves_its_last_line_on_the_row():
     from throughput_bench.sweep import run_isolated
     from throughput_bench.timing import TimingConfig

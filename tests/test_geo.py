@@ -9,10 +9,14 @@ from throughput_bench.core import PRECISIONS, BenchError, autocast, precision_dt
 from throughput_bench.registry import GEO_NAMES, get_model, build, count_params, n_params
 from throughput_bench.geo import has_geo
 from throughput_bench.store import read_results
+from throughput_bench.api import infer, train
 
 needs_geo = pytest.mark.skipif(not has_geo(), reason="the [geo] extra is not installed (CI installs it)")
 RUN = ['--device', 'cpu', '--batch-sizes', '2', '--timed-iters', '3', '--warmup', '1', '--warmup-seconds', '0',
        '--threads', '1', '--no-progress', '--wandb', 'disabled', '--repeats', '1', '--wait-idle', '0']
+# the same in this process (no interpreter start, no worker processes: torch and the geo packages are imported once for all)
+IN = dict(device='cpu', batch_sizes=[2], timed_iters=3, warmup=1, warmup_seconds=0, threads=1, progress=False, wandb='disabled',
+          isolate=False, repeats=1, wait_idle=0, quiet=True)
 
 def tiny_size(info): return 2 * info.patch_size
 
@@ -66,11 +70,10 @@ def test_models_geo_lists_every_encoder_and_senpamae(work, cli):
     assert r.returncode == 2 and 'no PyPI package ships it' in r.stderr and r.stderr.count('\n') == 1
 
 @needs_geo
+@pytest.mark.slow
 def test_infer_at_native_inputs_with_skipped_precisions(work):
-    "The issue's command, at batch 2: rows carry each encoder's real input; casts it cannot run are skipped rows."
-    r = tbench('infer', '--models', 'dofa_base', 'olmoearth_nano', 'galileo_nano', 'croma_optical',
-               '--precisions', 'fp32', 'bf16', *RUN, cwd=work, timeout=900)
-    assert r.returncode == 0, r.stderr
+    "The issue's models, at batch 2: rows carry each encoder's real input; casts it cannot run are skipped rows."
+    infer(['dofa_base', 'olmoearth_nano', 'galileo_nano', 'croma_optical'], precisions=['fp32', 'bf16'], results_dir=work / 'results', **IN)
     df = read_results(csv_of(work)).set_index(['model_name', 'precision'])
     want = {'dofa_base': (12, 224), 'olmoearth_nano': (12, 128), 'galileo_nano': (10, 64), 'croma_optical': (12, 120)}
     for m, (c, s) in want.items():
@@ -85,13 +88,13 @@ def test_infer_at_native_inputs_with_skipped_precisions(work):
     assert df.loc[('croma_optical', 'fp32'), 'gflops_per_sample'] == pytest.approx(40.36, rel=0.01)
 
 @needs_geo
+@pytest.mark.slow
 def test_every_geo_encoder_once_at_a_tiny_size(work):
-    "Each encoder builds, runs through a child process, and reports its real parameter count and FLOPs."
+    "Each encoder builds, runs through the sweep, and reports its real parameter count and FLOPs."
     by_patch = {}
     for n in GEO_NAMES: by_patch.setdefault(get_model(n).patch_size, []).append(n)
     for patch, names in by_patch.items():
-        r = tbench('infer', '--models', *names, '--input-size', 2 * patch, '--precisions', 'fp32', *RUN, cwd=work, timeout=1200)
-        assert r.returncode == 0, r.stderr
+        infer(names, input_size=2 * patch, precisions=['fp32'], results_dir=work / 'results', **IN)
     df = read_results(csv_of(work)).set_index('model_name')
     assert sorted(df.index) == sorted(GEO_NAMES)
     bad = df[df.status != 'ok']
@@ -104,12 +107,11 @@ def test_every_geo_encoder_once_at_a_tiny_size(work):
         assert df.loc[n, 'params_M'] == pytest.approx(ran, rel=1e-6), n
 
 @needs_geo
+@pytest.mark.slow
 def test_timesteps(work):
     "Encoders with a time axis take T frames (their FLOPs grow with T); the others are skipped rows that say why."
     models = ['olmoearth_nano', 'galileo_nano', 'prithvi_eo2_100', 'dofa_base', 'resnet18']
-    for t in ('1', '2'):
-        r = tbench('infer', '--models', *models, '--input-size', '32', '--timesteps', t, '--precisions', 'fp32', *RUN, cwd=work, timeout=900)
-        assert r.returncode == 0, r.stderr
+    for t in (1, 2): infer(models, input_size=32, timesteps=t, precisions=['fp32'], results_dir=work / 'results', **IN)
     df = read_results(csv_of(work))
     two = df[df.timesteps == 2].set_index('model_name')
     assert (two.loc[['olmoearth_nano', 'galileo_nano', 'prithvi_eo2_100'], 'status'] == 'ok').all()
@@ -121,28 +123,26 @@ def test_timesteps(work):
     check_rows_consistent(df, 0, iterations=3)
 
 @needs_geo
-def test_geo_compare_pairs_baselines_with_each_geo_shape_and_reports(work):
-    r = tbench('infer', '--geo-compare', '--models', 'resnet18', 'olmoearth_nano', 'galileo_nano', '--precisions', 'fp32',
-               *RUN, cwd=work, timeout=900)
-    assert r.returncode == 0, r.stderr
-    assert 'phase 2: resnet18 at 2 input shape(s): 12x128, 10x64' in r.stdout
+@pytest.mark.slow
+def test_geo_compare_pairs_baselines_with_each_geo_shape_and_reports(work, cli, capsys):
+    infer(['resnet18', 'olmoearth_nano', 'galileo_nano'], geo_compare=True, precisions=['fp32'], results_dir=work / 'results', **(IN | dict(quiet=False)))
+    assert 'phase 2: resnet18 at 2 input shape(s): 12x128, 10x64' in capsys.readouterr().out
     df = read_results(csv_of(work))
     assert set(zip(df.model_name, df.input_channels, df.input_size)) == {
         ('olmoearth_nano', 12, 128), ('galileo_nano', 10, 64), ('resnet18', 12, 128), ('resnet18', 10, 64)}
     assert (df.status == 'ok').all()
-    r = tbench('report', 'results', '-o', 'rep', cwd=work)
+    r = cli('report', 'results', '-o', 'rep', '--formats', 'png', '--charts', 'geo_compare', cwd=work)
     assert r.returncode == 0, r.stderr
     assert (work / 'rep' / 'geo_compare.png').stat().st_size > 10_000
     assert 'resnet18 @ 12x128' in (work / 'rep' / 'summary.md').read_text()
-    r = tbench('infer', '--geo-compare', '--input-size', '64', '--device', 'cpu', cwd=work)
+    r = cli('infer', '--geo-compare', '--input-size', '64', '--device', 'cpu', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and '--geo-compare' in r.stderr
 
 @needs_geo
+@pytest.mark.slow
 def test_training_a_geo_encoder(work):
     "A training step on an encoder's embedding; bf16 training is autocast, so Galileo (which cannot be cast) trains in bf16 too."
-    r = tbench('train', '--models', 'galileo_nano', 'olmoearth_nano', '--input-size', '16', '--precisions', 'fp32', 'bf16',
-               *RUN, cwd=work, timeout=600)
-    assert r.returncode == 0, r.stderr
+    train(['galileo_nano', 'olmoearth_nano'], input_size=16, precisions=['fp32', 'bf16'], results_dir=work / 'results', **IN)
     df = read_results(csv_of(work))
     assert (df.status == 'ok').all() and len(df) == 4 and (df['mode'] == 'training').all(), df[['model_name', 'precision', 'status', 'error']]
     check_rows_consistent(df, 0, iterations=3)

@@ -8,6 +8,8 @@ from conftest import tbench, static_server  # the `browser` fixture is in confte
 from throughput_bench.api import globe
 from throughput_bench.coverage import EARTH_LAND_KM2
 
+pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
+
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / 'tests' / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv'  # the seed tool's H100 NVL file (MIT), copied
 OURS = ROOT / 'results'                                                           # this project's committed CPU results

@@ -26,6 +26,7 @@ def check_rows_consistent(df, min_seconds=0.3, iterations=None):
     assert ((ok.pixels_per_sec - ok.throughput_mean * ok.input_size ** 2).abs() <= 1e-3 * ok.pixels_per_sec).all()
     assert (ok.gflops_per_sample > 0).all() and (ok.macs_G == ok.gflops_per_sample).all()
 
+@pytest.mark.slow
 def test_two_model_sweep_then_resume(work):
     r = tbench('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *FAST, cwd=work)
     assert r.returncode == 0, r.stderr
@@ -50,6 +51,7 @@ def test_two_model_sweep_then_resume(work):
     assert 'plan: 1 to run, 0 done' in r3.stdout
     assert len(read_results(csv_of(work))) == 3
 
+@pytest.mark.slow
 def test_throughput_bench_alias_accepts_underscores(work):
     args = ['--' + a[2:].replace('-', '_') if a.startswith('--') else a for a in FAST]
     assert '--timed_seconds' in args and '--batch_sizes' in args
@@ -57,6 +59,7 @@ def test_throughput_bench_alias_accepts_underscores(work):
     assert r.returncode == 0, r.stderr
     check_rows_consistent(read_results(csv_of(work)))
 
+@pytest.mark.slow
 def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(work):
     r = tbench('--models', 'resnet18', *FAST, '--output', 'out/h100.csv', '--no-dataloader', cwd=work, cmd='throughput-bench')
     assert r.returncode == 0, r.stderr
@@ -72,6 +75,7 @@ def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(wor
     r = tbench('--models', 'resnet18', *FAST, '--output', 'out', cwd=work, cmd='throughput-bench')
     assert r.returncode == 2 and 'give a .csv file path' in r.stderr and r.stderr.count('\n') == 1
 
+@pytest.mark.slow
 def test_skipped_precision_is_a_row(work, monkeypatch):
     "A precision this CPU has no native units for is a skipped row with the reason (unless named)."
     from throughput_bench import core
@@ -82,6 +86,7 @@ def test_skipped_precision_is_a_row(work, monkeypatch):
     df = read_results(csv_of(work))
     assert 'skipped' in set(df.status) and df[df.status == 'skipped'].error.str.contains('native').all()
 
+@pytest.mark.slow
 def test_dataloader_mode(work):
     r = tbench('infer', '--models', 'resnet18', *FAST, '--dataloader', '--workers', '1', cwd=work)
     assert r.returncode == 0, r.stderr
@@ -126,6 +131,7 @@ SWEEP = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', '--device', 'c
          '--batch-sizes', '1', '2', '3', '--precisions', 'fp32', '--timed-seconds', '0.5', '--warmup', '1',
          '--warmup-seconds', '0', '--threads', '1', '--no-progress', '--wandb', 'disabled', '--repeats', '1', '--wait-idle', '0']
 
+@pytest.mark.slow
 @pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGINT])
 def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
     out = work / 'results'
@@ -163,6 +169,7 @@ def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
     assert len(df) == 6 and len({row_key(r) for r in ResultStore(out, f.stem).rows()}) == 6
     check_rows_consistent(df)
 
+@pytest.mark.slow
 def test_closed_pipe_ends_quietly(work):
     "`tbench models | head -0`: the reader is gone before anything is printed; no traceback, exit 141."
     p = subprocess.Popen([str(BIN / 'tbench'), 'models'], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -6,6 +6,8 @@ import numpy as np, pytest, httpx
 from conftest import tbench, BIN
 from throughput_bench.serving import ServerProcess, npy_bytes, untar_npy, free_port
 
+pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
+
 SERVE = ['--model', 'resnet18', '--input-size', '32', '--device', 'cpu', '--max-batch-size', '4', '--batch-timeout-ms', '20',
          '--max-request-mb', '1']
 QUICK = ['--burn-in', '1', '--trials', '5', '--min-duration', '0.3', '--max-duration', '20', '--wandb', 'disabled', '--no-progress']

@@ -8,6 +8,8 @@ from throughput_bench.core import BenchError
 from throughput_bench.store import read_results, ResultStore, row_key
 from throughput_bench.slurm import load_manifest, make_executor, sbatch_parameters
 
+pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
+
 MODELS = ['resnet18', 'vit_tiny_patch16_224', 'mobilenetv3_small_100']
 LOCAL = dict(slurm='debug', slurm_executor='local', slurm_group_by='config')
 

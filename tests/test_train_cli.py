@@ -7,6 +7,7 @@ from throughput_bench.store import read_results
 def only_csv(work):
     (f,) = sorted((work / 'results').glob('*.csv')); return f
 
+@pytest.mark.slow
 def test_train_adamw_breakdown_flops_mfu(work):
     r = tbench('train', '--models', 'resnet18', *FAST, '--optimizers', 'sgd', 'adamw', '--breakdown', cwd=work)
     assert r.returncode == 0, r.stderr
@@ -25,6 +26,7 @@ def test_train_adamw_breakdown_flops_mfu(work):
     assert (df.mfu.isna() | ((df.mfu > 0) & (df.mfu <= 1))).all()
     assert (abs(df.tflops_achieved - df.throughput_mean * df.gflops_per_sample / 1e3) < 1e-6).all()
 
+@pytest.mark.slow
 def test_training_flops_are_about_three_times_inference(work):
     for task in ('infer', 'train'):
         assert tbench(task, '--models', 'resnet18', *FAST, cwd=work).returncode == 0
@@ -32,6 +34,7 @@ def test_training_flops_are_about_three_times_inference(work):
     ratio = df.gflops_per_sample['training'] / df.gflops_per_sample['inference']
     assert 2.5 < ratio < 3.5, ratio
 
+@pytest.mark.slow
 def test_ready_steady_go(work):
     r = tbench('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_seconds', '0.5', '--run_number', '3', '--wnb', 'offline', '--wnb_run', 'rsg-resnet18-bs4',
                cwd=work, cmd='ready-steady-go')
@@ -78,6 +81,7 @@ def test_train_fp16_is_a_skipped_row_and_bad_optimizer(work, cli):
     r = cli('train', '--models', 'resnet18', *FAST, '--optimizers', 'lamb', cwd=work)
     assert r.returncode == 2 and "unknown optimizer 'lamb'" in r.stderr
 
+@pytest.mark.slow
 def test_hw_ceilings(work):
     r = tbench('hw', '--device', 'cpu', '--ceilings', cwd=work)
     assert r.returncode == 0, r.stderr

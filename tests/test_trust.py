@@ -75,6 +75,7 @@ def busy_loop():
     yield p
     p.kill(); p.wait()
 
+@pytest.mark.slow
 def test_busy_host_marks_the_row(tmp_path, busy_loop, capsys):
     df = infer(['resnet18'], **(FAST_API | dict(results_dir=tmp_path, quiet=False)))
     r = df.iloc[0]
@@ -82,6 +83,7 @@ def test_busy_host_marks_the_row(tmp_path, busy_loop, capsys):
     err = capsys.readouterr().err
     assert 'host busy' in err and 'marked contended' in err and str(busy_loop.pid) in err
 
+@pytest.mark.slow
 def test_strict_skips_on_a_busy_host_and_the_next_run_measures(tmp_path, busy_loop):
     df = infer(['resnet18'], **(FAST_API | dict(results_dir=tmp_path, strict=True)))
     assert df.status[0] == 'skipped' and 'host busy' in df.error[0] and '(strict)' in df.error[0]
@@ -91,6 +93,7 @@ def test_strict_skips_on_a_busy_host_and_the_next_run_measures(tmp_path, busy_lo
 
 # ---- 3. memory guard and kill causes ----
 
+@pytest.mark.slow
 def test_memory_budget_halves_before_running(work):
     r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
                '--max-memory-mb', '1', cwd=work)
@@ -102,6 +105,7 @@ def test_memory_budget_halves_before_running(work):
                '--max-memory-mb', '1', cwd=work)
     assert 'plan: 0 to run, 1 done' in r.stdout   # halved for memory: the requested configuration is done
 
+@pytest.mark.slow
 def test_worker_killed_by_sigkill_is_not_called_oom(work):
     args = ['infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--timed-seconds', '0.3')], '--timed-seconds', '60']
     proc = subprocess.Popen([str(BIN / 'tbench'), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -149,6 +153,7 @@ def test_unparseable_file_is_never_rewritten(tmp_path, name, brk, msg):
     with pytest.raises(BenchError, match=msg.replace('(', r'\(')): _infer(tmp_path)
     assert f.read_bytes() == before
 
+@pytest.mark.slow
 def test_unparseable_file_from_the_cli_then_repair(work):
     "End to end: one line, exit 2, the file unchanged; `tbench repair` keeps the good rows; the next run appends."
     f = _one_row(work)
@@ -177,6 +182,7 @@ def test_appends_keep_mode_and_symlinks_and_old_rows(tmp_path):
     assert list(back.model_name) == ['resnet18', 'vit_tiny_patch16_224', 'convnext_atto']
     assert f.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o640
 
+@pytest.mark.slow
 def test_write_failure_keeps_the_row_pending(work):
     "A full disk (here: a file-size limit that stops the CSV from growing) costs no row: it waits in the pending file."
     f = _one_row(work)
@@ -206,6 +212,7 @@ def test_malformed_index_is_an_error_not_a_replacement(tmp_path):
     _infer(tmp_path)
     assert [e['csv'] for e in json.loads(idx.read_text())] == ['nvidia_h100_nvl.csv', f.name]
 
+@pytest.mark.slow
 def test_two_sweeps_at_once_measure_each_configuration_once(work):
     args = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', 'convnext_atto', *FAST]
     ps = [subprocess.Popen([str(BIN / 'tbench'), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -243,12 +250,14 @@ def test_report_to_an_unwritable_folder(tmp_path):
         with pytest.raises(BenchError, match='cannot write the report'): report([tmp_path / 'results'], ro / 'rep')
     finally: os.chmod(ro, 0o700)
 
+@pytest.mark.slow
 def test_sync_without_network_stops_in_bounded_time(work):
     assert tbench('infer', '--models', 'resnet18', *[a if a != 'disabled' else 'offline' for a in FAST], cwd=work).returncode == 0
     env = os.environ | {'WANDB_API_KEY': 'x' * 40, 'WANDB_BASE_URL': 'http://127.0.0.1:9', 'WANDB_MODE': ''}
     r = subprocess.run([str(BIN / 'tbench'), 'sync', 'wandb', '--timeout', '5'], cwd=work, capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and '1 of 1 run(s) still to upload' in r.stderr, r.stderr
 
+@pytest.mark.slow
 def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(work):
     "The disk of the CSV is full for the pending file too (here: a folder in its place): the row goes to the state folder, named, and comes back."
     f = _one_row(work)

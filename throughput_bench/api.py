@@ -421,6 +421,7 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
            gsd:float=10.0, # ground sample distance (m) for km²/s
            wandb_project:Optional[str]=None, # also read this W&B project (entity/project; needs a key)
            formats:tuple=('png', 'svg'), # image formats of each chart (png, svg, pdf)
+           charts:Optional[tuple]=None, # only these charts (default: every chart that has data)
           )->list:
     "Charts (PNG + SVG by default) and `summary.md` from result rows; the files written."
     from throughput_bench.tracking import load_results
@@ -433,7 +434,10 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     if df.empty: raise BenchError(f"no result rows in {', '.join(sources)}")
     bad = [f for f in formats if f not in ('png', 'svg', 'pdf')]
     if bad or not formats: raise BenchError(f"--formats {' '.join(bad) or '(none)'}: use png, svg and/or pdf")
-    try: return write_report(df, out, gsd, formats=tuple(formats))
+    from throughput_bench.charts import CHARTS, CHARTS_OF_ROWS
+    unknown = [c for c in charts or () if c not in CHARTS and c not in CHARTS_OF_ROWS]
+    if unknown: raise BenchError(f"--charts {' '.join(unknown)}: use {', '.join([*CHARTS, *CHARTS_OF_ROWS])}")
+    try: return write_report(df, out, gsd, formats=tuple(formats), charts=tuple(charts) if charts else None)
     except OSError as e: raise BenchError(f"cannot write the report to {str(out)!r}: {e.strerror or e}")
 
 def globe(sources:tuple=('results',), # result CSVs or folders of them: this project's and the seed tool's, side by side

@@ -439,9 +439,10 @@ def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     plt.close(fig)
     return [f for half in (labels[0::2], labels[1::2]) for f in paged(make, best[best.label.isin(half)], max_in)]
 
-def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'))->list:
-    "Write every chart that has data (PNG and SVG; a chart too tall for one page as `name_1`, `name_2`, ...) and `summary.md` into `out`; returns the files written."
+def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'), charts=None)->list:
+    "Write every chart that has data (or those named in `charts`; PNG and SVG; a chart too tall for one page as `name_1`, `name_2`, ...) and `summary.md` into `out`; returns the files written."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    keep = lambda d: {k: v for k, v in d.items() if charts is None or k in charts}
     best, files = best_rows(df), []
     def save(name, figs):
         for i, fig in enumerate(figs, 1):
@@ -452,8 +453,8 @@ def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'))
     with matplotlib.rc_context({'figure.dpi': 100}):
         sns.set_theme(style='whitegrid')
         matplotlib.rcParams['text.parse_math'] = False  # a `$` in a model's name is text, not mathtext markup
-        for name, make in CHARTS.items(): save(name, paged(lambda b: make(b, gsd_m), best))
-        for name, make in CHARTS_OF_ROWS.items():
+        for name, make in keep(CHARTS).items(): save(name, paged(lambda b: make(b, gsd_m), best))
+        for name, make in keep(CHARTS_OF_ROWS).items():
             fig = make(df)
             save(name, [fig] if fig is not None else [])
     md = out / 'summary.md'; md.write_text(summary_markdown(df, best, gsd_m)); files.append(md)
