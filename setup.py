@@ -25,6 +25,7 @@ lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 dev_requirements = (cfg.get('dev_requirements') or '').split()
 geo_requirements = (cfg.get('geo_requirements') or '').split()
 serve_requirements = (cfg.get('serve_requirements') or '').split()
+runtimes_requirements = (cfg.get('runtimes_requirements') or '').split()
 
 setuptools.setup(
     name = cfg['lib_name'],
@@ -38,7 +39,7 @@ setuptools.setup(
     packages = setuptools.find_packages(exclude=['tests', 'tests.*']),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements, 'geo': geo_requirements, 'serve': serve_requirements },
+    extras_require={ 'dev': dev_requirements, 'geo': geo_requirements, 'serve': serve_requirements, 'runtimes': runtimes_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

@@ -14,8 +14,8 @@ from .core import *
 __all__ = ['REPEATS', 'CPU_REPEATS', 'GEO_MODULES', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES',
            'SEED_GEO', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model',
            'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep',
-           'collect', 'hardware_record', 'wandb_logger', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw',
-           'report', 'globe', 'sync', 'repair', 'serve', 'latency']
+           'collect', 'hardware_record', 'wandb_logger', 'check_backends', 'with_backends', 'sweep', 'rows_for',
+           'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -189,6 +189,31 @@ def wandb_logger(mode:str, hw:dict, warn:Callable, project='throughput-bench', e
     return WandbLogger(mode, project, entity, list(tags), hardware=hw, dir=dir, init_timeout=init_timeout, log=warn, name=name)
 
 # %% ../nbs/13_api.ipynb #7780af31
+def check_backends(backends:Optional[list], mode:str)->list:
+    "The backends asked for (default: pytorch), each known and installed; else a one-line `BenchError`."
+    from throughput_bench.backends.base import get_backend
+    if isinstance(backends, str): backends = [backends]
+    backends = list(dict.fromkeys(backends or ['pytorch']))
+    for b in backends:
+        be = get_backend(b)
+        if mode not in be.modes: raise BenchError(f"backend {b} runs {' or '.join(be.modes)} only, not {mode}")
+        why = be.missing()
+        if why: raise BenchError(why)
+    return backends
+
+def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cache_dir:Optional[str]=None)->list:
+    "Each configuration on each backend that varies it: a runtime with its own graph compiler takes compile mode none and NCHW only, and (unless named) only the precisions it runs."
+    from throughput_bench.backends.base import get_backend
+    out = {}
+    for b in backends:
+        be = get_backend(b)
+        for s in specs:
+            if s.compile_mode not in be.compile_modes or s.channels_last not in be.layouts: continue
+            if not explicit_precisions and s.precision not in be.precisions: continue
+            t = dataclasses.replace(s, backend=b, cache_dir=cache_dir if b != 'pytorch' else None)
+            out.setdefault(t.key(), t)
+    return list(out.values())
+
 def sweep(mode:str='inference', # `inference` or `training`
           models:Optional[list]=None, # registry or timm names (default: every timm model of the registry)
           device:str='auto', # `auto` (CUDA if present, else CPU), `cpu`, `cuda`, `cuda:N` or `mps`
@@ -249,6 +274,7 @@ def sweep(mode:str='inference', # `inference` or `training`
           slurm_executor:str='slurm', # `slurm`, or `local` (submitit's LocalExecutor: jobs as local processes, no cluster)
           run_id:str='', # recorded on each row that has none
           conventions:str='tbench', # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models in the defaults)
+          backends:Optional[list]=None, # inference: runtimes to run each model on, pytorch onnxruntime openvino (default: pytorch)
          )->'pd.DataFrame':
     "Plan, measure and store a sweep; the rows of every configuration asked for."
     import torch
@@ -279,6 +305,7 @@ def sweep(mode:str='inference', # `inference` or `training`
         for o in optimizers:
             if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
     if isinstance(models, str): models = [models]
+    backends = check_backends(backends, mode)
     if slurm and slurm_executor == 'slurm' and device == 'auto': dev = torch.device('cuda' if slurm_gpus_per_node else 'cpu')  # the nodes', not this machine's
     else: dev = resolve_device(device, gpu_id)
     tc = timing_config(dev.type, warmup, warmup_seconds, min_seconds, max_seconds, target_ci, timed_seconds, timed_iters)
@@ -327,6 +354,8 @@ def sweep(mode:str='inference', # `inference` or `training`
         specs = geo_compare_specs(models, grid, kw, log, baselines=[n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES)
     else: specs = expand(names, *grid, input_channels=input_channels, input_size=input_size, **kw)
     if seed: specs = seed_specs(specs, inputs_given=bool(input_channels or input_size))
+    specs = with_backends(specs, backends, explicit_precisions=precisions is not None,
+                          cache_dir=str(Path(output).parent if output else Path(results_dir)) + '/exported')
     if mode == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=lr) for s in specs for o in optimizers]
     if nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
         specs = [dataclasses.replace(s, world_size=w, ddp_timeout=ddp_timeout, probe_batch=False, max_step_seconds=None)

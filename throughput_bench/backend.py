@@ -12,19 +12,25 @@ from .registry import get_model, build
 from .hardware import device_name, device_memory_gb
 
 # %% auto #0
-__all__ = ['TOO_LARGE', 'setup_run', 'describe_model', 'maybe_compile', 'predictor', 'synthetic_input', 'RandomImages',
-           'loader_input', 'is_oom', 'one_line', 'describe_device']
+__all__ = ['TOO_LARGE', 'build_model', 'setup_run', 'describe_model', 'maybe_compile', 'predictor', 'synthetic_input',
+           'RandomImages', 'loader_input', 'is_oom', 'one_line', 'describe_device']
 
 # %% ../nbs/05a_backend.ipynb #34ff163a
-def setup_run(spec:BenchSpec):
-    "`(device, model info, model, dtype)` for `spec`: the model built with random weights, on the device, in the precision's dtype and layout."
+def build_model(spec:BenchSpec)->tuple:
+    "`(device, model info, model)` for `spec`: the model built with random weights from a fixed seed (every process builds the same model), fp32, on the device (threads and TF32 set)."
     device = torch.device(spec.device)
     if spec.threads: torch.set_num_threads(spec.threads)
     set_tf32(spec.tf32)
     info = get_model(spec.model_name)
+    torch.manual_seed(0)
     model = build(info, spec.input_channels, spec.input_size, spec.timesteps or 1, num_classes=spec.num_classes)
+    return device, info, model.to(device=device)
+
+def setup_run(spec:BenchSpec):
+    "`(device, model info, model, dtype)` for `spec`: `build_model`'s, in the precision's dtype and layout."
+    device, info, model = build_model(spec)
     dtype, _ = precision_dtypes(spec.precision, device)
-    model = model.to(device=device, dtype=dtype)
+    model = model.to(dtype=dtype)
     if spec.channels_last: model = model.to(memory_format=torch.channels_last)
     return device, info, model, dtype
 

@@ -12,6 +12,7 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker
 import matplotlib.pyplot as plt
 import seaborn as sns
+from .core import config_columns
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
@@ -28,8 +29,7 @@ def device_label(name:str)->str:
     for drop in ('NVIDIA ', 'GeForce ', 'Intel(R) ', '(R)', '(TM)', ' Processor', ' CPU'): name = name.replace(drop, '')
     return ' '.join(name.split())
 
-CONFIG = ['gpu_name', 'mode', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_channels', 'input_size', 'timesteps',
-          'data_mode', 'optimizer', 'world_size']
+CONFIG = ['gpu_name'] + config_columns(batch=False)  # a configuration on a device, its best batch (the identity lives in `BenchSpec.KEY`)
 
 def input_label(df:pd.DataFrame)->pd.Series:
     "`CxS` (and `xTt` for several timesteps) per row."
@@ -45,7 +45,8 @@ def best_rows(df:pd.DataFrame)->pd.DataFrame:
     ok['device'] = ok.gpu_name.map(device_label)
     ok['variant'] = (ok.precision + np.where(ok.compile_mode.eq('none'), '', ' + compile ' + ok.compile_mode.astype(str))
                      + np.where(ok['mode'].eq('training'), ' · ' + ok.optimizer.astype(str), '')
-                     + (np.where(ok.world_size.notna(), ' · DDP×' + ok.world_size.astype('Int64').astype(str), '') if 'world_size' in ok else ''))
+                     + (np.where(ok.world_size.notna(), ' · DDP×' + ok.world_size.astype('Int64').astype(str), '') if 'world_size' in ok else '')
+                     + (np.where(ok.backend.fillna('pytorch').isin(['pytorch', '']), '', ' · ' + ok.backend.astype(str)) if 'backend' in ok else ''))
     keys = [c for c in CONFIG if c in ok]
     idx = ok.groupby(keys, dropna=False)['throughput_mean'].idxmax()
     b = ok.loc[idx].reset_index(drop=True)

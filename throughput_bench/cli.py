@@ -152,6 +152,8 @@ def _kw(a, drop=())->dict:
 def infer_parser(prog='tbench infer', parser=None)->Parser:
     p = parser or Parser(prog=prog, description="Measure inference throughput, latency and memory; append rows to results/<device>.csv.")
     add_common(p)
+    p.add_argument('--backends', nargs='+', default=argparse.SUPPRESS, metavar='BACKEND',
+                   help="runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes need the [runtimes] extra (default pytorch)")
     g = p.add_argument_group("the seed tool's flags")
     g.add_argument('--output', default=argparse.SUPPRESS, metavar='FILE.csv', help="write to this CSV file instead of results/<device>.csv (the seed tool's flag; default: unset)")
     g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS, help="synthetic data on the device (the default; the seed tool's flag)")

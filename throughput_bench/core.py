@@ -13,7 +13,8 @@ import torch
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS', 'BenchError',
            'resolve_device', 'synchronize', 'reset_peak_memory', 'rss_mb', 'peak_memory_mb', 'cpu_features',
            'autocast_dtype', 'precision_dtypes', 'compute_dtype', 'precision_support', 'set_tf32', 'tf32_active',
-           'autocast', 'BenchSpec', 'config_key', 'BenchResult', 'model_task', 'now_iso', 'result_from_spec']
+           'autocast', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult', 'model_task', 'now_iso',
+           'result_from_spec']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -21,7 +22,7 @@ COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
 DATA_MODES = ('synthetic', 'dataloader')
 MODES = ('inference', 'training', 'serving')  # what a row measured (the `mode` column)
 TASKS = ('classification', 'feature-extraction')  # what the model does (the `task` column, the seed tool's meaning)
-STATUSES = ('ok', 'skipped', 'oom', 'error')
+STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')  # wrong: measured, but its outputs left the tolerance of fp32 eager
 
 # %% ../nbs/00_core.ipynb #8df4f6c8
 class BenchError(Exception):
@@ -175,9 +176,15 @@ class BenchSpec:
     num_classes:Optional[int] = None         # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
     world_size:Optional[int] = None          # training under DistributedDataParallel on this many processes (None: one plain process)
     ddp_timeout:float = 300.0                # seconds a collective may wait before the process group gives up (a dead rank)
+    backend:str = 'pytorch'                  # the runtime that runs the model: one of `backends.base.BACKENDS`
+    cache_dir:Optional[str] = None           # where exported models are kept (None: ~/.cache/throughput_bench)
 
+    # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries group by
     KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
-           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size')
+           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend')
+    # what a row written before a field existed meant by leaving it empty
+    KEY_DEFAULTS = {'mode': 'inference', 'data_mode': 'synthetic', 'optimizer': 'none', 'channels_last': 'False', 'timesteps': '1',
+                    'backend': 'pytorch'}
 
     @property
     def in_chans(self)->int:
@@ -191,6 +198,7 @@ class BenchSpec:
     def short(self)->str:
         "A compact one-line label for progress bars."
         parts = [self.model_name, self.precision]
+        if self.backend != 'pytorch': parts.append(self.backend)
         if self.compile_mode != 'none': parts.append(f"compile={self.compile_mode}")
         if self.channels_last: parts.append('NHWC')
         if self.mode == 'training': parts.append(self.optimizer)
@@ -214,8 +222,12 @@ def _canon(v)->str:
     return s
 
 def config_key(d:dict)->tuple:
-    "Canonical resume key of a mapping with (at least) the `BenchSpec.KEY` fields."
-    return tuple(_canon(d.get(k)) for k in BenchSpec.KEY)
+    "Canonical resume key of a mapping with (at least) the `BenchSpec.KEY` fields; an empty field reads as its `KEY_DEFAULTS` value."
+    return tuple(_canon(d.get(k)) or _canon(BenchSpec.KEY_DEFAULTS.get(k)) for k in BenchSpec.KEY)
+
+def config_columns(batch:bool=True)->list:
+    "The columns that tell one configuration from another (the resume key), without `batch_size` where the best batch is wanted."
+    return [k for k in BenchSpec.KEY if batch or k != 'batch_size']
 
 # %% ../nbs/00_core.ipynb #4a03b9df
 SEED_COLUMNS = ['model_name', 'display_name', 'model_family', 'model_type', 'precision', 'compiled',
@@ -334,6 +346,15 @@ class BenchResult:
     throughput_per_device:Optional[float] = None  # global img/s / world_size
     scaling_efficiency:Optional[float] = None     # global img/s / (world_size x img/s of the same configuration at world size 1)
     breakdown_allreduce_pct:Optional[float] = None  # gradient allreduce time not hidden behind backward (exposed), % of a step
+    # ---- the runtime, and the correctness gate: every configuration but fp32 eager PyTorch checked against it ----
+    backend:str = 'pytorch'              # pytorch | onnxruntime | openvino | ...; rows written before it: pytorch
+    backend_settings:str = ''            # what decides the runtime's speed, `key=value` words (provider, threads, hint, streams, ...)
+    backend_version:str = ''             # the runtime's version
+    export_seconds:Optional[float] = None  # exporting the model (ONNX) for the runtime; empty: no export, or taken from the cache
+    export_cached:Optional[bool] = None    # the exported model came from the cache beside the results
+    max_abs_diff:Optional[float] = None  # largest |output - fp32 eager output| on a fixed input
+    max_rel_diff:Optional[float] = None  # that, over the largest |fp32 eager output|
+    tolerance:Optional[float] = None     # the largest max_rel_diff this precision may have; beyond it the row is `wrong`
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."
@@ -352,7 +373,7 @@ def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     import timm
-    d = dict(model_name=spec.model_name, mode=spec.mode, num_classes=spec.num_classes, world_size=spec.world_size, precision=spec.precision,
+    d = dict(model_name=spec.model_name, mode=spec.mode, backend=spec.backend, num_classes=spec.num_classes, world_size=spec.world_size, precision=spec.precision,
              compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
              batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
              input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,

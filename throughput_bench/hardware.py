@@ -11,8 +11,8 @@ import psutil, torch
 from .core import cpu_features
 
 # %% auto #0
-__all__ = ['THREAD_ENV', 'cpu_name', 'device_name', 'slugify', 'device_slug', 'device_memory_gb', 'nvml_info', 'gpu_processes',
-           'load_average', 'git_sha', 'cpu_info', 'fingerprint']
+__all__ = ['THREAD_ENV', 'RUNTIME_PACKAGES', 'cpu_name', 'device_name', 'slugify', 'device_slug', 'device_memory_gb', 'nvml_info',
+           'gpu_processes', 'load_average', 'git_sha', 'cpu_info', 'runtime_versions', 'fingerprint']
 
 # %% ../nbs/03_hardware.ipynb #b6616010
 def cpu_name()->str:
@@ -113,6 +113,17 @@ def cpu_info()->dict:
                 cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
                 cpu_vector_units=' '.join(units), host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
 
+RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino')
+
+def runtime_versions()->dict:
+    "The installed versions of the runtimes' packages (read from their metadata: nothing is imported)."
+    import importlib.metadata as md
+    out = {}
+    for p in RUNTIME_PACKAGES:
+        try: out[p] = md.version(p)
+        except md.PackageNotFoundError: pass
+    return out
+
 def fingerprint(device:torch.device)->dict:
     "Everything that says what machine and software a result was measured on."
     import timm, numpy
@@ -125,7 +136,7 @@ def fingerprint(device:torch.device)->dict:
              python_version=platform.python_version(), os=platform.system(), os_release=platform.release(),
              cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
              torch_threads=torch.get_num_threads(), torch_interop_threads=torch.get_num_interop_threads(),
-             thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, git_sha=git_sha())
+             thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, git_sha=git_sha(), runtimes=runtime_versions())
     if device.type == 'cuda':
         p = torch.cuda.get_device_properties(device)
         d |= dict(compute_capability=f"{p.major}.{p.minor}", sm_count=p.multi_processor_count)

@@ -9,25 +9,16 @@ from typing import Optional
 import psutil, torch
 from .core import *
 from .registry import get_model, build, n_params
-from .backend import setup_run, maybe_compile, predictor, synthetic_input, loader_input, is_oom, one_line, describe_device, describe_model
+from .backend import build_model, is_oom, one_line, describe_device, describe_model
+from .backends.base import get_backend, needs_gate, tolerance, gate_input, tiled, as_samples, judge, GATE_SAMPLES
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .hardware import device_name, device_memory_gb, load_average
 from .contention import gpu_clocks
 
 # %% auto #0
-__all__ = ['inference_step', 'peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result',
+__all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'reference_output',
            'run_inference']
-
-# %% ../nbs/06_infer.ipynb #ec42e5d9
-def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
-    "The function the timer calls: one forward pass on one batch (through `backend.predictor`, as the model server calls it)."
-    f = predictor(model, spec, device, dtype, cast=False)  # the batch is made in the model's dtype and layout, once
-    if spec.data_mode == 'dataloader':
-        nxt = loader_input(spec, batch, device, dtype)
-        return lambda: f(nxt())
-    x = synthetic_input(spec, batch, device, dtype)
-    return lambda: f(x)
 
 # %% ../nbs/06_infer.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -89,27 +80,44 @@ def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional
 
 
 # %% ../nbs/06_infer.ipynb #e1e2b09f
+def reference_output(model, spec:BenchSpec, device)->tuple:
+    "`(fixed input, fp32 eager outputs of its first images)`: what the correctness gate compares a configuration with."
+    x = gate_input(spec, min(spec.batch_size, GATE_SAMPLES))
+    with torch.inference_mode(): return x, as_samples(model(x.to(device)), len(x))
+
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
-    "Measure one inference configuration; failures come back as rows, never as exceptions."
+    "Measure one inference configuration through its backend; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
     res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device)
     try:
-        device, info, model, dtype = setup_run(spec)
+        be = get_backend(spec.backend)
+        why = be.unsupported(spec)
+        if why: raise BenchError(why)
+        device, info, model = build_model(spec); model.eval()  # fp32, on the device: the reference, then the backend's to cast or export
         describe_model(res, info)
         params = n_params(model)
         gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
-        model = maybe_compile(model.eval(), spec.compile_mode)
+        x_ref, ref = reference_output(model, spec, device) if needs_gate(spec) else (None, None)
+        prep = be.prepare(model, spec, device)
         batch = spec.batch_size
-        if device.type == 'cpu' and spec.compile_mode == 'none' and spec.probe_batch:
-            batch, res.error, res.batch_reason = cpu_batch_fit(
-                lambda b: inference_step(model, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
-                batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb)
+        if device.type == 'cpu' and prep.probe and spec.compile_mode == 'none' and spec.probe_batch:
+            batch, res.error, res.batch_reason = cpu_batch_fit(prep.probe, batch, max_step_seconds=spec.max_step_seconds,
+                                                               max_memory_mb=spec.max_memory_mb)
         gc.collect(); reset_peak_memory(device)
-        tm = measure(inference_step(model, spec, batch, device, dtype), device, batch, timing,
-                     on_warm=lambda: res.__dict__.update(gpu_clocks(device)))
+        step, per_step = prep.step(batch)
+        tm = measure(step, device, per_step, timing, on_warm=lambda: res.__dict__.update(gpu_clocks(device)))
         res = finish_result(res, tm, info, params, gflops, device)
+        res.batch_size = batch
+        res.backend_settings, res.backend_version = prep.settings, prep.version
+        res.export_seconds, res.export_cached = prep.export_seconds, prep.export_cached
+        if spec.backend != 'pytorch':  # building the runtime's executable; its first call (a TensorRT engine) is in `compile_seconds`
+            res.compile_seconds = (prep.build_seconds or 0) + tm.first_call_seconds
+            if device.type == 'cuda': res.peak_memory_mb = None  # the runtime's allocator is not PyTorch's: not measured, not wrong
+        if ref is not None:
+            res = judge(res, ref, as_samples(prep.output(tiled(x_ref, batch)), len(x_ref)), tolerance(spec, device, res.tf32_enabled))
     except Exception as e:
-        res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
+        if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)  # this backend cannot run it (the plan skips these first)
+        else: res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
         if device.type == 'cuda': torch.cuda.empty_cache()
     res.load_avg_after, res.wall_seconds = load_average(), time.perf_counter() - t_start
     return res

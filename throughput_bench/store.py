@@ -302,11 +302,7 @@ def row_key(r:dict, wildcards:bool=False)->tuple:
     halved = (d.get('batch_reason') or '') not in DONE_REASONS
     d['batch_size'] = d.get('batch_size') if halved else (d.get('batch_requested') or d.get('batch_size'))
     d['mode'] = d.get('mode') or (d.get('task') if d.get('task') in MODES else 'inference')  # old files: `task` held the mode
-    d['data_mode'] = d.get('data_mode') or 'synthetic'
-    d['optimizer'] = d.get('optimizer') or 'none'
-    d['channels_last'] = d.get('channels_last') or 'False'
-    d['timesteps'] = d.get('timesteps') or '1'  # rows written before timesteps existed: one frame
-    k = config_key(d)
+    k = config_key(d)  # a field the row left empty (written before it existed) reads as `BenchSpec.KEY_DEFAULTS` says
     if not wildcards: return k
     return tuple('*' if f in SEED_WILDCARDS else v for f, v in zip(BenchSpec.KEY, k))
 
@@ -437,11 +433,8 @@ def read_results(*paths)->'pd.DataFrame':
     old = blank('mode') & df.task.isin(MODES)  # files written before `mode` existed
     df.loc[old, 'mode'] = df.loc[old, 'task']
     df.loc[old, 'task'] = [legacy_task(m) for m in df.loc[old, 'model_name']]
-    df.loc[blank('mode'), 'mode'] = 'inference'
+    for c, v in BenchSpec.KEY_DEFAULTS.items(): df.loc[blank(c), c] = v  # rows written before the field existed
     df.loc[blank('status'), 'status'] = 'ok'
-    df.loc[blank('data_mode'), 'data_mode'] = 'synthetic'
-    df.loc[blank('optimizer'), 'optimizer'] = 'none'
-    df.loc[blank('timesteps'), 'timesteps'] = '1'
     df.loc[blank('device_type'), 'device_type'] = 'cuda'  # the seed tool measured GPUs only
     df.loc[blank('batch_requested'), 'batch_requested'] = df.loc[blank('batch_requested'), 'batch_size']
     df.loc[blank('gflops_per_sample'), 'gflops_per_sample'] = df.loc[blank('gflops_per_sample'), 'macs_G']

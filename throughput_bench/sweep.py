@@ -16,6 +16,7 @@ from .registry import get_model, input_problem
 from .timing import TimingConfig, ci_halfwidth
 from .contention import Contention
 from .store import ResultStore, fmt_value, key_matches
+from .backends.base import get_backend
 
 # %% auto #0
 __all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'last_line',
@@ -58,7 +59,9 @@ class Plan:
         return s
 
 def skip_reason(spec:BenchSpec)->Optional[str]:
-    "Why `spec` cannot be measured on its device, or None."
+    "Why `spec` cannot be measured on its device (or by its backend), or None."
+    why = get_backend(spec.backend).unsupported(spec)
+    if why: return why
     info = get_model(spec.model_name)
     why = input_problem(info, spec.input_channels, spec.input_size, spec.timesteps or 1)
     if why: return why

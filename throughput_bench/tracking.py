@@ -34,9 +34,8 @@ def resolve_mode(mode:str)->str:
     return mode
 
 # %% ../nbs/10_tracking.ipynb #97a6986a
-INPUT_COLUMNS = ('model_name', 'display_name', 'model_family', 'model_type', 'task', 'mode', 'precision', 'compiled', 'compile_mode',
-                 'batch_requested', 'channels_last', 'input_channels', 'input_size', 'device', 'device_type', 'gpu_name',
-                 'data_mode', 'threads', 'optimizer', 'lr', 'tf32_enabled', 'num_classes')
+INPUT_COLUMNS = tuple(dict.fromkeys(config_columns() + ['display_name', 'model_family', 'model_type', 'task', 'compiled', 'batch_requested',
+                 'device', 'device_type', 'gpu_name', 'lr', 'tf32_enabled', 'backend_settings']))  # the configuration (`BenchSpec.KEY`), then what describes it
 
 def run_config(row:dict, hardware:dict)->dict:
     "The W&B `config` of a row: its inputs, and the hardware fingerprint."
