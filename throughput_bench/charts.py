@@ -382,7 +382,7 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     df, best = _md_safe(df), _md_safe(best)
     lines = [f"# Results", "", f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
              f"{int(df.status.eq('ok').sum())} measured, {int(df.status.eq('skipped').sum())} skipped, "
-             f"{int(df.status.isin(['oom', 'error']).sum())} failed.", ""]
+             f"{int(df.status.isin(['oom', 'error']).sum())} failed" + (f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never ranked)" if df.status.eq('wrong').any() else '') + ".", ""]
     if not best.empty:
         b = add_coverage(best, gsd_m)
         b = b.assign(half=(b.throughput_ci_high - b.throughput_ci_low) / 2)
@@ -415,7 +415,7 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
             lines += [f"| {o.device} | {o.model} | {o.max_batch} | {fmt(o.served_img_s, '.1f')} | {fmt(o.in_process_img_s, '.1f')} | {fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
                       f"{fmt(o.served_p50_ms, '.1f')} | {fmt(o.in_process_p50_ms, '.1f')} | {fmt(o.p50_overhead_ms, '+.1f')} | {fmt(o.client_p50_ms, '.1f')} |" for o in ov.itertuples()]
         lines += [""]
-    bad = df[df.status.isin(['oom', 'error', 'skipped'])]
+    bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong'])]
     if len(bad):
         lines += ["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
         lines += [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {str(r.error)[:120]} |" for _, r in bad.iterrows()] + [""]

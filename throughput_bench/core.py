@@ -351,7 +351,7 @@ class BenchResult:
     backend_settings:str = ''            # what decides the runtime's speed, `key=value` words (provider, threads, hint, streams, ...)
     backend_version:str = ''             # the runtime's version
     export_seconds:Optional[float] = None  # exporting the model (ONNX) for the runtime; empty: no export, or taken from the cache
-    export_cached:Optional[bool] = None    # the exported model came from the cache beside the results
+    export_cached:bool = False           # the exported model came from the cache beside the results
     max_abs_diff:Optional[float] = None  # largest |output - fp32 eager output| on a fixed input
     max_rel_diff:Optional[float] = None  # that, over the largest |fp32 eager output|
     tolerance:Optional[float] = None     # the largest max_rel_diff this precision may have; beyond it the row is `wrong`

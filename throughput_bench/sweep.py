@@ -273,6 +273,7 @@ def combine_repeats(rs:list, confidence:float=0.95)->BenchResult:
         vals = [getattr(r, c) for r in rs if getattr(r, c) is not None]
         setattr(out, c, type(vals[0])(sum(vals)) if vals else None)
     out.peak_memory_mb = max((r.peak_memory_mb for r in rs if r.peak_memory_mb is not None), default=None)
+    for c in ('max_abs_diff', 'max_rel_diff'): setattr(out, c, max((getattr(r, c) for r in rs if getattr(r, c) is not None), default=None))
     out.pixels_per_sec = out.throughput_mean * out.input_size ** 2 if out.input_size else None
     if out.gflops_per_sample: out.tflops_achieved = out.throughput_mean * out.gflops_per_sample / 1e3
     if out.world_size: out.throughput_per_device = out.throughput_mean / out.world_size
@@ -316,14 +317,20 @@ def summary_table(results:list)->'pd.DataFrame':
         ws = str(d.get('world_size') or '').split('.')[0]
         contended = str(d.get('contended')).lower() == 'true'
         rows.append({'model': d['model_name'], 'mode': (mode if mode != 'training' else f"training ({d.get('optimizer')})") + (f" DDP×{ws}" if ws not in ('', 'None', 'nan') else ''), 'precision': d['precision'],
-                     'compile': d['compile_mode'], 'batch': bs, 'input': _input_label(d),
+                     'compile': d['compile_mode'], 'backend': d.get('backend') or 'pytorch', 'batch': bs, 'input': _input_label(d),
                      'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
                      'n': _num(d.get('repeats'), '.0f') if ok else '',
                      'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
                      'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
                      'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%')) if contended else 'ok') if ok
-                               else f"{d['status']}: {str(d.get('error', ''))[:60]}"})
-    return pd.DataFrame(rows)
+                               else f"{d['status']}: {str(d.get('error', ''))[:60]}",
+                     'vs fp32 eager': _num(d.get('max_rel_diff'), '.1e')})  # the correctness gate: largest output difference, relative
+    t = pd.DataFrame(rows)
+    if t.empty: return t
+    if t.backend.eq('pytorch').all(): t = t.drop(columns='backend')  # one runtime: no column to read past
+    if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
+    else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
+    return t
 
 # %% ../nbs/07_sweep.ipynb #e3eff6e6
 def _stamp(res:BenchResult, v:dict):
@@ -383,7 +390,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                 first = parts[k][0] if parts[k] else None
                 s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
                 label = s_run.short()
-                if not first and s.probe_batch and s.device == 'cpu' and s.compile_mode == 'none' and s.batch_size > 4:
+                if not first and s.probe_batch and s.device == 'cpu' and s.compile_mode == 'none' and s.backend == 'pytorch' and s.batch_size > 4:
                     label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")  # the probe may halve it
                 bar.set_description(f"{label} [{r + 1}/{repeats}]")
                 pre = contention.before() if contention else None
