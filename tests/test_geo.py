@@ -5,7 +5,8 @@ import pandas as pd
 import pytest, torch
 from conftest import tbench, SHARED
 from test_infer_cli import csv_of, check_rows_consistent
-from throughput_bench.core import PRECISIONS, BenchError, autocast, precision_dtypes
+from throughput_bench.core import PRECISIONS, BenchError
+from throughput_bench.devices import autocast, precision_dtypes
 from throughput_bench.registry import GEO_NAMES, get_model, build, count_params, n_params
 from throughput_bench.geo import has_geo
 from throughput_bench.store import read_results

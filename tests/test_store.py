@@ -4,7 +4,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import SHARED
-from throughput_bench.core import BenchSpec, BenchResult, COLUMNS, SEED_COLUMNS, result_from_spec
+from throughput_bench.core import BenchSpec, BenchResult, COLUMNS, SEED_COLUMNS
+from throughput_bench.devices import result_from_spec
 from throughput_bench.store import ResultStore, read_results
 
 REF = Path(__file__).parent / 'fixtures' / 'throughput-bench'  # the seed tool's files (MIT), copied: see its NOTICE.md

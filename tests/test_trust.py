@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 from conftest import tbench, FAST, FAST_API, BIN
 from throughput_bench import infer
-from throughput_bench.core import BenchSpec, BenchResult, result_from_spec
+from throughput_bench.core import BenchSpec, BenchResult
+from throughput_bench.devices import result_from_spec
 from throughput_bench.store import ResultStore, read_results
 import throughput_bench.sweep as sw
 

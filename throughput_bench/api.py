@@ -306,6 +306,7 @@ def sweep(mode:str='inference', # `inference` or `training`
             if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
     if isinstance(models, str): models = [models]
     backends = check_backends(backends, mode)
+    from throughput_bench.devices import resolve_device  # torch: only once something is measured
     if slurm and slurm_executor == 'slurm' and device == 'auto': dev = torch.device('cuda' if slurm_gpus_per_node else 'cpu')  # the nodes', not this machine's
     else: dev = resolve_device(device, gpu_id)
     tc = timing_config(dev.type, warmup, warmup_seconds, min_seconds, max_seconds, target_ci, timed_seconds, timed_iters)
@@ -438,6 +439,7 @@ def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
     "This machine's fingerprint (with measured ceilings when asked)."
     from throughput_bench.hardware import fingerprint, device_slug, device_name
     from throughput_bench.store import ResultStore
+    from throughput_bench.devices import resolve_device
     dev = resolve_device(device, gpu_id)
     if not ceilings: return fingerprint(dev)
     store = ResultStore(results_dir, device_slug(dev), device_name(dev))
@@ -580,6 +582,7 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
     if input_file: L.make_payload({}, input_file)  # a bad --input-file is said before anything is asked of the server
     meta = L.server_info(base, timeout=min(timeout, 10.0))
     payload = L.make_payload(meta, input_file)
+    from throughput_bench.devices import resolve_device
     dev = resolve_device(device)
     store = ResultStore(results_dir, device_slug(dev), device_name(dev), warn=warn)
     store.ensure_writable(); store.check()

@@ -8,6 +8,7 @@ from typing import Optional
 import torch
 from torch.utils.data import Dataset, DataLoader
 from .core import *
+from .devices import *
 from .registry import get_model, build
 from .hardware import device_name, device_memory_gb
 

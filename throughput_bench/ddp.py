@@ -11,6 +11,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from .core import *
+from .devices import *
 from .timing import TimingConfig, Timing, should_stop, _rel_ci
 
 # %% auto #0

@@ -97,7 +97,7 @@ def cpu_peak_tflops(dtype:str, cores:int, mhz:Optional[float], flags:set)->Optio
     return cores * mhz * 1e6 * f / 1e12 if f and mhz else None
 
 # %% ../nbs/05_flops.ipynb #fbaa4ffe
-from .core import synchronize, set_tf32
+from .devices import synchronize, set_tf32, compute_dtype, precision_support
 
 _DT = {'fp32': torch.float32, 'tf32': torch.float32, 'bf16': torch.bfloat16, 'fp16': torch.float16}
 
@@ -127,7 +127,6 @@ def copy_gbps(device:torch.device, mbytes:int=None, repeats:int=5)->float:
 # %% ../nbs/05_flops.ipynb #155b9f7d
 def ceiling_dtypes(device:torch.device)->list:
     "The dtypes worth a GEMM ceiling on `device`: fp32 (and tf32 on CUDA Ampere+), bf16 and fp16 where native."
-    from throughput_bench.core import precision_support
     out = ['fp32']
     if device.type == 'cuda' and torch.cuda.get_device_capability(device)[0] >= 8: out.append('tf32')
     for p, name in (('bf16', 'bf16'), ('fp16', 'fp16')):
@@ -145,7 +144,6 @@ def measure_ceilings(device:torch.device, quick:bool=False)->dict:
 # %% ../nbs/05_flops.ipynb #67e264b7
 def matmul_dtype(precision:str, device:torch.device, tf32:bool)->str:
     "The name of the dtype the matmuls of `precision` run in."
-    from throughput_bench.core import compute_dtype
     dt = compute_dtype(precision, device)
     if dt == torch.float32: return 'tf32' if tf32 else 'fp32'
     return 'bf16' if dt == torch.bfloat16 else 'fp16'

@@ -8,6 +8,7 @@ import gc, time, math, dataclasses
 from typing import Optional
 import psutil, torch
 from .core import *
+from .devices import *
 from .registry import get_model, build, n_params
 from .backend import build_model, is_oom, one_line, describe_device, describe_model
 from .backends.base import get_backend, needs_gate, tolerance, gate_input, tiled, as_samples, judge, GATE_SAMPLES

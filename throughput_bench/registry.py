@@ -7,7 +7,6 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from typing import Optional
-import torch, timm
 from .core import *
 
 # %% auto #0
@@ -145,6 +144,7 @@ UNAVAILABLE = {
 # %% ../nbs/01_models.ipynb #759ca000
 def suggest(name:str, n:int=3)->list:
     "The registry and timm names closest to `name`."
+    import timm  # torch and timm only where a model is looked up beyond the registry, or built: the report and the CLI start without them
     pool = list(dict.fromkeys(list(REGISTRY) + timm.list_models()))
     close = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
     return close or [m for m in pool if name.split('_')[0] in m][:n]
@@ -158,6 +158,7 @@ def get_model(name:str)->ModelInfo:
     "The registry entry for `name` (or a description of any other timm architecture)."
     if name in REGISTRY: return REGISTRY[name]
     if name.lower() in UNAVAILABLE: raise BenchError(UNAVAILABLE[name.lower()])
+    import timm
     if name in timm.list_models():
         fam = name.split('_')[0]
         return ModelInfo(name, name, fam, _guess_type(name), registered=False)
@@ -183,6 +184,7 @@ def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Opti
 def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, timesteps:int=1,
           num_classes:Optional[int]=None)->torch.nn.Module:
     "A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None); a timm model with a `num_classes` head if given (geo encoders have none)."
+    import timm
     channels, size = channels or info.channels, size or info.size
     why = input_problem(info, channels, size, timesteps)
     if why: raise BenchError(why)
@@ -205,6 +207,7 @@ def n_params(model:torch.nn.Module)->float:
 def count_params(info:ModelInfo)->Optional[float]:
     "Parameters (M) of the model at its native input, built on the meta device."
     try:
+        import torch
         with torch.device('meta'): return n_params(build(info))
     except Exception: return None
 

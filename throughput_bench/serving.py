@@ -9,6 +9,7 @@ from dataclasses import dataclass, asdict
 from typing import Optional
 import numpy as np
 from .core import *
+from .devices import *
 
 # %% auto #0
 __all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'require_serving', 'RequestError',

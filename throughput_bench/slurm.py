@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional, Callable
 from filelock import FileLock
 from .core import *
+from .devices import *
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'GROUP_BY', 'FAILED', 'DONE', 'sbatch_parameters', 'make_executor', 'manifest_path', 'load_manifest',

@@ -12,6 +12,7 @@ from typing import Optional, Callable
 import torch
 from tqdm.auto import tqdm
 from .core import *
+from .devices import *
 from .registry import get_model, input_problem
 from .timing import TimingConfig, ci_halfwidth
 from .contention import Contention

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 from scipy import stats as _stats
-from .core import synchronize
+from .devices import synchronize
 
 # %% auto #0
 __all__ = ['TimingConfig', 'ci_halfwidth', 'Timing', 'CpuClock', 'CudaClock', 'make_clock', 'should_stop', 'measure']

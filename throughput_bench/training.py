@@ -10,6 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from .core import *
+from .devices import *
 from .registry import n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 import numpy as np
 from ..core import *
+from ..devices import *
 
 # %% auto #0
 __all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'TOLERANCES', 'GATE_SAMPLES', 'register', 'get_backend', 'Prepared', 'Backend',

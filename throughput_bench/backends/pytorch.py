@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import torch
 from ..core import *
+from ..devices import *
 from ..backend import maybe_compile, predictor, synthetic_input, loader_input
 from .base import Backend, Prepared
 

@@ -1,0 +1,37 @@
+"The package's shape: what starts without torch."
+import subprocess, sys, json
+import pytest
+
+def modules_after(code:str, tmp_path)->set:
+    "The modules a fresh interpreter holds after running `code`."
+    r = subprocess.run([sys.executable, '-c', code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+
+HELP = """
+from throughput_bench.cli import tbench
+for sub in ([], ['infer'], ['train'], ['report'], ['globe'], ['latency'], ['serve'], ['models']):
+    try: tbench(sub + ['--help'])
+    except SystemExit: pass
+"""
+
+def test_help_imports_no_torch(tmp_path):
+    mods = modules_after(HELP, tmp_path)
+    assert 'throughput_bench.cli' in mods and 'argparse' in mods
+    assert not {'torch', 'timm'} & mods
+
+def test_report_and_globe_import_no_torch(tmp_path):
+    from throughput_bench.core import BenchResult
+    from throughput_bench.store import ResultStore
+    s = ResultStore(tmp_path / 'results', 'cpu_test', 'Test CPU')
+    s.append(BenchResult(model_name='resnet18', precision='fp32', gpu_name='Test CPU', batch_size=2, throughput_mean=10.0,
+                         input_channels=3, input_size=32, device='cpu', device_type='cpu', throughput_ci_low=9.0, throughput_ci_high=11.0))
+    mods = modules_after(f"""
+from throughput_bench.cli import tbench
+for args in (['report', 'results', '--output', 'rep', '--formats', 'png'], ['globe', 'results', '--output', 'globe']):
+    try: tbench(args)
+    except SystemExit as e: assert not e.code, e.code
+""", tmp_path)
+    assert (tmp_path / 'rep' / 'summary.md').is_file() and (tmp_path / 'globe' / 'index.html').is_file()
+    assert 'throughput_bench.charts' in mods and not {'torch', 'timm'} & mods
