@@ -105,3 +105,21 @@ def test_asking_for_an_unknown_or_missing_runtime_is_one_line(cli, tmp_path, mon
     assert r.returncode == 2 and "pip install 'throughput_bench[runtimes]'" in r.stderr and r.stderr.strip().count('\n') == 0
     r = cli('train', '--models', 'resnet18', '--device', 'cpu', '--backends', 'onnxruntime', cwd=tmp_path)
     assert r.returncode == 2  # training has no runtimes: the flag is not there
+
+@pytest.mark.slow
+def test_a_served_runtime_answers_what_the_measured_model_computes(tmp_path):
+    "`tbench serve --backend onnxruntime`: the server's answer is the fp32 eager model's output (the same seeded weights, the same graph `tbench infer` measures)."
+    import io, httpx, torch
+    from throughput_bench.serving import ServerProcess, npy_bytes
+    from throughput_bench.backend import build_model
+    x = np.random.default_rng(1).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    with ServerProcess('--model', 'resnet18', '--input-size', '32', '--device', 'cpu', '--backend', 'onnxruntime',
+                       '--cache-dir', str(tmp_path / 'exported'), ready_timeout=240) as s:
+        r = httpx.post(f"{s.url}/v1/infer", files={'input_array': ('input_array', npy_bytes(x))}, timeout=60)
+        meta = httpx.get(f"{s.url}/v1/metadata", timeout=10).json()
+    assert r.status_code == 200, r.text
+    assert meta['backend'] == 'onnxruntime'
+    _, _, m = build_model(BenchSpec('resnet18', input_channels=3, input_size=32, device='cpu'))
+    with torch.inference_mode(): ref = m.eval()(torch.from_numpy(x)).numpy()
+    got = np.load(io.BytesIO(r.content))
+    assert got.shape == ref.shape and np.abs(got - ref).max() <= 1e-3 * np.abs(ref).max()

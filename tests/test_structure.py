@@ -35,3 +35,15 @@ for args in (['report', 'results', '--output', 'rep', '--formats', 'png'], ['glo
 """, tmp_path)
     assert (tmp_path / 'rep' / 'summary.md').is_file() and (tmp_path / 'globe' / 'index.html').is_file()
     assert 'throughput_bench.charts' in mods and not {'torch', 'timm'} & mods
+
+def test_option_help_is_the_api_docment():
+    "A flag's help is written once, as its `api.sweep` parameter's docment: `tbench train --help` and `tbench infer --help` say the same as the API."
+    from fastcore.docments import docments
+    from throughput_bench import api, cli
+    d = docments(api.sweep)
+    for parser in (cli.infer_parser(), cli.train_parser()):
+        shared = [a for a in parser._actions if a.dest in d and not a.option_strings[0].startswith(('--no-', '-h'))]  # a --no- flag says what it turns off
+        assert len(shared) > 40
+        for a in shared: assert a.help == d[a.dest].replace('%', '%%'), a.dest
+    batch = next(a for a in cli.train_parser()._actions if a.dest == 'batch_sizes')
+    assert '256 training' in batch.help  # training's default batch on a GPU, which the help once gave as 512

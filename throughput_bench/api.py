@@ -216,65 +216,70 @@ def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cac
 
 def sweep(mode:str='inference', # `inference` or `training`
           models:Optional[list]=None, # registry or timm names (default: every timm model of the registry)
-          device:str='auto', # `auto` (CUDA if present, else CPU), `cpu`, `cuda`, `cuda:N` or `mps`
-          gpu_id:Optional[int]=None, # CUDA device index (the seed tool's `--gpu-id`)
+          device:str='auto', # auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)
+          gpu_id:Optional[int]=None, # CUDA device index (the seed tool's flag; default: that of the device, else 0)
           threads:Optional[int]=None, # CPU intra-op threads (default: PyTorch's)
-          tf32:bool=True, # let fp32 matmuls use TF32 on Ampere and newer (recorded on the row)
+          tf32:bool=True, # let fp32 matmuls use TF32 on Ampere and newer (recorded on the row; default on)
           force:bool=False, # measure even if other processes compute on the GPU
-          precisions:Optional[list]=None, # fp32 fp16 bf16 amp (default: all for inference; fp32 amp bf16 for training)
+          precisions:Optional[list]=None, # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without native units unless named)
           compile_modes:Optional[list]=None, # none default reduce-overhead max-autotune (default: none default on CUDA, none elsewhere)
           batch_sizes:Optional[list]=None, # default: 512 (256 training) on GPU, 32 on CPU; halves on OOM
-          max_step_seconds:float=2.0, # CPU at the default batch: halve it until a step is predicted to take at most this (0: off)
+          max_step_seconds:float=2.0, # CPU at the default batch: halve it until a step is predicted to take at most this (default 2; 0: off)
           max_memory_mb:Optional[float]=None, # CPU: the most peak RSS a configuration may use (default: 90% of what is free)
           channels_last:bool=False, # NHWC memory layout
           input_channels:Optional[int]=None, # default: the model's native channels
           input_size:Optional[int]=None, # default: the model's native size
-          timesteps:int=1, # frames per sample, for geo encoders with a time axis
+          timesteps:int=1, # frames per sample, for geo encoders with a time axis (default 1)
           dataloader:bool=False, # end to end: DataLoader workers, pinned memory, host-to-device copy
-          workers:int=4, # DataLoader workers with `dataloader`
+          workers:int=4, # DataLoader workers with the data loader (default 4)
           warmup:Optional[int]=None, # warm-up iterations (at least; default 2 on CPU, 5 on GPU)
           warmup_seconds:Optional[float]=None, # warm-up seconds (at least; default 0.5 on CPU, 2 on GPU)
           min_seconds:Optional[float]=None, # shortest timed phase of a process (default 1 on CPU, 3 on GPU)
           max_seconds:Optional[float]=None, # longest timed phase of a process (default 3 on CPU, 30 on GPU)
           target_ci:Optional[float]=None, # stop a process once its 95% CI half-width is this fraction of its mean (default 0.02 CPU, 0.01 GPU)
-          timed_seconds:Optional[float]=None, # fix each process's timed phase at this many seconds
-          timed_iters:Optional[int]=None, # or at this many iterations
+          timed_seconds:Optional[float]=None, # fix each process's timed phase at this many seconds (default: adaptive, from the shortest to the longest timed phase)
+          timed_iters:Optional[int]=None, # fix each process's timed phase at this many iterations (default: adaptive)
           repeats:Optional[int]=None, # exactly this many worker processes per configuration (default: CPU 5-20 until `row_ci`, GPU 3); the row's CI is over their means
-          row_ci:Optional[float]=None, # CPU: add processes until the row's 95% CI is within this share of its mean (default 0.03)
-          max_repeats:Optional[int]=None, min_repeats:Optional[int]=None, # CPU: at most (default 20), at least (default 5) processes
-          config_seconds:Optional[float]=None, # CPU: or until this much worker time went into the configuration (default 30)
-          wait_idle:float=10.0, # seconds to wait for a busy host to go quiet before each run
+          row_ci:Optional[float]=None, # CPU: add worker processes until the row's 95% CI is within this share of its mean (default 0.03)
+          max_repeats:Optional[int]=None, # CPU: at most this many worker processes (default 20)
+          min_repeats:Optional[int]=None, # CPU: at least this many worker processes (default 5)
+          config_seconds:Optional[float]=None, # CPU: or stop adding processes once this much worker time went into the configuration (default 30)
+          wait_idle:float=10.0, # seconds to wait for a busy host to go quiet before each run (default 10)
           strict:bool=False, # skip (with the reason) instead of measuring on a busy host
-          busy_threshold:float=0.1, # share of the host's CPU others may use before it counts as busy
-          peak_tflops:Optional[float]=None, # peak TFLOP/s for `mfu`, for a device the peak table does not know
+          busy_threshold:float=0.1, # share of the host's CPU others may use before it counts as busy (default 0.1)
+          peak_tflops:Optional[float]=None, # peak TFLOP/s for mfu, for a device the peak table does not know (default: the table's)
           isolate:bool=True, # each run in its own worker process (False: in this process, one repeat)
-          results_dir:str='results', # where `<device>.csv` goes
-          output:Optional[str]=None, # a CSV file to write instead of `results_dir/<device>.csv` (the seed tool's `--output`)
+          results_dir:str='results', # where <device>.csv goes (default results)
+          output:Optional[str]=None, # write to this CSV file instead of results/<device>.csv (the seed tool's flag; default: unset)
           rerun:bool=False, # measure again what is already stored
           retry_failed:bool=False, # measure again stored oom/error rows
           progress:bool=True, # a progress bar (a widget in a notebook)
           quiet:bool=False, # no messages (the plan, warnings, where the results went)
-          wandb:str='auto', # disabled | offline | online | auto (online with an API key, else offline)
-          wandb_project:str='throughput-bench', wandb_entity:Optional[str]=None, wandb_tags:tuple=(),
-          wandb_dir:str='.', # W&B runs go under this folder's `wandb/`
-          wandb_init_timeout:float=30.0, # seconds to wait for W&B online before falling back to offline
+          wandb:str='auto', # log each configuration as a W&B run: disabled | offline | online | auto (default auto: online with an API key, else offline)
+          wandb_project:str='throughput-bench', # W&B project (default throughput-bench)
+          wandb_entity:Optional[str]=None, # W&B entity (default: your default entity)
+          wandb_tags:tuple=(), # tags for each run (default: none)
+          wandb_dir:str='.', # W&B runs go under this folder's wandb/ (default .)
+          wandb_init_timeout:float=30.0, # seconds to wait for W&B online before falling back to offline (default 30)
           wandb_run_name:Optional[str]=None, # the W&B runs' name (default: model-mode-precision-compile-batch)
-          geo_compare:bool=False, # geo encoders at native inputs, then timm baselines at each geo input shape
-          optimizers:tuple=('sgd',), # training: sgd (momentum) and/or adamw
-          lr:float=0.01, # training: learning rate (recorded; irrelevant to speed)
-          breakdown:bool=False, # training: also measure the data/forward/backward/optimizer shares of a step
-          nproc:Optional[int]=None, # training under DistributedDataParallel on this many processes (torchrun; NCCL on CUDA, gloo on CPU), beside world size 1
-          ddp_timeout:float=300.0, # seconds a collective may wait for a rank before the group gives up
+          geo_compare:bool=False, # geo encoders at native inputs, then timm baselines (the models; default resnet50 vit_base_patch16_224; throughput-bench: every timm model, in fp32) at each geo input shape
+          optimizers:tuple=('sgd',), # training: sgd (momentum) and/or adamw (default sgd)
+          lr:float=0.01, # training: learning rate (recorded; irrelevant to speed; default 0.01)
+          breakdown:bool=False, # training: also measure the data/forward/backward/optimizer shares of a step (with nproc: and the exposed all-reduce)
+          nproc:Optional[int]=None, # training under DistributedDataParallel on this many processes via torchrun (NCCL on CUDA, gloo on CPU), beside world size 1 (default: unset, one plain process)
+          ddp_timeout:float=300.0, # seconds a collective may wait for a rank before the group gives up (default 300)
           slurm:Optional[str]=None, # submit the planned configurations to this SLURM partition (submitit) instead of measuring here
-          slurm_gpus_per_node:int=1, slurm_time:int=60, # GPUs per job; minutes per job
-          slurm_account:Optional[str]=None, slurm_constraint:Optional[str]=None, # the account to charge; a node feature, e.g. a GPU type
-          slurm_array_parallelism:int=8, # jobs of the array running at once
-          slurm_group_by:str='model', # one job per `model`, or per `config`
-          slurm_wait:bool=False, # wait for the jobs, then collect their shards into the per-device CSVs
-          slurm_executor:str='slurm', # `slurm`, or `local` (submitit's LocalExecutor: jobs as local processes, no cluster)
+          slurm_gpus_per_node:int=1, # GPUs per job (default 1; 0: CPU nodes)
+          slurm_time:int=60, # minutes per job (default 60)
+          slurm_account:Optional[str]=None, # the account to charge (default: your default)
+          slurm_constraint:Optional[str]=None, # a node feature, e.g. a GPU type such as h100 (default: none)
+          slurm_array_parallelism:int=8, # jobs of the array running at once (default 8)
+          slurm_group_by:str='model', # one job per model, or per configuration (default model)
+          slurm_wait:bool=False, # wait for the jobs, then collect their rows into the per-device CSVs (default: return once submitted)
+          slurm_executor:str='slurm', # slurm, or local: submitit's LocalExecutor runs the jobs as local processes (default slurm)
           run_id:str='', # recorded on each row that has none
           conventions:str='tbench', # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models in the defaults)
-          backends:Optional[list]=None, # inference: runtimes to run each model on, pytorch onnxruntime openvino (default: pytorch)
+          backends:Optional[list]=None, # inference: the runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes need the [runtimes] extra (default pytorch)
          )->'pd.DataFrame':
     "Plan, measure and store a sweep; the rows of every configuration asked for."
     import torch
@@ -502,7 +507,7 @@ def serve(model:str, # a registry or timm name
           channels_last:bool=False, # NHWC memory layout
           input_channels:Optional[int]=None, # default: the model's native channels
           input_size:Optional[int]=None, # default: the model's native size
-          timesteps:int=1, # frames per sample, for geo encoders with a time axis
+          timesteps:int=1, # frames per sample, for geo encoders with a time axis (default 1)
           threads:Optional[int]=None, # CPU threads per model worker (default: the cores shared among the workers)
           max_batch_size:int=1, # dynamic batching: up to this many requests per forward pass
           batch_timeout_ms:float=5.0, # how long a batch waits to fill
@@ -513,6 +518,8 @@ def serve(model:str, # a registry or timm name
           log_level:str='warning', # uvicorn's log level (info logs every request)
           timeout:float=60.0, # seconds a request may wait for the model before a 504
           max_batch_per_request:int=64, # the most images one request may ask for (its array's images x `samples`); more get a 422
+          backend:str='pytorch', # the runtime that runs the model: pytorch, onnxruntime, openvino (the runtimes need the [runtimes] extra)
+          cache_dir:Optional[str]=None, # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
          ):
     "Serve `model` on LitServe with the NIM request format until interrupted."
     from throughput_bench.serving import require_serving
@@ -525,8 +532,9 @@ def serve(model:str, # a registry or timm name
     with socket.socket() as s:
         try: s.bind((host, port))
         except OSError as e: raise BenchError(f"cannot listen on {host}:{port}: {e.strerror or e}")
-    spec = serve_spec(model, device, precision, compile_mode, channels_last, input_channels, input_size, timesteps, threads, workers)
-    print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, compile {spec.compile_mode}"
+    check_backends([backend], 'inference')
+    spec = serve_spec(model, device, precision, compile_mode, channels_last, input_channels, input_size, timesteps, threads, workers, backend, cache_dir)
+    print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, compile {spec.compile_mode}"
           f"{', NHWC' if spec.channels_last else ''}) on {spec.device}: max batch {max_batch_size}, {workers} worker(s)", flush=True)
     _positive('--max-batch-per-request', max_batch_per_request)
     run_server(make_server(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb, timeout, max_batch_per_request), host, port, log_level)
@@ -552,7 +560,7 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
             max_search_seconds:float=300.0, # and at most this long
             client_cost:bool=True, # measure the client's own cost against /v1/null (once per payload size; stored)
             device:str='auto', # the client machine's device: the CSV the rows go to
-            results_dir:str='results', # where `<device>.csv` goes; LoadGen's logs go in `<device>.loadgen/`
+            results_dir:str='results', # where <device>.csv goes (default results); LoadGen's logs go in `<device>.loadgen/`
             progress:bool=True, quiet:bool=False,
             wandb:str='auto', wandb_project:str='throughput-bench', wandb_entity:Optional[str]=None, wandb_tags:tuple=(),
             wandb_dir:str='.', wandb_init_timeout:float=30.0,

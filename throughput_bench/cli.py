@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Optional
 from .core import *
 from .core import PRECISIONS, COMPILE_MODES
+from . import api
 
 # %% auto #0
-__all__ = ['Parser', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'add_common', 'print_rows',
+__all__ = ['Parser', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'api_help', 'add_common', 'print_rows',
            'infer_parser', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser',
            'cmd_rsg', 'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe', 'cmd_collect',
            'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency',
@@ -68,71 +69,77 @@ def nonneg_float(s:str)->float:
     return v
 
 # %% ../nbs/14_cli.ipynb #aec153fb
+def api_help(p:Parser, fn, negated:tuple=('isolate', 'progress')):
+    "Give each flag of `p` without help the docment of `fn`'s parameter of the same name (`%` escaped for argparse)."
+    from fastcore.docments import docments
+    d = docments(fn)
+    for a in p._actions:
+        if a.help is None and d.get(a.dest) and a.dest not in negated: a.help = d[a.dest].replace('%', '%%')
+
 def add_common(p:Parser):
-    "Device, input, timing, repeats, contention, store and W&B flags."
+    "Device, input, timing, repeats, contention, store and W&B flags; a flag's help is its `api.sweep` parameter's (written once)."
     S = argparse.SUPPRESS
     g = p.add_argument_group('device')
-    g.add_argument('--device', default=S, help="auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)")
-    g.add_argument('--gpu-id', type=int, default=S, help="CUDA device index (the seed tool's flag; default: that of --device, else 0)")
-    g.add_argument('--threads', type=positive_int, default=S, help="CPU intra-op threads (default: PyTorch's)")
-    g.add_argument('--tf32', action=argparse.BooleanOptionalAction, default=S, help="let fp32 matmuls use TF32 on Ampere+ (recorded; default on)")
-    g.add_argument('--force', action='store_true', default=S, help="measure even if other processes use the GPU")
+    g.add_argument('--device', default=S)
+    g.add_argument('--gpu-id', type=int, default=S)
+    g.add_argument('--threads', type=positive_int, default=S)
+    g.add_argument('--tf32', action=argparse.BooleanOptionalAction, default=S)
+    g.add_argument('--force', action='store_true', default=S)
     g = p.add_argument_group('configurations')
-    g.add_argument('--models', nargs='+', default=S, help="registry or timm names (default: the whole registry)")
-    g.add_argument('--precisions', nargs='+', choices=PRECISIONS, default=S, help="fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without native units unless named)")
-    g.add_argument('--compile-modes', nargs='+', choices=COMPILE_MODES, default=S, help="default: none default on GPU, none on CPU")
-    g.add_argument('--batch-sizes', nargs='+', type=positive_int, default=S, help="default: 512 on GPU, 32 on CPU; halves on OOM")
-    g.add_argument('--max-step-seconds', type=nonneg_float, default=S,
-                   help="CPU at the default batch: halve it until one step is predicted to take at most this (default 2; 0: off)")
-    g.add_argument('--max-memory-mb', type=positive_float, default=S, help="CPU: the most peak RSS (MiB) a configuration may use (default: 90%% of what is free)")
-    g.add_argument('--channels-last', action='store_true', default=S, help="NHWC memory layout")
-    g.add_argument('--input-channels', type=positive_int, default=S, help="default: the model's native channels")
-    g.add_argument('--input-size', type=positive_int, default=S, help="default: the model's native size")
-    g.add_argument('--timesteps', type=positive_int, default=S, help="frames per sample, for geo encoders with a time axis (default 1)")
-    g.add_argument('--dataloader', action='store_true', default=S, help="end to end: DataLoader workers, pinned memory, host→device copy")
-    g.add_argument('--workers', type=int, default=S, help="DataLoader workers with --dataloader (default 4)")
+    g.add_argument('--models', nargs='+', default=S)
+    g.add_argument('--precisions', nargs='+', choices=PRECISIONS, default=S)
+    g.add_argument('--compile-modes', nargs='+', choices=COMPILE_MODES, default=S)
+    g.add_argument('--batch-sizes', nargs='+', type=positive_int, default=S)
+    g.add_argument('--max-step-seconds', type=nonneg_float, default=S)
+    g.add_argument('--max-memory-mb', type=positive_float, default=S)
+    g.add_argument('--channels-last', action='store_true', default=S)
+    g.add_argument('--input-channels', type=positive_int, default=S)
+    g.add_argument('--input-size', type=positive_int, default=S)
+    g.add_argument('--timesteps', type=positive_int, default=S)
+    g.add_argument('--dataloader', action='store_true', default=S)
+    g.add_argument('--workers', type=int, default=S)
     g = p.add_argument_group('timing (each worker process)')
-    g.add_argument('--warmup', type=int, default=S, help="warm-up iterations (at least; default 2 on CPU, 5 on GPU)")
-    g.add_argument('--warmup-seconds', type=nonneg_float, default=S, help="warm-up seconds (at least; default 0.5 on CPU, 2 on GPU)")
-    g.add_argument('--min-seconds', type=nonneg_float, default=S, help="shortest timed phase (default 1 on CPU, 3 on GPU)")
-    g.add_argument('--max-seconds', type=positive_float, default=S, help="longest timed phase (default 3 on CPU, 30 on GPU)")
-    g.add_argument('--target-ci', type=positive_float, default=S, help="stop once the 95%% CI half-width is this fraction of the mean (default 0.02 CPU, 0.01 GPU)")
-    g.add_argument('--timed-seconds', type=positive_float, default=S, help="fix the timed phase at this many seconds (default: adaptive, see --min-seconds)")
-    g.add_argument('--timed-iters', type=positive_int, default=S, help="fix the timed phase at this many iterations (default: adaptive)")
+    g.add_argument('--warmup', type=int, default=S)
+    g.add_argument('--warmup-seconds', type=nonneg_float, default=S)
+    g.add_argument('--min-seconds', type=nonneg_float, default=S)
+    g.add_argument('--max-seconds', type=positive_float, default=S)
+    g.add_argument('--target-ci', type=positive_float, default=S)
+    g.add_argument('--timed-seconds', type=positive_float, default=S)
+    g.add_argument('--timed-iters', type=positive_int, default=S)
     g = p.add_argument_group('repeats and a busy machine')
-    g.add_argument('--repeats', type=positive_int, default=S, help="exactly this many worker processes per configuration, interleaved; the row's CI is over their means (default: CPU 5-20 until --row-ci, GPU 3)")
-    g.add_argument('--row-ci', type=positive_float, default=S, help="CPU: add worker processes until the row's 95%% CI is within this share of its mean (default 0.03)")
-    g.add_argument('--min-repeats', type=positive_int, default=S, help="CPU: at least this many worker processes (default 5)")
-    g.add_argument('--max-repeats', type=positive_int, default=S, help="CPU: at most this many worker processes (default 20)")
-    g.add_argument('--config-seconds', type=positive_float, default=S, help="CPU: or stop adding processes once this much worker time went into the configuration (default 30)")
-    g.add_argument('--wait-idle', type=nonneg_float, default=S, help="seconds to wait for a busy host to go quiet before each run (default 10)")
-    g.add_argument('--strict', action='store_true', default=S, help="skip (with the reason) instead of measuring on a busy host")
-    g.add_argument('--busy-threshold', type=positive_float, default=S, help="share of the host's CPU others may use before it is busy (default 0.1)")
+    g.add_argument('--repeats', type=positive_int, default=S)
+    g.add_argument('--row-ci', type=positive_float, default=S)
+    g.add_argument('--min-repeats', type=positive_int, default=S)
+    g.add_argument('--max-repeats', type=positive_int, default=S)
+    g.add_argument('--config-seconds', type=positive_float, default=S)
+    g.add_argument('--wait-idle', type=nonneg_float, default=S)
+    g.add_argument('--strict', action='store_true', default=S)
+    g.add_argument('--busy-threshold', type=positive_float, default=S)
     g = p.add_argument_group('running and storing')
-    g.add_argument('--peak-tflops', type=positive_float, default=S, help="peak TFLOP/s for mfu, for a device the peak table does not know (default: the table's)")
+    g.add_argument('--peak-tflops', type=positive_float, default=S)
     g.add_argument('--no-isolate', dest='isolate', action='store_false', default=S, help="run every configuration in this process (one repeat)")
-    g.add_argument('--results-dir', '--output-dir', default=S, help="where results/<device>.csv goes (default results)")
-    g.add_argument('--rerun', action='store_true', default=S, help="measure again what is already stored")
-    g.add_argument('--retry-failed', action='store_true', default=S, help="measure again stored oom/error rows")
+    g.add_argument('--results-dir', '--output-dir', default=S)
+    g.add_argument('--rerun', action='store_true', default=S)
+    g.add_argument('--retry-failed', action='store_true', default=S)
     g.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
     g = p.add_argument_group('a SLURM cluster (submitit)')
-    g.add_argument('--slurm', metavar='PARTITION', default=S, help="submit the planned configurations as jobs to this partition instead of measuring here (default: unset, measure here)")
-    g.add_argument('--slurm-gpus-per-node', type=int, default=S, help="GPUs per job (default 1; 0: CPU nodes)")
-    g.add_argument('--slurm-time', type=positive_int, default=S, help="minutes per job (default 60)")
-    g.add_argument('--slurm-account', default=S, help="the account to charge (default: your default)")
-    g.add_argument('--slurm-constraint', default=S, help="a node feature, e.g. a GPU type such as h100 (default: none)")
-    g.add_argument('--slurm-array-parallelism', type=positive_int, default=S, help="jobs of the array running at once (default 8)")
-    g.add_argument('--slurm-group-by', choices=('model', 'config'), default=S, help="one job per model or per configuration (default model)")
-    g.add_argument('--slurm-wait', action='store_true', default=S, help="wait for the jobs, then collect their rows into results/<device>.csv (default: return once submitted)")
-    g.add_argument('--slurm-executor', choices=('slurm', 'local'), default=S, help="slurm, or local: submitit's LocalExecutor runs the jobs as local processes (default slurm)")
+    g.add_argument('--slurm', metavar='PARTITION', default=S)
+    g.add_argument('--slurm-gpus-per-node', type=int, default=S)
+    g.add_argument('--slurm-time', type=positive_int, default=S)
+    g.add_argument('--slurm-account', default=S)
+    g.add_argument('--slurm-constraint', default=S)
+    g.add_argument('--slurm-array-parallelism', type=positive_int, default=S)
+    g.add_argument('--slurm-group-by', choices=('model', 'config'), default=S)
+    g.add_argument('--slurm-wait', action='store_true', default=S)
+    g.add_argument('--slurm-executor', choices=('slurm', 'local'), default=S)
     g = p.add_argument_group('Weights & Biases')
-    g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S,
-                   help="log each configuration as a W&B run (default auto: online with an API key, else offline)")
-    g.add_argument('--wandb-project', default=S, help="W&B project (default throughput-bench)")
-    g.add_argument('--wandb-entity', default=S, help="W&B entity (default: your default entity)")
-    g.add_argument('--wandb-tags', nargs='*', default=S, help="tags for each run (default: none)")
-    g.add_argument('--wandb-dir', default=S, help="runs go under DIR/wandb (default .)")
-    g.add_argument('--wandb-init-timeout', type=positive_float, default=S, help="seconds to wait for W&B online before falling back to offline (default 30)")
+    g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S)
+    g.add_argument('--wandb-project', default=S)
+    g.add_argument('--wandb-entity', default=S)
+    g.add_argument('--wandb-tags', nargs='*', default=S)
+    g.add_argument('--wandb-dir', default=S)
+    g.add_argument('--wandb-init-timeout', type=positive_float, default=S)
+    api_help(p, api.sweep)
 
 # %% ../nbs/14_cli.ipynb #f5c19485
 def print_rows(df):
@@ -152,13 +159,12 @@ def _kw(a, drop=())->dict:
 def infer_parser(prog='tbench infer', parser=None)->Parser:
     p = parser or Parser(prog=prog, description="Measure inference throughput, latency and memory; append rows to results/<device>.csv.")
     add_common(p)
-    p.add_argument('--backends', nargs='+', default=argparse.SUPPRESS, metavar='BACKEND',
-                   help="runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes need the [runtimes] extra (default pytorch)")
+    p.add_argument('--backends', nargs='+', default=argparse.SUPPRESS, metavar='BACKEND')
     g = p.add_argument_group("the seed tool's flags")
-    g.add_argument('--output', default=argparse.SUPPRESS, metavar='FILE.csv', help="write to this CSV file instead of results/<device>.csv (the seed tool's flag; default: unset)")
+    g.add_argument('--output', default=argparse.SUPPRESS, metavar='FILE.csv')
     g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS, help="synthetic data on the device (the default; the seed tool's flag)")
-    p.add_argument('--geo-compare', action='store_true', default=argparse.SUPPRESS,
-                   help="geo encoders at native inputs, then timm baselines (--models; default resnet50 vit_base_patch16_224; throughput-bench: every timm model, in fp32) at each geo input shape")
+    p.add_argument('--geo-compare', action='store_true', default=argparse.SUPPRESS)
+    api_help(p, api.sweep)
     return p
 
 def cmd_infer(a):
@@ -180,11 +186,12 @@ def train_parser(prog='tbench train', parser=None)->Parser:
     p = parser or Parser(prog=prog, description="Measure training throughput (forward, loss, backward, optimizer step).")
     add_common(p)
     g = p.add_argument_group('training')
-    g.add_argument('--optimizers', '--optimizer', nargs='+', default=argparse.SUPPRESS, help="sgd (momentum) and/or adamw (default sgd)")
-    g.add_argument('--lr', type=float, default=argparse.SUPPRESS, help="learning rate (recorded; irrelevant to speed; default 0.01)")
-    g.add_argument('--breakdown', action='store_true', default=argparse.SUPPRESS, help="also measure the data/forward/backward/optimizer shares of a step (with --nproc: and the exposed all-reduce)")
-    g.add_argument('--nproc', type=positive_int, default=argparse.SUPPRESS, help="train under DistributedDataParallel on N processes via torchrun (NCCL on CUDA, gloo on CPU), beside world size 1 (default: unset, one plain process)")
-    g.add_argument('--ddp-timeout', type=positive_float, default=argparse.SUPPRESS, help="seconds a collective may wait for a rank before the group gives up (default 300)")
+    g.add_argument('--optimizers', '--optimizer', nargs='+', default=argparse.SUPPRESS)
+    g.add_argument('--lr', type=float, default=argparse.SUPPRESS)
+    g.add_argument('--breakdown', action='store_true', default=argparse.SUPPRESS)
+    g.add_argument('--nproc', type=positive_int, default=argparse.SUPPRESS)
+    g.add_argument('--ddp-timeout', type=positive_float, default=argparse.SUPPRESS)
+    api_help(p, api.sweep)
     return p
 
 def cmd_train(a):
@@ -310,6 +317,8 @@ def serve_parser(parser=None)->Parser:
     p.add_argument('--device', default=S, help="auto | cpu | cuda | cuda:N (default auto)")
     p.add_argument('--precision', choices=PRECISIONS, default=S, help="default fp32")
     p.add_argument('--compile-mode', choices=COMPILE_MODES, default=S, help="default none; compiled before the server says ready")
+    p.add_argument('--backend', default=S, help="the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)")
+    p.add_argument('--cache-dir', default=S, help="where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)")
     p.add_argument('--channels-last', action='store_true', default=S, help="NHWC memory layout")
     p.add_argument('--input-channels', type=positive_int, default=S, help="default: the model's native channels")
     p.add_argument('--input-size', type=positive_int, default=S, help="default: the model's native size")

@@ -311,7 +311,7 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
     ms = lambda v: None if v is None else round(float(v), 4)
     res = BenchResult(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
                       model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''), mode='serving',
-                      precision=meta.get('precision', ''), compile_mode=meta.get('compile_mode', 'none'),
+                      precision=meta.get('precision', ''), compile_mode=meta.get('compile_mode', 'none'), backend=str(meta.get('backend') or 'pytorch'),
                       compiled=meta.get('compile_mode', 'none') not in ('none', ''), channels_last=bool(meta.get('channels_last', False)),
                       input_channels=meta.get('input_channels'), input_size=meta.get('input_size'), timesteps=meta.get('timesteps', 1),
                       batch_size=images, batch_requested=images, device=str(device), device_type=device.type,

@@ -113,9 +113,9 @@ import litserve as ls
 from fastapi import HTTPException, Request, Response
 
 def first_tensor(out):
-    "The first tensor of a model's output (a tensor, or a tuple, list or dict holding tensors)."
+    "The first tensor (or array) of a model's output (a tensor, or a tuple, list or dict holding tensors)."
     import torch
-    if isinstance(out, torch.Tensor): return out
+    if isinstance(out, (torch.Tensor, np.ndarray)): return out
     vals = out.values() if isinstance(out, dict) else out if isinstance(out, (list, tuple)) else []
     for v in vals:
         t = first_tensor(v)
@@ -134,10 +134,11 @@ class BackboneAPI(ls.LitAPI):
 
     def setup(self, device):
         import dataclasses, torch
-        from throughput_bench.backend import setup_run, maybe_compile, predictor
+        from throughput_bench.backend import build_model
+        from throughput_bench.backends.base import get_backend
         spec = self.bench if device in (None, 'cpu') else dataclasses.replace(self.bench, device=str(device))
-        dev, info, model, dtype = setup_run(spec)
-        self.f = predictor(maybe_compile(model.eval(), spec.compile_mode), spec, dev, dtype)
+        dev, info, model = build_model(spec)
+        self.f = get_backend(spec.backend).prepare(model.eval(), spec, dev).output  # the model `tbench infer` measures, on its backend
         self.f(torch.randn(1, spec.in_chans, spec.input_size, spec.input_size))  # warm up (and compile) before ready
 
     def decode_request(self, request:Request):
@@ -155,7 +156,8 @@ class BackboneAPI(ls.LitAPI):
     def predict(self, x):
         import torch
         if x is None or isinstance(x, RequestError): return x
-        return first_tensor(self.f(torch.from_numpy(x))).float().cpu().numpy()
+        y = first_tensor(self.f(torch.from_numpy(x)))  # a tensor (PyTorch), or an array (the runtimes)
+        return y.float().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y, dtype=np.float32)
 
     def unbatch(self, y):
         out, i = [], 0
@@ -185,7 +187,7 @@ def server_metadata(spec:BenchSpec, max_batch_size:int, batch_timeout_ms:float, 
     from throughput_bench.registry import get_model
     info = get_model(spec.model_name)
     return dict(model=spec.model_name, display_name=info.display_name, family=info.family, type=info.type, task=model_task(info.source),
-                precision=spec.precision, compile_mode=spec.compile_mode, channels_last=spec.channels_last,
+                precision=spec.precision, compile_mode=spec.compile_mode, channels_last=spec.channels_last, backend=spec.backend,
                 input_shape=[spec.in_chans, spec.input_size, spec.input_size], input_channels=spec.input_channels,
                 input_size=spec.input_size, timesteps=spec.timesteps, device=spec.device, threads=spec.threads,
                 max_batch_size=max_batch_size, batch_timeout_ms=batch_timeout_ms, workers=workers,
@@ -274,8 +276,8 @@ def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0
 # %% ../nbs/09_serve.ipynb #77cb070c
 def serve_spec(model:str, device:str='auto', precision:str='fp32', compile_mode:str='none', channels_last:bool=False,
                input_channels:Optional[int]=None, input_size:Optional[int]=None, timesteps:int=1,
-               threads:Optional[int]=None, workers:int=1)->BenchSpec:
-    "The `BenchSpec` a server for `model` runs: native inputs unless given, threads shared among the workers."
+               threads:Optional[int]=None, workers:int=1, backend:str='pytorch', cache_dir:Optional[str]=None)->BenchSpec:
+    "The `BenchSpec` a server for `model` runs on `backend`: native inputs unless given, threads shared among the workers."
     import torch
     from throughput_bench.registry import get_model
     from throughput_bench.api import check_model
@@ -284,9 +286,13 @@ def serve_spec(model:str, device:str='auto', precision:str='fp32', compile_mode:
     info = get_model(model); check_model(info)
     dev = resolve_device(device)
     th = threads or (max(1, (os.cpu_count() or 1) // workers) if dev.type == 'cpu' else None)
-    return BenchSpec(model, precision=precision, compile_mode=compile_mode, channels_last=channels_last,
+    spec = BenchSpec(model, precision=precision, compile_mode=compile_mode, channels_last=channels_last,
                      input_channels=input_channels or info.channels, input_size=input_size or info.size,
-                     timesteps=timesteps, device=str(dev), threads=th, explicit_precision=True)
+                     timesteps=timesteps, device=str(dev), threads=th, explicit_precision=True, backend=backend, cache_dir=cache_dir)
+    from throughput_bench.backends.base import get_backend
+    why = get_backend(backend).unsupported(spec)
+    if why: raise BenchError(why)
+    return spec
 
 def wait_ready(url:str, timeout:float=120.0, proc=None)->bool:
     "Poll `url/v1/health/ready` until it answers 200 (True), `timeout` passes or `proc` exits (False)."
