@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Optional, Callable
 from fastcore.meta import delegates
 from .core import *
+from .registry import check_model
 
 # %% auto #0
-__all__ = ['REPEATS', 'CPU_REPEATS', 'GEO_MODULES', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES',
-           'SEED_GEO', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'check_model',
-           'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep',
-           'collect', 'hardware_record', 'wandb_logger', 'check_backends', 'with_backends', 'sweep', 'rows_for',
-           'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve', 'latency']
+__all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
+           'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check',
+           'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
+           'wandb_logger', 'check_backends', 'with_backends', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw',
+           'report', 'globe', 'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -62,15 +63,6 @@ def timing_config(device_type:str='cpu', warmup:Optional[int]=None, warmup_secon
     return tc
 
 # %% ../nbs/13_api.ipynb #547e0410
-GEO_MODULES = {'torchgeo': 'torchgeo', 'olmoearth-pretrain-minimal': 'olmoearth_pretrain_minimal', 'rslearn': 'rslearn', 'terratorch': 'terratorch'}
-
-def check_model(info):
-    "Raise a `BenchError` if `info` is a geo encoder whose package is not installed."
-    import importlib.util
-    if info.is_geo and importlib.util.find_spec(GEO_MODULES[info.package]) is None:
-        from throughput_bench.geo import GEO_EXTRA
-        raise BenchError(f"{info.name} needs the geo extra ({info.package} is not installed); install it with {GEO_EXTRA}")
-
 LIMITS = {'--batch-sizes': 65536, '--threads': 1024, '--repeats': 1000, '--input-size': 16384, '--input-channels': 1024,
           '--timesteps': 1024, '--workers': 256, '--nproc': 4096, '--wait-idle': 86400, '--max-step-seconds': 86400,
           '--ddp-timeout': 86400, '--lr': 1e6}  # far past any real use: a larger value is a typo, refused instead of probed for minutes
@@ -169,17 +161,6 @@ def collect(results_dir:str='results', # the results folder the jobs' shards are
     from throughput_bench import slurm as sl
     if not Path(results_dir).is_dir(): raise BenchError(f"no results folder {str(results_dir)!r}")
     return sl.collect(results_dir, (lambda m: None) if quiet else print)
-
-def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
-    "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
-    from throughput_bench.hardware import fingerprint
-    from throughput_bench.flops import measure_ceilings
-    hw = store.read_hardware()
-    store.write_hardware(fingerprint(device)); store.update_index()
-    if ceilings or not hw.get('ceilings'):
-        if not ceilings: log(f"measuring this device's GEMM and copy ceilings once (for mfu_measured; cached in {store.hw_path})")
-        store.write_hardware({'ceilings': measure_ceilings(device, quick=not ceilings)})
-    return store.read_hardware()
 
 def wandb_logger(mode:str, hw:dict, warn:Callable, project='throughput-bench', entity=None, tags=(), dir='.', init_timeout=30.0, name=None):
     "The W&B logger `mode` asks for (None when disabled)."
@@ -372,6 +353,7 @@ def sweep(mode:str='inference', # `inference` or `training`
     idle_check(dev, force)
     p = plan(specs, store, rerun=rerun, retry_failed=retry_failed)
     log(p.line() + (f"; {repeats.text()}" if p.todo and repeats.most > 1 else ''))
+    from throughput_bench.sweep import hardware_record
     hw = hardware_record(store, dev, log=log) if p.todo else {}
     wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout, wandb_run_name) if p.todo else None
     def post(res):
@@ -449,6 +431,7 @@ def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
     if not ceilings: return fingerprint(dev)
     store = ResultStore(results_dir, device_slug(dev), device_name(dev))
     store.ensure_writable(); store.check()
+    from throughput_bench.sweep import hardware_record
     return hardware_record(store, dev, ceilings=True, log=(lambda m: None) if quiet else print) | {'hardware_json': str(store.hw_path)}
 
 # %% ../nbs/13_api.ipynb #6aa5642e

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, asdict, fields
 from typing import Optional
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS', 'BenchError',
-           'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult', 'model_task',
-           'now_iso']
+__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS',
+           'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult',
+           'model_task', 'now_iso']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -19,6 +19,7 @@ COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
 DATA_MODES = ('synthetic', 'dataloader')
 MODES = ('inference', 'training', 'serving')  # what a row measured (the `mode` column)
 TASKS = ('classification', 'feature-extraction')  # what the model does (the `task` column, the seed tool's meaning)
+GEO_EXTRA = 'pip install -e ".[geo]"  (from a checkout; or pip install "throughput_bench[geo]")'
 STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')  # wrong: measured, but its outputs left the tolerance of fp32 eager
 
 # %% ../nbs/00_core.ipynb #0de701d5

@@ -10,11 +10,11 @@ from typing import Optional
 os.environ.setdefault('HF_HUB_OFFLINE', '1')
 os.environ.setdefault('LIGHTLY_DID_VERSION_CHECK', 'True')
 import torch, torch.nn as nn, torch.nn.functional as F
-from .core import BenchError
+from .core import BenchError, GEO_EXTRA
 
 # %% auto #0
-__all__ = ['S2_L2A', 'GEO_EXTRA', 'GALILEO_SIZES', 'BUILDERS', 's2_wavelengths', 's2_bandwidths', 'require', 'has_geo',
-           'GeoEncoder', 'DOFAEncoder', 'build_dofa', 'alibi_2d', 'CROMAEncoder', 'build_croma', 'PanopticonEncoder',
+__all__ = ['S2_L2A', 'GALILEO_SIZES', 'BUILDERS', 's2_wavelengths', 's2_bandwidths', 'require', 'has_geo', 'GeoEncoder',
+           'DOFAEncoder', 'build_dofa', 'alibi_2d', 'CROMAEncoder', 'build_croma', 'PanopticonEncoder',
            'CopernicusFMEncoder', 'build_scalemae', 'build_panopticon', 'build_copernicusfm', 'OlmoEarthEncoder',
            'build_olmoearth', 'GalileoEncoder', 'build_galileo', 'PrithviEncoder', 'build_prithvi', 'build_geo']
 
@@ -34,8 +34,6 @@ def s2_bandwidths(c:int)->list:
     return [float(b) for _, _, b in S2_L2A[:c]]
 
 # %% ../nbs/01a_geo.ipynb #107af33a
-GEO_EXTRA = 'pip install -e ".[geo]"  (from a checkout; or pip install "throughput_bench[geo]")'
-
 def require(module:str, package:str, model:str):
     "Import `module` for `model`, or raise a `BenchError` naming the `[geo]` extra."
     try: return importlib.import_module(module)

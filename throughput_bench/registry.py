@@ -10,8 +10,8 @@ from typing import Optional
 from .core import *
 
 # %% auto #0
-__all__ = ['REGISTRY', 'GEO', 'GEO_NAMES', 'UNAVAILABLE', 'ModelInfo', 'suggest', 'get_model', 'input_problem', 'build',
-           'n_params', 'count_params', 'model_table']
+__all__ = ['REGISTRY', 'GEO', 'GEO_NAMES', 'UNAVAILABLE', 'GEO_MODULES', 'ModelInfo', 'suggest', 'get_model', 'check_model',
+           'input_problem', 'build', 'n_params', 'count_params', 'model_table']
 
 # %% ../nbs/01_models.ipynb #ded48224
 @dataclass
@@ -165,6 +165,15 @@ def get_model(name:str)->ModelInfo:
     close = suggest(name)
     hint = f"; did you mean {', '.join(close)}?" if close else ''
     raise BenchError(f"unknown model {name!r}{hint}")
+
+GEO_MODULES = {'torchgeo': 'torchgeo', 'olmoearth-pretrain-minimal': 'olmoearth_pretrain_minimal', 'rslearn': 'rslearn', 'terratorch': 'terratorch'}
+
+def check_model(info):
+    "Raise a `BenchError` if `info` is a geo encoder whose package is not installed."
+    import importlib.util
+    if info.is_geo and importlib.util.find_spec(GEO_MODULES[info.package]) is None:
+        raise BenchError(f"{info.name} needs the geo extra ({info.package} is not installed); install it with {GEO_EXTRA}")
+
 
 # %% ../nbs/01_models.ipynb #1d3a187b
 def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Optional[str]:

@@ -280,7 +280,7 @@ def serve_spec(model:str, device:str='auto', precision:str='fp32', compile_mode:
     "The `BenchSpec` a server for `model` runs on `backend`: native inputs unless given, threads shared among the workers."
     import torch
     from throughput_bench.registry import get_model
-    from throughput_bench.api import check_model
+    from throughput_bench.registry import check_model
     if precision not in PRECISIONS: raise BenchError(f"unknown precision {precision!r}: use {', '.join(PRECISIONS)}")
     if compile_mode not in COMPILE_MODES: raise BenchError(f"unknown compile mode {compile_mode!r}: use {', '.join(COMPILE_MODES)}")
     info = get_model(model); check_model(info)

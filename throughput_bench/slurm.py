@@ -93,7 +93,7 @@ def run_job(specs:list, timing:dict, results_dir:str, repeats:int=3, runner_kw:O
     from throughput_bench.store import ResultStore
     from throughput_bench.hardware import device_slug, device_name
     from throughput_bench.sweep import plan, run_sweep
-    from throughput_bench.api import hardware_record
+    from throughput_bench.sweep import hardware_record
     from throughput_bench.flops import annotate_mfu
     job_id = submitit.JobEnvironment().job_id
     from throughput_bench.sweep import _die_with_parent

@@ -22,7 +22,7 @@ from .backends.base import get_backend
 # %% auto #0
 __all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'last_line',
            'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table',
-           'Repeats', 'run_sweep']
+           'hardware_record', 'Repeats', 'run_sweep']
 
 # %% ../nbs/07_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -94,7 +94,7 @@ def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=Fals
 def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
     "Measure `spec` in this process."
     if spec.world_size:  # data parallel: torchrun starts the ranks
-        from throughput_bench.ddp import launch_ddp
+        from throughput_bench.distributed import launch_ddp
         return launch_ddp(spec, timing, breakdown=kw.get('breakdown', False))
     if spec.mode == 'training':
         from throughput_bench.training import run_training
@@ -332,6 +332,17 @@ def summary_table(results:list)->'pd.DataFrame':
     if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
     else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
     return t
+
+def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
+    "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
+    from throughput_bench.hardware import fingerprint
+    from throughput_bench.flops import measure_ceilings
+    hw = store.read_hardware()
+    store.write_hardware(fingerprint(device)); store.update_index()
+    if ceilings or not hw.get('ceilings'):
+        if not ceilings: log(f"measuring this device's GEMM and copy ceilings once (for mfu_measured; cached in {store.hw_path})")
+        store.write_hardware({'ceilings': measure_ceilings(device, quick=not ceilings)})
+    return store.read_hardware()
 
 # %% ../nbs/07_sweep.ipynb #e3eff6e6
 def _stamp(res:BenchResult, v:dict):
