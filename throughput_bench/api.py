@@ -15,8 +15,9 @@ from .registry import check_model
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check',
            'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
-           'wandb_logger', 'check_backends', 'with_backends', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw',
-           'report', 'globe', 'sync', 'repair', 'serve', 'latency']
+           'wandb_logger', 'check_backends', 'with_backends', 'SweepArgs', 'check_options', 'repeats_for', 'setup',
+           'configurations', 'run', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync',
+           'repair', 'serve', 'latency']
 
 # %% ../nbs/13_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -169,7 +170,7 @@ def wandb_logger(mode:str, hw:dict, warn:Callable, project='throughput-bench', e
     if mode == 'disabled': return None
     return WandbLogger(mode, project, entity, list(tags), hardware=hw, dir=dir, init_timeout=init_timeout, log=warn, name=name)
 
-# %% ../nbs/13_api.ipynb #7780af31
+# %% ../nbs/13_api.ipynb #d122ff85
 def check_backends(backends:Optional[list], mode:str)->list:
     "The backends asked for (default: pytorch), each known and installed; else a one-line `BenchError`."
     from throughput_bench.backends.base import get_backend
@@ -195,6 +196,136 @@ def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cac
             out.setdefault(t.key(), t)
     return list(out.values())
 
+# %% ../nbs/13_api.ipynb #9825faf8
+class SweepArgs(dict):
+    "A sweep's arguments as attributes (`a.mode`), with its two message functions: `log` (stdout) and `warn` (stderr, each message once)."
+    def __getattr__(self, k):
+        try: return self[k]
+        except KeyError: raise AttributeError(k) from None
+    def __setattr__(self, k, v): self[k] = v
+    def log(self, m):
+        if not self['quiet']: print(m, flush=True)
+    def warn(self, m):
+        seen = self.setdefault('_warned', set())
+        if self['quiet'] or m in seen: return
+        seen.add(m); print(f"warning: {m}", file=sys.stderr, flush=True)
+
+def check_options(a:SweepArgs):
+    "Every option of a sweep checked before anything is built: a one-line `BenchError` for the first that is wrong."
+    if a.mode not in ('inference', 'training'): raise BenchError(f"unknown mode {a.mode!r}: use inference or training (serving: `latency`)")
+    if a.conventions not in CONVENTIONS: raise BenchError(f"unknown conventions {a.conventions!r}: use {' or '.join(CONVENTIONS)}")
+    if a.rerun and a.retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
+    _positive('--batch-sizes', a.batch_sizes); _positive('--threads', a.threads); _positive('--repeats', a.repeats)
+    _positive('--input-size', a.input_size); _positive('--input-channels', a.input_channels); _positive('--timesteps', a.timesteps)
+    _positive('--workers', a.workers, allow_zero=True); _positive('--wait-idle', a.wait_idle, float, allow_zero=True)
+    _positive('--max-step-seconds', a.max_step_seconds, float, allow_zero=True); _positive('--max-memory-mb', a.max_memory_mb, float)
+    if not 0 < a.busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {a.busy_threshold}")
+    for p in a.precisions or []:
+        if p not in PRECISIONS: raise BenchError(f"unknown precision {p!r}: use {', '.join(PRECISIONS)}")
+    for c in a.compile_modes or []:
+        if c not in COMPILE_MODES: raise BenchError(f"unknown compile mode {c!r}: use {', '.join(COMPILE_MODES)}")
+    if a.nproc is not None:
+        _positive('--nproc', a.nproc)
+        if a.mode != 'training': raise BenchError("--nproc is for training (tbench train --nproc N)")
+    _positive('--ddp-timeout', a.ddp_timeout, float); _positive('--lr', a.lr, float)
+    for name, v in (('--device', a.device), ('--results-dir', a.results_dir), ('--output', a.output), ('--slurm', a.slurm)): _text(name, v)
+    if a.mode == 'training':
+        for o in a.optimizers:
+            if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
+    if a.repeats is not None and any(v is not None for v in (a.row_ci, a.max_repeats, a.min_repeats, a.config_seconds)):
+        raise BenchError("--repeats fixes the count; it cannot be combined with --row-ci/--min-repeats/--max-repeats/--config-seconds")
+    _positive('--max-repeats', a.max_repeats); _positive('--min-repeats', a.min_repeats); _positive('--config-seconds', a.config_seconds, float)
+    if a.row_ci is not None and not 0 < a.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {a.row_ci}")
+    if a.repeats is not None and a.repeats > 1 and not a.isolate: raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
+    if isinstance(a.models, str): a.models = [a.models]
+    a.backends = check_backends(a.backends, a.mode)
+    a.names = list(a.models) if a.models else default_models(a.conventions)
+    from throughput_bench.registry import get_model
+    for m in a.names: check_model(get_model(m))
+
+# %% ../nbs/13_api.ipynb #3e329728
+def repeats_for(a:SweepArgs, device_type:str):
+    "How many worker processes measure each configuration: fixed (`repeats`, one without isolation, GPU 3), or adaptive on a CPU."
+    from throughput_bench.sweep import Repeats
+    if not a.isolate: return Repeats(1)
+    if a.repeats is not None: return Repeats(a.repeats)
+    if (device_type == 'cpu' and not a.nproc) or any(v is not None for v in (a.row_ci, a.max_repeats, a.min_repeats, a.config_seconds)):  # a DDP launch costs ~15 s: 3 of them
+        d = CPU_REPEATS
+        reps = Repeats(most=a.max_repeats or d['most'], least=min(a.min_repeats or d['least'], a.max_repeats or d['most']),
+                       ci=a.row_ci or d['ci'], seconds=a.config_seconds or d['seconds'])
+        if reps.least < 2: raise BenchError("--min-repeats must be at least 2: one process gives no interval")
+        return reps
+    return Repeats(REPEATS)
+
+def setup(a:SweepArgs)->tuple:
+    "`(device, repeats, results store)`: the device resolved, the timing settled (`a.tc`), the store checked and its pending rows added."
+    import torch
+    from throughput_bench.devices import resolve_device  # torch: only once something is measured
+    if a.slurm and a.slurm_executor == 'slurm' and a.device == 'auto': dev = torch.device('cuda' if a.slurm_gpus_per_node else 'cpu')  # the nodes', not this machine's
+    else: dev = resolve_device(a.device, a.gpu_id)
+    a.tc = timing_config(dev.type, a.warmup, a.warmup_seconds, a.min_seconds, a.max_seconds, a.target_ci, a.timed_seconds, a.timed_iters)
+    reps = repeats_for(a, dev.type)
+    from throughput_bench.hardware import device_name, device_slug
+    from throughput_bench.store import ResultStore
+    if a.slurm: return dev, reps, None  # the jobs write shards; `collect` merges them
+    if a.output:
+        out = Path(a.output)
+        if out.suffix.lower() != '.csv' or out.is_dir(): raise BenchError(f"--output {a.output}: give a .csv file path (or --results-dir for a folder)")
+        store = ResultStore(out.parent, out.stem, device_name(dev), warn=a.warn)
+    else: store = ResultStore(a.results_dir, device_slug(dev), device_name(dev), warn=a.warn)
+    store.ensure_writable(); store.check()
+    n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
+    if n: a.warn(f"added {n} pending row(s) to {store.csv_path}")
+    return dev, reps, store
+
+# %% ../nbs/13_api.ipynb #b60ab078
+def configurations(a:SweepArgs, dev)->list:
+    "The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed tool's conventions, optimizers, world sizes and backends."
+    import torch
+    from throughput_bench.registry import REGISTRY
+    from throughput_bench.sweep import expand
+    seed = a.conventions == 'throughput-bench'
+    th = a.threads or (max(1, (os.cpu_count() or 1) // a.nproc) if a.nproc and dev.type == 'cpu' else torch.get_num_threads())  # DDP on CPU: the cores shared
+    kw = dict(explicit_precisions=a.precisions is not None, mode=a.mode, device=str(dev), threads=th, tf32=a.tf32,
+              data_mode='dataloader' if a.dataloader else 'synthetic', workers=a.workers, timesteps=a.timesteps,
+              max_step_seconds=(a.max_step_seconds or None) if dev.type == 'cpu' and not a.batch_sizes else None,
+              max_memory_mb=a.max_memory_mb)
+    grid = (a.precisions or (['fp32'] if seed and a.geo_compare else default_precisions(a.mode)), a.compile_modes or default_compile_modes(dev.type),
+            a.batch_sizes or [default_batch(a.mode, dev.type)], [a.channels_last])
+    if a.geo_compare:
+        if a.input_channels or a.input_size: raise BenchError("--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size")
+        specs = geo_compare_specs(a.models, grid, kw, a.log, baselines=[n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES)
+    else: specs = expand(a.names, *grid, input_channels=a.input_channels, input_size=a.input_size, **kw)
+    if seed: specs = seed_specs(specs, inputs_given=bool(a.input_channels or a.input_size))
+    specs = with_backends(specs, a.backends, explicit_precisions=a.precisions is not None,
+                          cache_dir=str(Path(a.output).parent if a.output else Path(a.results_dir)) + '/exported')
+    if a.mode == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=a.lr) for s in specs for o in a.optimizers]
+    if a.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
+        specs = [dataclasses.replace(s, world_size=w, ddp_timeout=a.ddp_timeout, probe_batch=False, max_step_seconds=None)
+                 for s in specs for w in dict.fromkeys([1, a.nproc])]
+    return specs
+
+# %% ../nbs/13_api.ipynb #ee3be306
+def run(a:SweepArgs, p, dev, reps, store)->list:
+    "Measure the plan's configurations: the hardware record, W&B, the contention watch, then `sweep.run_sweep`; the new rows."
+    from throughput_bench.sweep import hardware_record, run_sweep, server_pid
+    from throughput_bench.contention import Contention
+    from throughput_bench.flops import annotate_mfu
+    hw = hardware_record(store, dev, log=a.log) if p.todo else {}
+    wb = wandb_logger(a.wandb, hw, a.warn, a.wandb_project, a.wandb_entity, a.wandb_tags, a.wandb_dir, a.wandb_init_timeout, a.wandb_run_name) if p.todo else None
+    def post(res):
+        res.run_id = res.run_id or a.run_id
+        scaling_efficiency(res, store)
+        res = annotate_mfu(res, hw, a.peak_tflops, a.warn)
+        if wb is not None:
+            try: res.run_id = wb(res) or res.run_id
+            except Exception as e: a.warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
+        return res
+    cont = Contention(wait=a.wait_idle, threshold=a.busy_threshold, strict=a.strict, roots=lambda: [server_pid()]) if dev.type == 'cpu' else None
+    return run_sweep(p, store, a.tc, isolate=a.isolate, progress=a.progress, runner_kw={'breakdown': a.breakdown} if a.mode == 'training' else None,
+                     post=post, repeats=reps, contention=cont, log=a.warn)
+
+# %% ../nbs/13_api.ipynb #ca7d56e1
 def sweep(mode:str='inference', # `inference` or `training`
           models:Optional[list]=None, # registry or timm names (default: every timm model of the registry)
           device:str='auto', # auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)
@@ -249,7 +380,7 @@ def sweep(mode:str='inference', # `inference` or `training`
           breakdown:bool=False, # training: also measure the data/forward/backward/optimizer shares of a step (with nproc: and the exposed all-reduce)
           nproc:Optional[int]=None, # training under DistributedDataParallel on this many processes via torchrun (NCCL on CUDA, gloo on CPU), beside world size 1 (default: unset, one plain process)
           ddp_timeout:float=300.0, # seconds a collective may wait for a rank before the group gives up (default 300)
-          slurm:Optional[str]=None, # submit the planned configurations to this SLURM partition (submitit) instead of measuring here
+          slurm:Optional[str]=None, # submit the planned configurations to this SLURM partition (submitit) instead of measuring here (default: unset, measure here)
           slurm_gpus_per_node:int=1, # GPUs per job (default 1; 0: CPU nodes)
           slurm_time:int=60, # minutes per job (default 60)
           slurm_account:Optional[str]=None, # the account to charge (default: your default)
@@ -263,112 +394,19 @@ def sweep(mode:str='inference', # `inference` or `training`
           backends:Optional[list]=None, # inference: the runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes need the [runtimes] extra (default pytorch)
          )->'pd.DataFrame':
     "Plan, measure and store a sweep; the rows of every configuration asked for."
-    import torch
-    log = (lambda m: None) if quiet else (lambda m: print(m, flush=True))
-    warned = set()
-    def warn(msg):
-        if quiet or msg in warned: return
-        warned.add(msg); print(f"warning: {msg}", file=sys.stderr, flush=True)
-    if mode not in ('inference', 'training'): raise BenchError(f"unknown mode {mode!r}: use inference or training (serving: `latency`)")
-    if conventions not in CONVENTIONS: raise BenchError(f"unknown conventions {conventions!r}: use {' or '.join(CONVENTIONS)}")
-    seed = conventions == 'throughput-bench'
-    if rerun and retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
-    _positive('--batch-sizes', batch_sizes); _positive('--threads', threads); _positive('--repeats', repeats)
-    _positive('--input-size', input_size); _positive('--input-channels', input_channels); _positive('--timesteps', timesteps)
-    _positive('--workers', workers, allow_zero=True); _positive('--wait-idle', wait_idle, float, allow_zero=True)
-    _positive('--max-step-seconds', max_step_seconds, float, allow_zero=True); _positive('--max-memory-mb', max_memory_mb, float)
-    if not 0 < busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {busy_threshold}")
-    for p in precisions or []:
-        if p not in PRECISIONS: raise BenchError(f"unknown precision {p!r}: use {', '.join(PRECISIONS)}")
-    for c in compile_modes or []:
-        if c not in COMPILE_MODES: raise BenchError(f"unknown compile mode {c!r}: use {', '.join(COMPILE_MODES)}")
-    if nproc is not None:
-        _positive('--nproc', nproc)
-        if mode != 'training': raise BenchError("--nproc is for training (tbench train --nproc N)")
-    _positive('--ddp-timeout', ddp_timeout, float); _positive('--lr', lr, float)
-    for name, v in (('--device', device), ('--results-dir', results_dir), ('--output', output), ('--slurm', slurm)): _text(name, v)
-    if mode == 'training':
-        for o in optimizers:
-            if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
-    if isinstance(models, str): models = [models]
-    backends = check_backends(backends, mode)
-    from throughput_bench.devices import resolve_device  # torch: only once something is measured
-    if slurm and slurm_executor == 'slurm' and device == 'auto': dev = torch.device('cuda' if slurm_gpus_per_node else 'cpu')  # the nodes', not this machine's
-    else: dev = resolve_device(device, gpu_id)
-    tc = timing_config(dev.type, warmup, warmup_seconds, min_seconds, max_seconds, target_ci, timed_seconds, timed_iters)
-    if repeats is not None and any(v is not None for v in (row_ci, max_repeats, min_repeats, config_seconds)):
-        raise BenchError("--repeats fixes the count; it cannot be combined with --row-ci/--min-repeats/--max-repeats/--config-seconds")
-    _positive('--max-repeats', max_repeats); _positive('--min-repeats', min_repeats); _positive('--config-seconds', config_seconds, float)
-    if row_ci is not None and not 0 < row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {row_ci}")
-    if repeats is not None and repeats > 1 and not isolate: raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
-    from throughput_bench.sweep import Repeats
-    if not isolate: reps = Repeats(1)
-    elif repeats is not None: reps = Repeats(repeats)
-    elif (dev.type == 'cpu' and not nproc) or any(v is not None for v in (row_ci, max_repeats, min_repeats, config_seconds)):  # a DDP launch costs ~15 s: 3 of them
-        d = CPU_REPEATS
-        reps = Repeats(most=max_repeats or d['most'], least=min(min_repeats or d['least'], max_repeats or d['most']),
-                       ci=row_ci or d['ci'], seconds=config_seconds or d['seconds'])
-        if reps.least < 2: raise BenchError("--min-repeats must be at least 2: one process gives no interval")
-    else: reps = Repeats(REPEATS)
-    repeats = reps
-    from throughput_bench.registry import REGISTRY, get_model
-    from throughput_bench.hardware import device_name, device_slug
-    from throughput_bench.store import ResultStore
-    from throughput_bench.sweep import expand, plan, run_sweep
-    from throughput_bench.contention import Contention
-    from throughput_bench.flops import annotate_mfu
-    names = list(models) if models else default_models(conventions)
-    for m in names: check_model(get_model(m))
-    if slurm: store = None  # the jobs write shards; `collect` merges them
-    elif output:
-        out = Path(output)
-        if out.suffix.lower() != '.csv' or out.is_dir(): raise BenchError(f"--output {output}: give a .csv file path (or --results-dir for a folder)")
-        store = ResultStore(out.parent, out.stem, device_name(dev), warn=warn)
-    else: store = ResultStore(results_dir, device_slug(dev), device_name(dev), warn=warn)
-    if store is not None:
-        store.ensure_writable(); store.check()
-        n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
-        if n: warn(f"added {n} pending row(s) to {store.csv_path}")
-    th = threads or (max(1, (os.cpu_count() or 1) // nproc) if nproc and dev.type == 'cpu' else torch.get_num_threads())  # DDP on CPU: the cores shared
-    kw = dict(explicit_precisions=precisions is not None, mode=mode, device=str(dev), threads=th, tf32=tf32,
-              data_mode='dataloader' if dataloader else 'synthetic', workers=workers, timesteps=timesteps,
-              max_step_seconds=(max_step_seconds or None) if dev.type == 'cpu' and not batch_sizes else None,
-              max_memory_mb=max_memory_mb)
-    grid = (precisions or (['fp32'] if seed and geo_compare else default_precisions(mode)), compile_modes or default_compile_modes(dev.type),
-            batch_sizes or [default_batch(mode, dev.type)], [channels_last])
-    if geo_compare:
-        if input_channels or input_size: raise BenchError("--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size")
-        specs = geo_compare_specs(models, grid, kw, log, baselines=[n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES)
-    else: specs = expand(names, *grid, input_channels=input_channels, input_size=input_size, **kw)
-    if seed: specs = seed_specs(specs, inputs_given=bool(input_channels or input_size))
-    specs = with_backends(specs, backends, explicit_precisions=precisions is not None,
-                          cache_dir=str(Path(output).parent if output else Path(results_dir)) + '/exported')
-    if mode == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=lr) for s in specs for o in optimizers]
-    if nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
-        specs = [dataclasses.replace(s, world_size=w, ddp_timeout=ddp_timeout, probe_batch=False, max_step_seconds=None)
-                 for s in specs for w in dict.fromkeys([1, nproc])]
-    if slurm: return slurm_sweep(specs, results_dir, tc, slurm, slurm_gpus_per_node, slurm_time, slurm_account, slurm_constraint,
-                                 slurm_array_parallelism, slurm_group_by, slurm_wait, slurm_executor, repeats,
-                                 {'breakdown': breakdown} if mode == 'training' else None, retry_failed, log)
-    idle_check(dev, force)
-    p = plan(specs, store, rerun=rerun, retry_failed=retry_failed)
-    log(p.line() + (f"; {repeats.text()}" if p.todo and repeats.most > 1 else ''))
-    from throughput_bench.sweep import hardware_record
-    hw = hardware_record(store, dev, log=log) if p.todo else {}
-    wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout, wandb_run_name) if p.todo else None
-    def post(res):
-        res.run_id = res.run_id or run_id
-        scaling_efficiency(res, store)
-        res = annotate_mfu(res, hw, peak_tflops, warn)
-        if wb is not None:
-            try: res.run_id = wb(res) or res.run_id
-            except Exception as e: warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
-        return res
-    from throughput_bench.sweep import server_pid
-    cont = Contention(wait=wait_idle, threshold=busy_threshold, strict=strict, roots=lambda: [server_pid()]) if dev.type == 'cpu' else None
-    new = run_sweep(p, store, tc, isolate=isolate, progress=progress, runner_kw={'breakdown': breakdown} if mode == 'training' else None,
-                    post=post, repeats=repeats, contention=cont, log=warn)
-    log(f"results: {store.csv_path} ({len(new)} new rows), hardware: {store.hw_path}")
+    a = SweepArgs(**{k: v for k, v in locals().items()})
+    check_options(a)
+    dev, reps, store = setup(a)
+    specs = configurations(a, dev)
+    if a.slurm: return slurm_sweep(specs, a.results_dir, a.tc, a.slurm, a.slurm_gpus_per_node, a.slurm_time, a.slurm_account, a.slurm_constraint,
+                                   a.slurm_array_parallelism, a.slurm_group_by, a.slurm_wait, a.slurm_executor, reps,
+                                   {'breakdown': a.breakdown} if a.mode == 'training' else None, a.retry_failed, a.log)
+    idle_check(dev, a.force)
+    from throughput_bench.sweep import plan
+    p = plan(specs, store, rerun=a.rerun, retry_failed=a.retry_failed)
+    a.log(p.line() + (f"; {reps.text()}" if p.todo and reps.most > 1 else ''))
+    new = run(a, p, dev, reps, store)
+    a.log(f"results: {store.csv_path} ({len(new)} new rows), hardware: {store.hw_path}")
     return rows_for(store, specs, new)
 
 # %% ../nbs/13_api.ipynb #465aa46b
