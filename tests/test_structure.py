@@ -47,3 +47,35 @@ def test_option_help_is_the_api_docment():
         for a in shared: assert a.help == d[a.dest].replace('%', '%%'), a.dest
     batch = next(a for a in cli.train_parser()._actions if a.dest == 'batch_sizes')
     assert '256 training' in batch.help  # training's default batch on a GPU, which the help once gave as 512
+
+def _package_modules()->dict:
+    "Module name (`sweep`, `backends.base`) -> (the number of the notebook it is exported from, its source)."
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / 'throughput_bench'
+    out = {}
+    for f in root.rglob('*.py'):
+        src = f.read_text()
+        m = re.search(r'File to edit: \S*nbs/(\d+)_(\w+)\.ipynb', src)
+        if m: out['.'.join(f.relative_to(root).with_suffix('').parts)] = (int(m.group(1)), m.group(2), src)
+    return out
+
+def test_notebooks_are_named_as_their_modules_and_none_imports_a_later_one():
+    import ast
+    mods = _package_modules()
+    assert len(mods) > 25
+    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 24_sweep.ipynb exports sweep
+    later = []
+    for name, (n, _, src) in mods.items():
+        pkg = name.rsplit('.', 1)[0] if '.' in name else ''
+        for node in ast.walk(ast.parse(src)):  # module level and inside functions alike
+            if not isinstance(node, ast.ImportFrom): continue
+            target = node.module or ''
+            if node.level: target = '.'.join(([pkg] if pkg and node.level == 1 else []) + ([target] if target else []))
+            elif target.startswith('throughput_bench.'): target = target[len('throughput_bench.'):]
+            else: continue
+            targets = [target] if target else [a.name for a in node.names]  # `from throughput_bench import api`: the names are modules
+            if node.module == 'throughput_bench': targets = [a.name for a in node.names]
+            for t in targets:
+                if t in mods and mods[t][0] > n: later.append(f"{name} ({n}) imports {t} ({mods[t][0]})")
+    assert not later, later
