@@ -205,3 +205,32 @@ def test_summary_md_shows_names_as_text(tmp_path):
     md = summary_markdown(d, best_rows(d))
     import re
     assert '<img' not in md and not re.search(r'(?<!\\)\]\(javascript', md) and '&lt;img src=x onerror=alert(1)&gt;\\|\\[x\\]' in md, md
+
+def test_the_latency_client_imports_no_torch(fake, tmp_path):
+    "`tbench latency` is a client: its rows go to the client's CPU file, and it never imports torch."
+    pytest.importorskip('mlperf_loadgen')
+    import subprocess, sys, json
+    Fake.mode = 'npy'
+    np.save(tmp_path / 'in.npy', np.zeros((3, 32, 32), np.float32))
+    code = (f"import sys, json\nfrom throughput_bench.cli import tbench\n"
+            f"try: tbench({['latency', f'{fake}/v1/infer', '--input-file', 'in.npy', *LAT]!r})\n"
+            f"except SystemExit as e: assert not e.code, e.code\nprint(json.dumps(sorted(m for m in ('torch', 'timm') if m in sys.modules)))")
+    r = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == []
+    df = read_results(tmp_path / 'res')
+    assert len(df) == 1 and df.status[0] == 'ok' and df.device[0] == 'cpu' and df.gpu_name[0] and df.pytorch_version[0] == ''
+
+def test_a_report_of_served_rows_reads_the_server_json_before_escaping_it(tmp_path):
+    "The summary escapes text for Markdown; the server's metadata (JSON with lists, or malformed) is parsed from the row as stored, never from the escaped text, and never crashes the report."
+    from throughput_bench.core import BenchResult
+    from throughput_bench.store import ResultStore
+    from throughput_bench.charts import summary_markdown, best_rows
+    s = ResultStore(tmp_path, 'cpu_test', 'Test CPU')
+    for meta in ('{"input_shape": [3, 224, 224], "max_batch_size": 8}', '{"max_batch_size": [oops'):
+        s.append(BenchResult(model_name='resnet18', mode='serving', precision='fp32', gpu_name='Test CPU', batch_size=1, scenario='offline',
+                             concurrency=8, achieved_qps=10.0, throughput_mean=10.0, latency_mean_ms=100.0, latency_p50_ms=90.0,
+                             valid='VALID', server_metadata=meta, input_channels=3, input_size=224, device='cpu', device_type='cpu'))
+    df = read_results(tmp_path)
+    md = summary_markdown(df, best_rows(df))
+    assert 'max batch 8' in md and md.count('| offline |') == 2

@@ -611,8 +611,8 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
     if input_file: L.make_payload({}, input_file)  # a bad --input-file is said before anything is asked of the server
     meta = L.server_info(base, timeout=min(timeout, 10.0))
     payload = L.make_payload(meta, input_file)
-    from throughput_bench.devices import resolve_device
-    dev = resolve_device(device)
+    from throughput_bench.hardware import client_device
+    dev = client_device(device)  # the client's CPU needs no torch
     store = ResultStore(results_dir, device_slug(dev), device_name(dev), warn=warn)
     store.ensure_writable(); store.check()
     n = store.flush_pending()

@@ -302,16 +302,23 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
 import json
 SCENARIO_COLOURS = {'single-stream': '#4c72b0', 'server': '#dd8452', 'offline': '#55a868'}
 
+def _json_object(s:str)->dict:
+    "The JSON object in `s`, or {} (a results file is other people's text: a malformed cell is an empty one, never a crash)."
+    try: v = json.loads(s) if s.startswith('{') else {}
+    except ValueError: return {}
+    return v if isinstance(v, dict) else {}
+
 def serving_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured serving rows, with the device label, the server's max batch and a label per served configuration."
     if 'scenario' not in df or df.empty: return pd.DataFrame()
     d = df[df['mode'].eq('serving') & df.status.eq('ok') & df.achieved_qps.notna()].copy()
     if d.empty: return d
-    meta = d.server_metadata.fillna('').astype(str).map(lambda s: json.loads(s) if s.startswith('{') else {})
+    meta = d.server_metadata.fillna('').astype(str).map(_json_object)
     d['device'] = d.gpu_name.map(device_label)
-    d['max_batch'] = meta.map(lambda m: m.get('max_batch_size'))
+    mb = lambda m: m.get('max_batch_size')
+    d['max_batch'] = meta.map(lambda m: str(mb(m)) if isinstance(mb(m), int) and not isinstance(mb(m), bool) else '?')  # '?': the server did not say
     d['label'] = (d.model_name + ' · ' + d.precision.astype(str) + np.where(d.compile_mode.eq('none'), '', ' + compile')
-                  + ' · max batch ' + d.max_batch.astype(str) + ' · ' + d.device)
+                  + ' · max batch ' + d.max_batch + ' · ' + d.device)
     return d
 
 def chart_serving(df:pd.DataFrame):
@@ -355,7 +362,7 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
         m = inf
         for col, v in zip(keys, k): m = m[m[col].astype(str).eq(str(v))]
         served = g[g.scenario.eq('offline')].throughput_mean.max()
-        local = m[m.batch_size.astype(float).eq(float(k[-1]))].throughput_mean.max() if k[-1] == k[-1] and k[-1] is not None else np.nan
+        local = m[m.batch_size.astype(float).eq(float(k[-1]))].throughput_mean.max() if k[-1] != '?' else np.nan
         ss = g[g.scenario.eq('single-stream') & g.batch_size.astype(float).eq(1)].latency_p50_ms.median()
         l1 = m[m.batch_size.astype(float).eq(1)].latency_p50_ms.median()
         out.append(dict(device=device_label(k[0]), model=k[1], precision=k[2], max_batch=k[-1], served_img_s=served, in_process_img_s=local,
@@ -379,7 +386,7 @@ def _md_safe(d:pd.DataFrame)->pd.DataFrame:
 
 def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     "A Markdown page: what was read, the best throughput per device and model, and failures. Every string from a results file is text, never markup."
-    df, best = _md_safe(df), _md_safe(best)
+    raw, df, best = df, _md_safe(df), _md_safe(best)  # the text is escaped for Markdown; what is parsed (the server's JSON) is read from `raw`
     lines = [f"# Results", "", f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
              f"{int(df.status.eq('ok').sum())} measured, {int(df.status.eq('skipped').sum())} skipped, "
              f"{int(df.status.isin(['oom', 'error']).sum())} failed" + (f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never ranked)" if df.status.eq('wrong').any() else '') + ".", ""]
@@ -395,7 +402,7 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
             rows.append(f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
                         f"{fmt(r.half, '.1f')} | {fmt(r.latency_p95_ms, '.1f')} | {fmt(r.km2_per_sec, ',.0f')} | {fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
         lines += rows + [""]
-    s = serving_rows(df)
+    s = _md_safe(serving_rows(raw))
     if not s.empty:
         fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
         lines += ["## Serving", "", "Per request; load is LoadGen's target (server), the requests in flight (offline) or one at a time (single-stream).", "",
@@ -407,7 +414,7 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
             lines.append(f"| {r.device} | {r.label.split(' · ')[0]} ({r.precision}, max batch {r.max_batch}) | {r.scenario} | {r.request_form if pd.notna(r.request_form) else ''} | {load} | "
                          f"{r.achieved_qps:.2f} | {fmt(r.latency_mean_ms, '.1f')}{ci} | {fmt(r.latency_p50_ms, '.1f')} | {fmt(r.latency_p90_ms, '.1f')} | "
                          f"{fmt(r.latency_p99_ms, '.1f')} | {r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | {fmt(r.request_errors, '.0f')} |")
-        ov = serving_overhead(df)
+        ov = _md_safe(serving_overhead(raw))
         if len(ov):
             lines += ["", "Serving overhead (the same device, model, precision and input measured in process by `tbench infer`):", "",
                       "| device | model | max batch | served img/s (offline) | in-process img/s at max batch | served / in-process | served p50 ms | in-process p50 ms (batch 1) | overhead ms | of which client ms |",

@@ -11,7 +11,7 @@ from typing import Optional
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS',
            'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult',
-           'model_task', 'now_iso']
+           'model_task', 'now_iso', 'ci_halfwidth']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -270,3 +270,11 @@ assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
 
 # %% ../nbs/00_core.ipynb #dbb55f24
 def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
+
+# %% ../nbs/00_core.ipynb #5f585d9d
+def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:
+    "Half-width of the `confidence` interval of a mean of `n` samples with standard deviation `std`."
+    import math
+    from scipy import stats
+    if n < 2 or not math.isfinite(std): return math.nan
+    return float(stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os, re, sys, platform, subprocess, json
 from pathlib import Path
 from typing import Optional
-import psutil, torch
+import psutil
 from .core import cpu_features
 
 # %% auto #0
 __all__ = ['THREAD_ENV', 'RUNTIME_PACKAGES', 'cpu_name', 'device_name', 'slugify', 'device_slug', 'device_memory_gb', 'nvml_info',
-           'gpu_processes', 'load_average', 'git_sha', 'cpu_info', 'runtime_versions', 'fingerprint']
+           'gpu_processes', 'load_average', 'git_sha', 'cpu_info', 'runtime_versions', 'Host', 'client_device',
+           'fingerprint']
 
 # %% ../nbs/03_hardware.ipynb #b6616010
 def cpu_name()->str:
@@ -25,7 +26,9 @@ def cpu_name()->str:
 
 def device_name(device:torch.device)->str:
     "Human name of `device`: the GPU's name, or the CPU model."
-    if device.type == 'cuda': return torch.cuda.get_device_name(device)
+    if device.type == 'cuda':
+        import torch  # torch only for a GPU: the CPU's facts come from the kernel (the `tbench latency` client runs without torch)
+        return torch.cuda.get_device_name(device)
     if device.type == 'mps': return f"Apple {platform.machine()} GPU (MPS)"
     return cpu_name()
 
@@ -42,7 +45,9 @@ def device_slug(device:torch.device)->str:
 # %% ../nbs/03_hardware.ipynb #d58db1c7
 def device_memory_gb(device:torch.device)->float:
     "Memory of `device` in GB (host RAM for CPU and MPS)."
-    if device.type == 'cuda': return round(torch.cuda.get_device_properties(device).total_memory / 1e9, 1)
+    if device.type == 'cuda':
+        import torch
+        return round(torch.cuda.get_device_properties(device).total_memory / 1e9, 1)
     return round(psutil.virtual_memory().total / 1e9, 1)
 
 # %% ../nbs/03_hardware.ipynb #fccc4019
@@ -54,6 +59,7 @@ def _nvml():
     except Exception: return None
 
 def _handle(nv, device:torch.device):
+    import torch
     uuid = str(getattr(torch.cuda.get_device_properties(device), 'uuid', '') or '')
     if uuid:
         try: return nv.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith('GPU-') else f'GPU-{uuid}')
@@ -124,18 +130,41 @@ def runtime_versions()->dict:
         except md.PackageNotFoundError: pass
     return out
 
+class Host:
+    "The CPU as a device, for what runs without torch (the `tbench latency` client): `type` and `index` as a `torch.device`'s, `str` 'cpu'."
+    type, index = 'cpu', None
+    def __str__(self): return 'cpu'
+    def __repr__(self): return "Host('cpu')"
+
+def client_device(name:str='auto'):
+    "The device a client's rows are filed under: `Host()` for `cpu`, or for `auto` on a machine NVML finds no GPU on (no torch imported); else `devices.resolve_device`'s."
+    if name == 'cpu': return Host()
+    if name == 'auto':
+        nv = _nvml()
+        try: gpus = nv.nvmlDeviceGetCount() if nv else 0
+        except Exception: gpus = 0
+        if not gpus: return Host()
+    from throughput_bench.devices import resolve_device  # a GPU named, or seen: torch tells which
+    return resolve_device(name)
+
+def _version(package:str)->str:
+    import importlib.metadata as md
+    try: return md.version(package)
+    except md.PackageNotFoundError: return ''
+
 def fingerprint(device:torch.device)->dict:
-    "Everything that says what machine and software a result was measured on."
-    import timm, numpy
+    "Everything that says what machine and software a result was measured on (torch's own facts where torch is loaded; its version from its metadata where it is not)."
     try: from throughput_bench import __version__ as tb_version
     except Exception: tb_version = ''
+    torch = sys.modules.get('torch')
+    if torch is None and device.type == 'cuda': import torch
     d = dict(device=str(device), device_type=device.type, gpu_name=device_name(device),
              gpu_mem_gb=device_memory_gb(device),
-             cuda_version=torch.version.cuda or '', pytorch_version=torch.__version__, timm_version=timm.__version__,
-             numpy_version=numpy.__version__, throughput_bench_version=tb_version,
+             cuda_version=(torch.version.cuda or '') if torch else '', pytorch_version=torch.__version__ if torch else _version('torch'),
+             timm_version=_version('timm'), numpy_version=_version('numpy'), throughput_bench_version=tb_version,
              python_version=platform.python_version(), os=platform.system(), os_release=platform.release(),
              cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
-             torch_threads=torch.get_num_threads(), torch_interop_threads=torch.get_num_interop_threads(),
+             torch_threads=torch.get_num_threads() if torch else None, torch_interop_threads=torch.get_num_interop_threads() if torch else None,
              thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, git_sha=git_sha(), runtimes=runtime_versions())
     if device.type == 'cuda':
         p = torch.cuda.get_device_properties(device)

@@ -215,7 +215,6 @@ def split_url(url:str)->tuple:
     return base, (url if u.path not in ('', '/') else f"{base}/v1/infer")
 
 def _t_ci(xs:list)->tuple:
-    from throughput_bench.timing import ci_halfwidth
     xs = [x for x in xs if x is not None]
     if not xs: return None, None
     m = float(np.mean(xs))
@@ -305,9 +304,9 @@ def client_cost(base:str, payload:bytes, form:dict=None, headers:dict=None, n:in
 def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int, qps=None, concurrency=1, burn_in=3, trials=10,
                 latency_bound_ms=None, latency_percentile=None, form:dict=None, client_p50_ms=None, log_dir='')->BenchResult:
     "A `BenchResult` (mode `serving`) from a test's aggregate `t` and the server's metadata."
-    import torch, timm
-    from throughput_bench.backend import describe_device
+    from throughput_bench.hardware import device_name, device_memory_gb
     from urllib.parse import urlsplit
+    versions = meta.get('versions') if isinstance(meta.get('versions'), dict) else {}  # the server's, where it says (the client imports no torch)
     ms = lambda v: None if v is None else round(float(v), 4)
     res = BenchResult(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
                       model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''), mode='serving',
@@ -315,14 +314,14 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
                       compiled=meta.get('compile_mode', 'none') not in ('none', ''), channels_last=bool(meta.get('channels_last', False)),
                       input_channels=meta.get('input_channels'), input_size=meta.get('input_size'), timesteps=meta.get('timesteps', 1),
                       batch_size=images, batch_requested=images, device=str(device), device_type=device.type,
-                      pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '', timm_version=timm.__version__,
+                      pytorch_version=str(versions.get('torch', '')), cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')),
                       timestamp=now_iso(), scenario=scenario, target_qps=qps, concurrency=concurrency, burn_in=burn_in, trials=trials,
                       runs=t['runs'], requests=t['requests'], latency_bound_ms=latency_bound_ms, latency_percentile=latency_percentile,
                       request_errors=t['errors'], url=url, request_form=' '.join(f"{k}={v}" for k, v in (form or {}).items()),
                       server_metadata=json.dumps(meta, sort_keys=True) if meta else '', client_p50_ms=ms(client_p50_ms),
                       loadgen_log=str(log_dir), latency_source=t['source'], valid=t['valid'], invalid_reason=t['invalid_reason'])
-    describe_device(res, device)
-    res.tf32_enabled = False
+    res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)  # the client's device: the file the row goes to
+    res.tf32_enabled = False  # the server's arithmetic is its own (in `server_metadata`)
     if t['achieved_qps'] is None:
         res.status, res.error = 'error', (f"the server stopped answering: {t['dead']}" if t['dead'] else t['first_error'] or 'no request answered')
         return res

@@ -9,7 +9,6 @@ from dataclasses import dataclass, asdict
 from typing import Optional
 import numpy as np
 from .core import *
-from .devices import *
 
 # %% auto #0
 __all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'require_serving', 'RequestError',
@@ -192,7 +191,7 @@ def server_metadata(spec:BenchSpec, max_batch_size:int, batch_timeout_ms:float, 
                 input_size=spec.input_size, timesteps=spec.timesteps, device=spec.device, threads=spec.threads,
                 max_batch_size=max_batch_size, batch_timeout_ms=batch_timeout_ms, workers=workers,
                 max_request_mb=max_request_mb, server='litserve', versions=dict(
-                    throughput_bench=__version__, litserve=ls.__version__, torch=torch.__version__, timm=timm.__version__))
+                    throughput_bench=__version__, litserve=ls.__version__, torch=torch.__version__, cuda=torch.version.cuda or '', timm=timm.__version__))
 
 def _json_error(status:int, msg:str)->tuple:
     "`(headers, body)` of a one-line JSON error."
@@ -284,6 +283,7 @@ def serve_spec(model:str, device:str='auto', precision:str='fp32', compile_mode:
     if precision not in PRECISIONS: raise BenchError(f"unknown precision {precision!r}: use {', '.join(PRECISIONS)}")
     if compile_mode not in COMPILE_MODES: raise BenchError(f"unknown compile mode {compile_mode!r}: use {', '.join(COMPILE_MODES)}")
     info = get_model(model); check_model(info)
+    from throughput_bench.devices import resolve_device  # torch for the server only: `loadgen`, the client, imports this module
     dev = resolve_device(device)
     th = threads or (max(1, (os.cpu_count() or 1) // workers) if dev.type == 'cpu' else None)
     spec = BenchSpec(model, precision=precision, compile_mode=compile_mode, channels_last=channels_last,

@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 import numpy as np
 import torch
-from scipy import stats as _stats
 from .devices import synchronize
 
 # %% auto #0
-__all__ = ['TimingConfig', 'ci_halfwidth', 'Timing', 'CpuClock', 'CudaClock', 'make_clock', 'should_stop', 'measure']
+__all__ = ['TimingConfig', 'Timing', 'CpuClock', 'CudaClock', 'make_clock', 'should_stop', 'measure']
 
 # %% ../nbs/06_timing.ipynb #8a4df931
 @dataclass
@@ -31,10 +30,7 @@ class TimingConfig:
     check_every:float = 0.1       # seconds between stop checks
 
 # %% ../nbs/06_timing.ipynb #e51505a5
-def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:
-    "Half-width of the `confidence` interval of a mean of `n` samples with standard deviation `std`."
-    if n < 2 or not math.isfinite(std): return math.nan
-    return float(_stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
+from .core import ci_halfwidth  # the statistics every interval uses (in `core`, so a client without torch computes them too)
 
 # %% ../nbs/06_timing.ipynb #fda04f89
 @dataclass
