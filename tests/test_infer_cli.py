@@ -78,9 +78,9 @@ def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(wor
 @pytest.mark.slow
 def test_skipped_precision_is_a_row(work, monkeypatch):
     "A precision this CPU has no native units for is a skipped row with the reason (unless named)."
-    from throughput_bench import core
+    from throughput_bench import devices
     import torch
-    if core.precision_support('bf16', torch.device('cpu')) is None:
+    if devices.precision_support('bf16', torch.device('cpu')) is None:
         pytest.skip('this CPU has native bf16: nothing is skipped by default')
     r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--precisions', 'fp32')], cwd=work)
     df = read_results(csv_of(work))
