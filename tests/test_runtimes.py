@@ -123,3 +123,10 @@ def test_a_served_runtime_answers_what_the_measured_model_computes(tmp_path):
     with torch.inference_mode(): ref = m.eval()(torch.from_numpy(x)).numpy()
     got = np.load(io.BytesIO(r.content))
     assert got.shape == ref.shape and np.abs(got - ref).max() <= 1e-3 * np.abs(ref).max()
+
+def test_a_runtime_runs_once_whatever_compile_modes_and_layouts_pytorch_was_asked_for():
+    "`--compile-modes default --channels-last --backends pytorch onnxruntime`: PyTorch compiled in NHWC, and ONNX Runtime once, as itself (no silent empty plan)."
+    specs = [BenchSpec('resnet18', compile_mode=c, channels_last=True, input_channels=3, input_size=32) for c in ('default', 'max-autotune')]
+    out = api.with_backends(specs, ['pytorch', 'onnxruntime'], cache_dir='x')
+    assert [(s.backend, s.compile_mode, s.channels_last) for s in out] == [
+        ('pytorch', 'default', True), ('pytorch', 'max-autotune', True), ('onnxruntime', 'none', False)]

@@ -184,15 +184,16 @@ def check_backends(backends:Optional[list], mode:str)->list:
     return backends
 
 def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cache_dir:Optional[str]=None)->list:
-    "Each configuration on each backend that varies it: a runtime with its own graph compiler takes compile mode none and NCHW only, and (unless named) only the precisions it runs."
+    "Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions it runs."
     from throughput_bench.backends.base import get_backend
     out = {}
     for b in backends:
         be = get_backend(b)
         for s in specs:
-            if s.compile_mode not in be.compile_modes or s.channels_last not in be.layouts: continue
             if not explicit_precisions and s.precision not in be.precisions: continue
             t = dataclasses.replace(s, backend=b, cache_dir=cache_dir if b != 'pytorch' else None)
+            if t.compile_mode not in be.compile_modes or t.channels_last not in be.layouts:  # the runtime compiles and lays out its own graph
+                t = dataclasses.replace(t, compile_mode=be.compile_modes[0], channels_last=be.layouts[0])
             out.setdefault(t.key(), t)
     return list(out.values())
 

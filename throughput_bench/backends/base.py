@@ -79,10 +79,6 @@ class Backend:
         if spec.channels_last not in self.layouts: return f"{self.name} chooses its own memory layout (no channels_last)"
         return self.missing()
 
-    def grid(self, compile_modes:list, layouts:list)->tuple:
-        "The compile modes and layouts of a sweep's grid this backend varies (a runtime with its own graph compiler: none, NCHW)."
-        return [c for c in compile_modes if c in self.compile_modes] or ['none'], [l for l in layouts if l in self.layouts] or [False]
-
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
         "Make `model` (fp32, eval, on `device`) ready to run `spec`."
         raise NotImplementedError
