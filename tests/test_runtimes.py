@@ -130,3 +130,9 @@ def test_a_runtime_runs_once_whatever_compile_modes_and_layouts_pytorch_was_aske
     out = api.with_backends(specs, ['pytorch', 'onnxruntime'], cache_dir='x')
     assert [(s.backend, s.compile_mode, s.channels_last) for s in out] == [
         ('pytorch', 'default', True), ('pytorch', 'max-autotune', True), ('onnxruntime', 'none', False)]
+
+def test_the_speedup_chart_sets_each_runtime_against_fp32_eager_pytorch(sweep_dir):
+    from throughput_bench.charts import best_rows, speedups
+    d, _ = sweep_dir
+    sp = speedups(best_rows(read_results(d / 'results')))
+    assert sorted(sp.backend.unique()) == ['onnxruntime', 'openvino'] and (sp.speedup > 0).all()  # eager PyTorch is the base, never a bar

@@ -177,11 +177,13 @@ def chart_throughput(best:pd.DataFrame, mode:str='inference'):
 def speedups(best:pd.DataFrame)->pd.DataFrame:
     "Throughput of each precision/compile variant over fp32 eager of the same device, mode, model and input."
     keys = ['device', 'mode', 'model_name', 'input', 'channels_last', 'data_mode', 'optimizer']
-    base = best[best.precision.eq('fp32') & best.compile_mode.eq('none')].set_index(keys)['throughput_mean']
+    pytorch = best.backend.fillna('pytorch').isin(['pytorch', '']) if 'backend' in best else pd.Series(True, index=best.index)
+    is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch  # fp32 eager PyTorch: the runtimes are variants of it
+    base = best[is_base].set_index(keys)['throughput_mean']
     d = best.join(base.rename('fp32_eager'), on=keys).dropna(subset=['fp32_eager'])
     d = d.assign(speedup=d.throughput_mean / d.fp32_eager, speedup_lo=d.throughput_ci_low / d.fp32_eager,
                  speedup_hi=d.throughput_ci_high / d.fp32_eager)
-    return d[~(d.precision.eq('fp32') & d.compile_mode.eq('none'))]
+    return d[~is_base.loc[d.index]]
 
 def chart_speedup(best:pd.DataFrame):
     "Speed-up over fp32 eager, per model and device, by precision and compile mode."
