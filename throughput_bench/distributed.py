@@ -122,15 +122,21 @@ def run_rank(spec:BenchSpec, timing:TimingConfig, breakdown:bool=False, err_file
         os._exit(1)  # leave now: torchrun stops the other ranks
 
 # %% ../nbs/23_distributed.ipynb #f6e32925
-def _torchrun_failure(text:str)->Optional[str]:
-    "The rank that failed first and how, from torchrun's report (its `Root Cause` section: `rank: 1 (local_rank: 1)` ... `exitcode: -9`), or None."
-    i = text.find('Root Cause')  # the others are listed too, ended by torchrun's SIGTERM
-    text = text[i:] if i >= 0 else text
-    m = re.search(r'rank\s*:\s*(\d+)\s*\(local_rank:\s*\d+\)\s*exitcode\s*:\s*(-?\d+)', text, re.S)
-    if not m: return None
-    rank, code = int(m.group(1)), int(m.group(2))
-    how = f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exited with code {code}"
-    return f"rank {rank} {how}"
+_EXIT = re.compile(r'rank\s*:\s*(\d+)\s*\(local_rank:\s*\d+\)\s*exitcode\s*:\s*(-?\d+)', re.S)
+
+def _how(code:int)->str:
+    "How a process with exit status `code` ended, in words."
+    return f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exited with code {code}"
+
+def _torchrun_failure(text:str)->Optional[tuple]:
+    "The rank that caused the group's failure and how it ended, `(rank, words)`, from torchrun's report, or None."
+    exits = {int(r): int(c) for r, c in _EXIT.findall(text)}  # every rank torchrun lists, in `Failures` and `Root Cause`
+    # a rank killed from outside (not by torchrun's own SIGTERM) is the cause, even when a peer saw its connection close first
+    killed = [r for r, c in exits.items() if c < 0 and -c != signal.SIGTERM]
+    if killed: return killed[0], _how(exits[killed[0]])
+    i = text.find('Root Cause')
+    m = _EXIT.search(text[i:] if i >= 0 else text)
+    return (int(m.group(1)), _how(int(m.group(2)))) if m else None
 
 def launch_ddp(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False, startup_s:float=120.0)->BenchResult:
     "Measure `spec` on `spec.world_size` processes under torchrun; the row (an `error` row naming the rank when one fails)."
@@ -152,13 +158,16 @@ def launch_ddp(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False, s
         if out.exists() and not failed: return BenchResult(**json.loads(out.read_text()))
         res = result_from_spec(spec)
         res.world_size, res.ddp_backend = spec.world_size, group_backend(torch.device(spec.device).type)
-        errs = sorted(Path(d).glob('err.rank*'))
-        if errs:
-            r = int(errs[0].name.rsplit('rank', 1)[1]); msg = errs[0].read_text()
+        errs = {int(f.name.rsplit('rank', 1)[1]): f.read_text() for f in sorted(Path(d).glob('err.rank*'), key=lambda f: f.stat().st_mtime)}
+        cause, stopped = _torchrun_failure(log), f"the group was stopped (process-group timeout {spec.ddp_timeout:g} s)"
+        if cause and cause[0] not in errs and 'killed' in cause[1]:  # killed from outside: the peers' errors are its consequence
+            res.status = 'error'
+            res.error = '; '.join([f"rank {cause[0]} {cause[1]}"] + [f"then rank {r}: {m}" for r, m in errs.items()] + [stopped])
+        elif errs:
+            (r, msg), = list(errs.items())[:1]  # the first rank to fail
             res.status = 'oom' if 'out of memory' in msg.lower() else 'error'
             res.error = f"rank {r}: {msg}"
         else:
             res.status = 'error'
-            res.error = why or (_torchrun_failure(log) or 'torchrun failed: ' + ' '.join(log.strip().splitlines()[-1:])) + \
-                        f"; the group was stopped (process-group timeout {spec.ddp_timeout:g} s)"
+            res.error = (why or (f"rank {cause[0]} {cause[1]}" if cause else 'torchrun failed: ' + ' '.join(log.strip().splitlines()[-1:]))) + f"; {stopped}"
         return res
