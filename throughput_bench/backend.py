@@ -94,10 +94,10 @@ def one_line(e:BaseException, limit:int=300)->str:
     return f"{type(e).__name__}: {first}"[:limit]
 
 # %% ../nbs/09_backend.ipynb #5744d51e
-def describe_device(res:BenchResult, device)->BenchResult:
-    "Stamp the device's name, memory and TF32 state on the row."
+def describe_device(res:BenchResult, device, tf32:Optional[bool]=None)->BenchResult:
+    "Stamp the device's name, memory and TF32 state on the row: TF32 as the run sets it (`tf32`, the spec's), else as PyTorch is set now."
     res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
     known = res.precision in PRECISIONS  # a served model's precision is whatever its server says, or unknown ('')
-    res.tf32_enabled = tf32_active(res.precision, device) if known else False
+    res.tf32_enabled = tf32_active(res.precision, device, tf32) if known else False
     res.emulated = known and device.type == 'cpu' and precision_support(res.precision, device) is not None
     return res

@@ -101,10 +101,11 @@ def set_tf32(enabled:bool):
     torch.backends.cudnn.allow_tf32 = enabled
     torch.set_float32_matmul_precision('high' if enabled else 'highest')
 
-def tf32_active(precision:str, device:torch.device)->bool:
-    "Whether fp32 matmuls of this configuration run in TF32."
+def tf32_active(precision:str, device:torch.device, allowed:Optional[bool]=None)->bool:
+    "Whether fp32 matmuls of this configuration run in TF32, when TF32 is `allowed` (default: as PyTorch is set now)."
     if device.type != 'cuda' or compute_dtype(precision, device) != torch.float32: return False
-    return torch.cuda.get_device_capability(device)[0] >= 8 and torch.backends.cuda.matmul.allow_tf32
+    allowed = torch.backends.cuda.matmul.allow_tf32 if allowed is None else allowed
+    return torch.cuda.get_device_capability(device)[0] >= 8 and allowed
 
 # %% ../nbs/02_devices.ipynb #a52f78cc
 def autocast(precision:str, device:torch.device):

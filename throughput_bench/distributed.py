@@ -92,7 +92,7 @@ def run_rank(spec:BenchSpec, timing:TimingConfig, breakdown:bool=False, err_file
         if own: rank, world, device = join_group(torch.device(spec.device).type, spec.ddp_timeout)
         else: rank, world, device = dist.get_rank(), dist.get_world_size(), torch.device(spec.device)
         spec = dataclasses.replace(spec, device=str(device))
-        res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device)
+        res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device, spec.tf32)
         train_spec = dataclasses.replace(spec, precision='fp32') if spec.precision in ('amp', 'bf16') else spec
         torch.manual_seed(0)  # the same initial weights on every rank, as DDP expects (it also broadcasts rank 0's)
         _, info, model, _ = setup_run(train_spec)

@@ -111,10 +111,13 @@ def _median_time(fn, device, repeats:int)->float:
 def gemm_tflops(device:torch.device, dtype:str='fp32', n:Optional[int]=None, repeats:int=5)->float:
     "Measured TFLOP/s of an `n` x `n` matmul in `dtype` on `device`."
     n = n or (8192 if device.type == 'cuda' else 2048)
+    was = torch.backends.cuda.matmul.allow_tf32
     if device.type == 'cuda': set_tf32(dtype == 'tf32')
-    a, b = (torch.randn(n, n, device=device, dtype=_DT[dtype]) for _ in range(2))
-    t = _median_time(lambda: a @ b, device, repeats)
-    if device.type == 'cuda': set_tf32(True)
+    try:
+        a, b = (torch.randn(n, n, device=device, dtype=_DT[dtype]) for _ in range(2))
+        t = _median_time(lambda: a @ b, device, repeats)
+    finally:
+        if device.type == 'cuda': set_tf32(was)  # as it was: a run's TF32 setting is its own
     return 2 * n**3 / t / 1e12
 
 def copy_gbps(device:torch.device, mbytes:int=None, repeats:int=5)->float:

@@ -89,7 +89,7 @@ def reference_output(model, spec:BenchSpec, device)->tuple:
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
     "Measure one inference configuration through its backend; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
-    res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device)
+    res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device, spec.tf32 and spec.backend == 'pytorch')  # PyTorch's switch
     try:
         be = get_backend(spec.backend)
         why = be.unsupported(spec)

@@ -109,32 +109,36 @@ def _rel_ci(lat:np.ndarray, confidence:float)->float:
     if n < 2: return math.inf
     return ci_halfwidth(float(lat.std(ddof=1)), n, confidence) / float(lat.mean())
 
+def _loop(step:Callable, device:torch.device, stop:Callable, confidence:float, check_every:float, exact:bool=False)->tuple:
+    "Run `step` under the device's clock until `stop(elapsed, n, rel_ci)`; `(latencies, seconds)`. `exact`: ask `stop` every step, without a CI."
+    clock = make_clock(device); clock.start()
+    next_check, i = 0.0, 0
+    while True:
+        step(); elapsed = clock.mark(); i += 1
+        if exact:
+            if stop(elapsed, i, math.inf): break
+            continue
+        if elapsed < next_check: continue
+        lat, elapsed = clock.read()
+        if stop(elapsed, i, _rel_ci(lat, confidence)): break
+        next_check = elapsed + check_every
+    return clock.read()
+
 def measure(step:Callable, # runs one batch; its result is not used
             device:torch.device, batch_size:int, cfg:TimingConfig=None,
             on_warm:Optional[Callable]=None # called once after warm-up, before timing (e.g. to read GPU clocks)
            )->Timing:
-    "Time `step`: first call, warm-up, then the timed phase until `cfg` says stop."
+    "Time `step`: first call, warm-up, then the timed phase until `cfg` says stop. The warm-up runs the timed loop itself (clock, marks, reads), so what is paid once for the loop's own machinery is paid there."
     cfg = cfg or TimingConfig()
     synchronize(device); t = time.perf_counter()
     step(); synchronize(device)
     first = time.perf_counter() - t
-    t0, n = time.perf_counter(), 0
-    while n < cfg.warmup or time.perf_counter() - t0 < cfg.warmup_seconds:
-        step(); n += 1
-    synchronize(device); warm_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    lat, _ = _loop(step, device, lambda el, n, ci: n >= cfg.warmup and time.perf_counter() - t0 >= cfg.warmup_seconds,
+                   cfg.confidence, cfg.check_every, exact=device.type != 'cuda')  # on CUDA with the reads of the timed phase
+    synchronize(device); warm_n, warm_s = len(lat), time.perf_counter() - t0
     if on_warm: on_warm()
-    clock = make_clock(device); clock.start()
-    next_check, i = 0.0, 0
     fixed = cfg.timed_seconds is not None or bool(cfg.timed_iters)
-    host_fixed = fixed and device.type != 'cuda'  # the host clock is exact: no CI needed
-    while True:
-        step(); elapsed = clock.mark(); i += 1
-        if host_fixed or (cfg.timed_iters and i >= cfg.timed_iters):
-            if should_stop(elapsed, i, math.inf, cfg): break
-            continue
-        if elapsed < next_check: continue
-        lat, elapsed = clock.read()
-        if should_stop(elapsed, i, _rel_ci(lat, cfg.confidence), cfg): break
-        next_check = elapsed + cfg.check_every
-    lat, elapsed = clock.read()
-    return Timing(lat, elapsed, batch_size, n, warm_s, first, cfg.confidence)
+    exact = (fixed and device.type != 'cuda') or bool(cfg.timed_iters)  # the host clock is exact: no CI needed; or a fixed count
+    lat, elapsed = _loop(step, device, lambda el, n, ci: should_stop(el, n, ci, cfg), cfg.confidence, cfg.check_every, exact=exact)
+    return Timing(lat, elapsed, batch_size, warm_n, warm_s, first, cfg.confidence)

@@ -97,7 +97,7 @@ def phase_breakdown(step:TrainStep, device, min_iters:int=5, min_seconds:float=1
 def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)->BenchResult:
     "Measure one training configuration; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
-    res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device)
+    res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device, spec.tf32)
     try:
         train_spec = dataclasses.replace(spec, precision='fp32') if spec.precision in ('amp', 'bf16') else spec
         device, info, model, _ = setup_run(train_spec)   # weights stay fp32: amp/bf16 are autocast
