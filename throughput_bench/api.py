@@ -183,15 +183,19 @@ def check_backends(backends:Optional[list], mode:str)->list:
         if why: raise BenchError(why)
     return backends
 
-def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cache_dir:Optional[str]=None)->list:
-    "Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions it runs."
+def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cache_dir:Optional[str]=None, options:str='')->list:
+    "Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions it runs; `options` go to every runtime that has settings (checked here: a wrong one is one line)."
     from throughput_bench.backends.base import get_backend
     out = {}
+    if options and not any(get_backend(b).options for b in backends):
+        raise BenchError(f"--backend-options {options!r}: none of the backends {', '.join(backends)} has settings (OpenVINO and ONNX Runtime do)")
     for b in backends:
         be = get_backend(b)
+        opts = options if be.options else ''
+        be.parse_options(opts)
         for s in specs:
             if not explicit_precisions and s.precision not in be.precisions: continue
-            t = dataclasses.replace(s, backend=b, cache_dir=cache_dir if b != 'pytorch' else None)
+            t = dataclasses.replace(s, backend=b, cache_dir=cache_dir if b != 'pytorch' else None, backend_options=opts)
             if t.compile_mode not in be.compile_modes or t.channels_last not in be.layouts:  # the runtime compiles and lays out its own graph
                 t = dataclasses.replace(t, compile_mode=be.compile_modes[0], channels_last=be.layouts[0])
             out.setdefault(t.key(), t)
@@ -299,7 +303,7 @@ def configurations(a:SweepArgs, dev)->list:
     else: specs = expand(a.names, *grid, input_channels=a.input_channels, input_size=a.input_size, **kw)
     if seed: specs = seed_specs(specs, inputs_given=bool(a.input_channels or a.input_size))
     specs = with_backends(specs, a.backends, explicit_precisions=a.precisions is not None,
-                          cache_dir=str(Path(a.output).parent if a.output else Path(a.results_dir)) + '/exported')
+                          cache_dir=str(Path(a.output).parent if a.output else Path(a.results_dir)) + '/exported', options=a.backend_options or '')
     if a.mode == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=a.lr) for s in specs for o in a.optimizers]
     if a.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
         specs = [dataclasses.replace(s, world_size=w, ddp_timeout=a.ddp_timeout, probe_batch=False, max_step_seconds=None)
@@ -393,6 +397,7 @@ def sweep(mode:str='inference', # `inference` or `training`
           run_id:str='', # recorded on each row that has none
           conventions:str='tbench', # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models in the defaults)
           backends:Optional[list]=None, # inference: the runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes need the [runtimes] extra (default pytorch)
+          backend_options:str='', # the runtimes' own settings as key=value words, e.g. 'hint=THROUGHPUT streams=2' (OpenVINO: hint, streams, requests; ONNX Runtime: mode, inter_threads; default: each runtime's own choice)
          )->'pd.DataFrame':
     "Plan, measure and store a sweep; the rows of every configuration asked for."
     a = SweepArgs(**{k: v for k, v in locals().items()})

@@ -39,7 +39,7 @@ def input_label(df:pd.DataFrame)->pd.Series:
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
-    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df['mode'].ne('serving')].reset_index(drop=True)  # served rows: `chart_serving`
+    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df['mode'].ne('serving') & df['study'].eq('')].reset_index(drop=True)  # a study's rows: its own chart  # served rows: `chart_serving`
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
@@ -357,7 +357,7 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     "Served against in-process rows of the same configuration: throughput at saturation and p50 at batch 1."
     s = serving_rows(df)
     if s.empty: return pd.DataFrame()
-    inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna()]
+    inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna() & df['study'].eq('')]
     keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size']
     out = []
     for k, g in s.groupby(keys + ['max_batch'], dropna=False):

@@ -79,13 +79,17 @@ class BenchSpec:
     ddp_timeout:float = 300.0                # seconds a collective may wait before the process group gives up (a dead rank)
     backend:str = 'pytorch'                  # the runtime that runs the model: one of `backends.base.BACKENDS`
     cache_dir:Optional[str] = None           # where exported models are kept (None: ~/.cache/throughput_bench)
+    backend_options:str = ''                 # the runtime's own settings as `key=value` words (`hint=THROUGHPUT streams=2`; '' its defaults)
+    study:str = ''                           # the comparison or tuning study a row belongs to ('' a plain sweep row)
+    stage:str = ''                           # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
 
     # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries group by
     KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
-           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend')
+           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
+           'backend_options', 'study', 'stage')
     # what a row written before a field existed meant by leaving it empty
     KEY_DEFAULTS = {'mode': 'inference', 'data_mode': 'synthetic', 'optimizer': 'none', 'channels_last': 'False', 'timesteps': '1',
-                    'backend': 'pytorch'}
+                    'backend': 'pytorch', 'backend_options': '', 'study': '', 'stage': ''}
 
     @property
     def in_chans(self)->int:
@@ -100,6 +104,7 @@ class BenchSpec:
         "A compact one-line label for progress bars."
         parts = [self.model_name, self.precision]
         if self.backend != 'pytorch': parts.append(self.backend)
+        if self.backend_options: parts.append(self.backend_options)
         if self.compile_mode != 'none': parts.append(f"compile={self.compile_mode}")
         if self.channels_last: parts.append('NHWC')
         if self.mode == 'training': parts.append(self.optimizer)
@@ -251,6 +256,9 @@ class BenchResult:
     backend:str = 'pytorch'              # pytorch | onnxruntime | openvino | ...; rows written before it: pytorch
     backend_settings:str = ''            # what decides the runtime's speed, `key=value` words (provider, threads, hint, streams, ...)
     backend_version:str = ''             # the runtime's version
+    backend_options:str = ''             # the runtime settings asked for (`backend_settings` says what they became)
+    study:str = ''                       # the comparison or tuning study the row belongs to ('' a plain sweep row)
+    stage:str = ''                       # its step in the study (`round 3`, `screen`, `rung 2`, `confirm`)
     export_seconds:Optional[float] = None  # exporting the model (ONNX) for the runtime; empty: no export, or taken from the cache
     export_cached:bool = False           # the exported model came from the cache beside the results
     max_abs_diff:Optional[float] = None  # largest |output - fp32 eager output| on a fixed input

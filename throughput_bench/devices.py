@@ -118,7 +118,7 @@ def autocast(precision:str, device:torch.device):
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     import timm
-    d = dict(model_name=spec.model_name, mode=spec.mode, backend=spec.backend, num_classes=spec.num_classes, world_size=spec.world_size, precision=spec.precision,
+    d = dict(model_name=spec.model_name, mode=spec.mode, backend=spec.backend, backend_options=spec.backend_options, study=spec.study, stage=spec.stage, num_classes=spec.num_classes, world_size=spec.world_size, precision=spec.precision,
              compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
              batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
              input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,

@@ -63,6 +63,23 @@ class Backend:
     devices:tuple = ('cpu',)
     modes:tuple = ('inference',)
     data_modes:tuple = ('synthetic',)
+    options:dict = {}                 # the runtime's own settings a configuration may set: name -> the values it takes (a tuple, or `int`)
+
+    def parse_options(self, text:str)->dict:
+        "`backend_options` words (`hint=THROUGHPUT streams=2`) as a dict, each checked against `options`; a bad one is a one-line `BenchError`."
+        out = {}
+        for w in (text or '').split():
+            k, eq, v = w.partition('=')
+            if not eq or k not in self.options:
+                known = ', '.join(f"{n}={'N' if t is int else '|'.join(t)}" for n, t in self.options.items()) or 'none'
+                raise BenchError(f"{self.name}: unknown setting {w!r} (its settings: {known})")
+            want = self.options[k]
+            if want is int:
+                if not v.isdigit() or int(v) < 1: raise BenchError(f"{self.name}: {k} takes a whole number of at least 1, not {v!r}")
+                out[k] = int(v)
+            elif v not in want: raise BenchError(f"{self.name}: {k} takes {' or '.join(want)}, not {v!r}")
+            else: out[k] = v
+        return out
 
     def missing(self)->Optional[str]:
         "Why this backend cannot run on this machine at all (a package not installed), or None."
@@ -77,6 +94,7 @@ class Backend:
                             ('compile mode', spec.compile_mode, self.compile_modes), ('data mode', spec.data_mode, self.data_modes)):
             if v not in ok: return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
         if spec.channels_last not in self.layouts: return f"{self.name} chooses its own memory layout (no channels_last)"
+        self.parse_options(spec.backend_options)  # a wrong setting is the user's error, said before anything runs
         return self.missing()
 
     def prepare(self, model, spec:BenchSpec, device)->Prepared:

@@ -18,6 +18,7 @@ class OnnxRuntime(Backend):
     name, package = 'onnxruntime', 'onnxruntime'
     devices = ('cpu', 'cuda')
     provider = {'cpu': 'CPUExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
+    options = {'mode': ('sequential', 'parallel'), 'inter_threads': int}
 
     def unsupported(self, spec:BenchSpec)->Optional[str]:
         why = super().unsupported(spec)
@@ -28,13 +29,14 @@ class OnnxRuntime(Backend):
         return None
 
     def session(self, path, spec:BenchSpec, device):
-        "An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads, sequential."
+        "An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads, sequential (or the `mode` and `inter_threads` asked for)."
         import onnxruntime as ort
+        opt = self.parse_options(spec.backend_options)
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.execution_mode = ort.ExecutionMode.ORT_PARALLEL if opt.get('mode') == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
         if spec.threads: so.intra_op_num_threads = spec.threads
-        so.inter_op_num_threads = 1
+        so.inter_op_num_threads = opt.get('inter_threads', 1)
         so.log_severity_level = 3  # errors only
         opts = {'device_id': device.index or 0} if device.type == 'cuda' else {}
         return ort.InferenceSession(str(path), so, providers=[(self.provider[device.type], opts)])
@@ -46,7 +48,7 @@ class OnnxRuntime(Backend):
         name = sess.get_inputs()[0].name
         so = sess.get_session_options()
         settings = (f"provider={sess.get_providers()[0]} graph_opt=all intra_threads={so.intra_op_num_threads or 'default'} "
-                    f"inter_threads={so.inter_op_num_threads} mode=sequential")
+                    f"inter_threads={so.inter_op_num_threads} mode={'parallel' if so.execution_mode == ort.ExecutionMode.ORT_PARALLEL else 'sequential'}")
         def step(batch:int):
             x = np.random.default_rng(0).standard_normal((batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32)
             if device.type != 'cuda': return (lambda: sess.run(None, {name: x})), batch

@@ -17,13 +17,16 @@ class OpenVINO(Backend):
     "The model's ONNX graph compiled by OpenVINO for the CPU."
     name, package = 'openvino', 'openvino'
     devices = ('cpu',)
+    options = {'hint': ('LATENCY', 'THROUGHPUT', 'CUMULATIVE_THROUGHPUT'), 'streams': int, 'requests': int}
 
     def compiled(self, core, graph, spec:BenchSpec, batch:int):
-        "`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT, f32, `spec.threads`."
+        "`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or the `hint` and `streams` asked for), f32, `spec.threads`."
         g = graph.clone(); g.reshape([batch, spec.in_chans, spec.input_size, spec.input_size])
-        hint = 'LATENCY' if batch == 1 else 'THROUGHPUT'
+        opts = self.parse_options(spec.backend_options)
+        hint = opts.get('hint', 'LATENCY' if batch == 1 else 'THROUGHPUT')
         cfg = {'PERFORMANCE_HINT': hint, 'INFERENCE_PRECISION_HINT': 'f32'}
         if spec.threads: cfg['INFERENCE_NUM_THREADS'] = spec.threads
+        if 'streams' in opts: cfg['NUM_STREAMS'] = opts['streams']
         return core.compile_model(g, 'CPU', cfg), hint
 
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
@@ -39,7 +42,7 @@ class OpenVINO(Backend):
         def step(batch:int):
             cm, hint, secs = get(batch); p.build_seconds = secs
             x = np.random.default_rng(0).standard_normal((batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32)
-            nreq = 1 if hint == 'LATENCY' else int(cm.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS'))
+            nreq = self.parse_options(spec.backend_options).get('requests') or (1 if hint == 'LATENCY' else int(cm.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS')))
             p.settings = (f"hint={hint} streams={cm.get_property('NUM_STREAMS')} requests={nreq} "
                           f"precision={cm.get_property('INFERENCE_PRECISION_HINT').to_string()} threads={cm.get_property('INFERENCE_NUM_THREADS')}")
             if nreq == 1:

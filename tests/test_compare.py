@@ -1,0 +1,101 @@
+"`tbench compare` and `tbench tune` end to end on CPU with a tiny model: paired rounds, stored studies, resuming, the winner's command."
+import shlex
+import numpy as np, pandas as pd
+import pytest
+from conftest import tbench
+from throughput_bench.store import read_results
+from throughput_bench.core import BenchSpec
+
+pytestmark = pytest.mark.slow
+TINY = ['--device', 'cpu', '--threads', '1', '--input-size', '32', '--timed-seconds', '0.3', '--warmup-seconds', '0', '--wait-idle', '0']
+
+def only_csv(work):
+    (f,) = sorted((work / 'results').glob('*.csv')); return f
+
+def test_same_configuration_twice_shows_no_difference_and_a_batch_eight_times_larger_does(work):
+    r = tbench('compare', 'resnet18', 'batch=1', 'batch=1', 'batch=8', *TINY, '--min-rounds', '3', '--max-rounds', '3', cwd=work)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = read_results(only_csv(work))
+    # every round measured each configuration once, in its own process, and stored it as a row of the study
+    assert len(rows) == 9 and rows.status.eq('ok').all() and rows.study.nunique() == 1 and rows.study[0].startswith('cmp-')
+    assert sorted(rows.stage) == sorted(f"round {n}, {x}" for n in (1, 2, 3) for x in 'ABC')
+    assert (rows.repeats == 1).all() and (rows.batch_size.tolist().count(8) == 3)
+    # the order rotates: A first in round 1, B in round 2, C in round 3
+    firsts = rows.groupby(rows.stage.str.split(',').str[0], sort=True).head(1).stage.str[-1].tolist()
+    assert firsts == ['A', 'B', 'C'], firsts
+    out = r.stdout
+    aa = next(l for l in out.splitlines() if l.startswith('B (batch=1) is'))
+    big = next(l for l in out.splitlines() if l.startswith('C (batch=8) is'))
+    assert 'faster than A (batch=1); significant' in big, big
+    # A/A: the same configuration is never claimed to differ by more than the noise of one process here (its CI is the test)
+    tp = rows.set_index('stage').throughput_mean
+    ratios = [tp[f"round {n}, B"] / tp[f"round {n}, A"] for n in (1, 2, 3)]
+    lo, hi = (float(x) for x in aa.split('[')[1].split(']')[0].split(','))
+    gm = float(np.exp(np.mean(np.log(ratios))))
+    assert abs(max(gm, 1 / gm) - float(aa.split(' is ')[1].split('×')[0])) < 0.006  # the printed ratio is the geometric mean of the rounds'
+    assert 'not significant' in aa or (lo > 0.9 and hi < 1.1), aa
+    # the same command again finds its rounds: nothing measured
+    again = tbench('compare', 'resnet18', 'batch=1', 'batch=1', 'batch=8', *TINY, '--min-rounds', '3', '--max-rounds', '3', cwd=work)
+    assert again.returncode == 0 and len(read_results(only_csv(work))) == 9 and '(stored)' in again.stdout
+
+def test_stored_results_compare_what_both_hold_and_name_the_rest(work, cli):
+    for side, sizes in (('a', ['1', '2']), ('b', ['1'])):
+        r = tbench('infer', '--models', 'resnet18', '--batch-sizes', *sizes, '--precisions', 'fp32', *TINY, '--repeats', '2', '--no-progress',
+                   '--wandb', 'disabled', '--results-dir', side, cwd=work)
+        assert r.returncode == 0, r.stderr[-2000:]
+    r = cli('compare', 'a', 'b', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert 'not comparable (only in A, a): resnet18 fp32 bs=2 3x32' in r.stdout
+    assert 'geometric mean of B/A over the 1 configuration(s) both hold' in r.stdout
+    line = next(l for l in r.stdout.splitlines() if l.strip().startswith('resnet18'))
+    assert '[' in line  # two processes a side: the ratio has an interval
+
+@pytest.mark.parametrize('args,msg', [
+    (['resnet18', 'batch=1'], 'two or more configurations'),
+    (['resnet18', 'batch=1', 'batch=0'], 'at least 1'),
+    (['resnet18', 'backend=openvino', 'backend=openvino streams=two'], 'streams takes a whole number'),
+    (['resnet18', 'backend=pytorch', 'backend=pytorch hint=LATENCY'], 'none of the backends pytorch has settings'),
+    (['resnt18', 'batch=1', 'batch=2'], 'resnet18'),
+    (['missing.csv', 'other.csv'], 'no such results file'),
+])
+def test_bad_input_is_one_line(work, cli, args, msg):
+    r = cli('compare', *args, *TINY, cwd=work)
+    assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
+    args = ['tune', 'resnet18', '--device', 'cpu', '--budget-minutes', '1', '--batch-sizes', '1', '2', '--backends', 'pytorch', 'openvino',
+            '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress']
+    r = tbench(*args, cwd=work, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = read_results(only_csv(work))
+    study = rows[rows.study.str.startswith('tune-') & ~rows.study.str.endswith('-vs-eager')]
+    screens = study[study.stage == 'screen']
+    assert len(screens) == 2 * 2 * 4  # 2 batches x 2 thread counts x (eager, NHWC, OpenVINO x 2 hints): every one screened
+    assert screens.status.eq('ok').all()
+    # the winner: the best throughput among the rows of the last stage, and it passed the correctness gate (or is the reference)
+    cmd = next(l for l in r.stdout.splitlines() if l.startswith('measure the winner again: ')).split(': ', 1)[1]
+    best = next(l for l in r.stdout.splitlines() if l.startswith('best throughput: '))
+    words = shlex.split(cmd)
+    backend = words[words.index('--backends') + 1]
+    assert 'faster than fp32 eager' in r.stdout or 'slower than fp32 eager' in r.stdout or backend == 'pytorch'
+    assert (work / 'results' / 'tune-resnet18-cpu_amd_epyc.png').exists() or list((work / 'results').glob('tune-resnet18-*.png'))
+    # a second tune with the same arguments measures nothing new
+    n = len(rows)
+    again = tbench(*args, cwd=work, timeout=600)
+    assert again.returncode == 0 and len(read_results(only_csv(work))) == n, again.stdout[-2000:]
+    assert again.stdout.split('measure the winner again: ')[1].splitlines()[0] == cmd
+    # the printed command measures that configuration: a plain sweep row of the winner's configuration
+    rr = tbench(*words[1:], '--timed-seconds', '0.3', '--warmup-seconds', '0', '--repeats', '1', '--wait-idle', '0', '--no-progress', '--wandb', 'disabled', cwd=work)
+    assert rr.returncode == 0, rr.stderr[-2000:]
+    plain = read_results(only_csv(work))
+    plain = plain[plain.study.eq('')].reset_index(drop=True)
+    assert len(plain) == 1 and plain.status[0] == 'ok'
+    from throughput_bench.compare import parse_config
+    said = parse_config(best.split(': ')[1].rsplit(':', 1)[0])  # the winner, in the words `tune` printed
+    row = plain.iloc[0]
+    assert row.backend == said['backend'] and row.batch_size == said['batch_size'] and row.threads == said['threads']
+    assert row.backend_options == said.get('backend_options', '') and bool(row.channels_last) == said.get('channels_last', False)
+    assert row.precision == 'fp32' and row.input_size == 32
+    won = study[(study.backend == row.backend) & (study.batch_size == row.batch_size) & (study.threads == row.threads) &
+                (study.backend_options == row.backend_options) & (study.channels_last == row.channels_last)]
+    assert len(won) and won.status.eq('ok').all() and (won.backend.eq('pytorch') | (won.max_rel_diff <= won.tolerance)).all()
