@@ -12,7 +12,7 @@ TINY = ['--device', 'cpu', '--threads', '1', '--input-size', '32', '--timed-seco
 def only_csv(work):
     (f,) = sorted((work / 'results').glob('*.csv')); return f
 
-def test_same_configuration_twice_shows_no_difference_and_a_batch_eight_times_larger_does(work):
+def test_same_configuration_twice_shows_no_difference_and_a_batch_eight_times_larger_does(work, cli):
     r = tbench('compare', 'resnet18', 'batch=1', 'batch=1', 'batch=8', *TINY, '--min-rounds', '3', '--max-rounds', '3', cwd=work)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = read_results(only_csv(work))
@@ -37,6 +37,11 @@ def test_same_configuration_twice_shows_no_difference_and_a_batch_eight_times_la
     # the same command again finds its rounds: nothing measured
     again = tbench('compare', 'resnet18', 'batch=1', 'batch=1', 'batch=8', *TINY, '--min-rounds', '3', '--max-rounds', '3', cwd=work)
     assert again.returncode == 0 and len(read_results(only_csv(work))) == 9 and '(stored)' in again.stdout
+    # the report draws the stored comparison (the ratios from the rows) and says it in words
+    rep = cli('report', 'results', '--output', 'rep', '--formats', 'png', cwd=work)
+    assert rep.returncode == 0 and (work / 'rep' / 'comparisons.png').is_file(), rep.stderr
+    md = (work / 'rep' / 'summary.md').read_text()
+    assert '## Comparisons' in md and 'C: pytorch bs=8' in md and md.count('(study cmp-') == 2
 
 def test_stored_results_compare_what_both_hold_and_name_the_rest(work, cli):
     for side, sizes in (('a', ['1', '2']), ('b', ['1'])):

@@ -12,7 +12,7 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker
 import matplotlib.pyplot as plt
 import seaborn as sns
-from .core import config_columns
+from .core import config_columns, paired_ratio, verdict, sentence
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
@@ -21,7 +21,8 @@ __all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'KIND_COLORS', 'SCEN
            'MAX_HEIGHT_IN', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',
            'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
            'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs', 'chart_geo_compare',
-           'serving_rows', 'chart_serving', 'serving_overhead', 'md_text', 'summary_markdown', 'paged', 'write_report']
+           'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows', 'chart_comparisons', 'md_text',
+           'summary_markdown', 'paged', 'write_report']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -373,6 +374,51 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     return pd.DataFrame(out)
 
 # %% ../nbs/11_charts.ipynb #4d704a91
+def _config_words(r)->str:
+    "A stored row's configuration in a few words, for a comparison's label."
+    w = [r.backend] + ([r.backend_options] if r.backend_options else []) + [f"bs={r.batch_size}"]
+    if pd.notna(r.threads) and str(r.threads) not in ('', 'nan'): w.append(f"{int(float(r.threads))} thr")
+    if r.precision != 'fp32': w.append(r.precision)
+    if r.compile_mode != 'none': w.append(f"compile={r.compile_mode}")
+    if str(r.channels_last) == 'True': w.append('NHWC')
+    return ' '.join(w)
+
+def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
+    "Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`): every configuration against A, from the rounds all of them completed."
+    d = df[df['study'].ne('') & df.stage.str.match(r'^round \d+, \w+$') & df.status.eq('ok')]
+    out = []
+    for sid, g in d.groupby('study', sort=False):
+        g = g.assign(rnd=g.stage.str.extract(r'^round (\d+)')[0].astype(int), who=g.stage.str.rsplit(', ', n=1).str[1])
+        piv = g.pivot_table(index='rnd', columns='who', values='throughput_mean', aggfunc='last').dropna()
+        if 'A' not in piv or piv.empty: continue
+        first = g.drop_duplicates('who').set_index('who')
+        for w in [c for c in piv.columns if c != 'A']:
+            r = paired_ratio(piv['A'], piv[w])
+            a, b = _config_words(first.loc['A']), _config_words(first.loc[w])
+            if a == b: a, b = f"A: {a}", f"{w}: {b}"
+            out.append(dict(study=sid, model=first.loc['A'].model_name, device=device_label(first.loc['A'].gpu_name), a=a, b=b, ratio=r.ratio,
+                            ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, sentence=sentence(b, a, r)))
+    return pd.DataFrame(out, columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict', 'rounds', 'sentence'])
+
+def chart_comparisons(df:pd.DataFrame):
+    "The stored comparisons: B/A throughput with its 95% CI (paired rounds), coloured by the verdict."
+    d = comparison_rows(df)
+    if d.empty: return None
+    d = d.assign(row=d.model + ' · ' + d.device + '\n' + d.b + '\nvs ' + d.a)
+    colour = {'faster': '#2a9d8f', 'slower': '#e76f51', 'not significant': '#8d99ae', 'one round': '#8d99ae'}
+    fig, ax = plt.subplots(figsize=(10, 0.75 * len(d) + 1.8))
+    y = np.arange(len(d))[::-1]
+    lo, hi = (d.ratio - d.ratio_low).fillna(0), (d.ratio_high - d.ratio).fillna(0)
+    for v, c in colour.items():
+        m = d.verdict.eq(v).to_numpy()
+        if m.any(): ax.errorbar(d.ratio[m], y[m], xerr=[lo[m], hi[m]], fmt='o', color=c, capsize=3, label=v)
+    ax.axvline(1, color='k', lw=0.8, ls='--')
+    ax.set_yticks(y, d.row, fontsize=8)
+    ax.set_xlim(min(0.9, d.ratio_low.min() * 0.95), max(1.1, d.ratio_high.max() * 1.05)); ax.set_ylim(-0.7, len(d) - 0.3)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.2f}×"))
+    ax.set(xlabel='B / A throughput (bars: 95% CI over paired rounds)', ylabel=None)
+    shared_legend(fig, [ax], 'Comparisons (tbench compare)'); return fig
+
 def md_text(v):
     "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
     if not isinstance(v, str): return v
@@ -428,6 +474,10 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     if len(bad):
         lines += ["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
         lines += [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {str(r.error)[:120]} |" for _, r in bad.iterrows()] + [""]
+    cmp = comparison_rows(raw)
+    if not cmp.empty:
+        lines += ['', '## Comparisons', '', 'Paired rounds of fresh processes (`tbench compare`; `tbench tune` against fp32 eager): B/A throughput, its 95% CI, Student\'s paired t on log ratios at α = 0.05.', '']
+        lines += [f"- {md_text(r.model)} on {md_text(r.device)}: {md_text(r.sentence)} (study {md_text(r.study)})" for r in cmp.itertuples()]
     return '\n'.join(lines)
 
 # %% ../nbs/11_charts.ipynb #3662d024
@@ -436,7 +486,7 @@ CHARTS = {'throughput_inference': lambda b, g: chart_throughput(native_rows(b), 
           'speedup': lambda b, g: chart_speedup(native_rows(b)), 'coverage': lambda b, g: chart_coverage(native_rows(b), g),
           'mfu': lambda b, g: chart_mfu(native_rows(b)), 'geo_compare': lambda b, g: chart_geo_compare(b, g),
           'scaling': lambda b, g: chart_scaling(b)}
-CHARTS_OF_ROWS = {'serving': chart_serving}  # charts drawn from every row, not the best per configuration
+CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons}  # charts drawn from every row, not the best per configuration
 
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
 

@@ -10,8 +10,8 @@ from typing import Optional
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS',
-           'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult',
-           'model_task', 'now_iso', 'ci_halfwidth']
+           'ALPHA', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult',
+           'model_task', 'now_iso', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -286,3 +286,61 @@ def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:
     from scipy import stats
     if n < 2 or not math.isfinite(std): return math.nan
     return float(stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
+
+# %% ../nbs/00_core.ipynb #d5964108
+ALPHA = 0.05  # two-sided: a 95% CI of the ratio that excludes 1
+
+@dataclasses.dataclass
+class Ratio:
+    "B/A from paired rounds: the geometric mean of the round ratios, its CI, the paired t-test's p-value, and B's wins."
+    ratio:float
+    low:float
+    high:float
+    p:float
+    n:int
+    wins:int   # rounds in which B's value was the larger
+
+    @property
+    def significant(self)->bool: return self.n >= 2 and self.p == self.p and self.p < ALPHA
+
+    @property
+    def halfwidth(self)->float:
+        "The CI's relative half-width on the log scale (0.03: about ±3%)."
+        import math
+        return math.inf if self.low != self.low else (math.log(self.high) - math.log(self.low)) / 2
+
+def paired_ratio(a, # A's values, one per round
+                 b, # B's values, the same rounds
+                 confidence:float=0.95)->Ratio:
+    "B/A from paired rounds: Student's paired t on the log ratios."
+    import math, numpy as np
+    from scipy import stats  # here: the command line starts without it
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) != len(b) or not len(a): raise ValueError("paired_ratio needs the same rounds on both sides")
+    d = np.log(b) - np.log(a); n = len(d); m = float(d.mean())
+    wins = int((d > 0).sum())
+    if n < 2: return Ratio(math.exp(m), math.nan, math.nan, math.nan, n, wins)
+    se = float(d.std(ddof=1)) / math.sqrt(n)
+    if se == 0: return Ratio(math.exp(m), math.exp(m), math.exp(m), 0.0 if m else 1.0, n, wins)
+    t = stats.t.ppf(0.5 + confidence / 2, n - 1)
+    p = float(2 * stats.t.sf(abs(m) / se, n - 1))
+    return Ratio(math.exp(m), math.exp(m - t * se), math.exp(m + t * se), p, n, wins)
+
+# %% ../nbs/00_core.ipynb #bed9e8ed
+def verdict(r:Ratio, higher_is_better:bool=True)->str:
+    "`faster`, `slower`, `not significant`, or `one round` (no interval yet)."
+    if r.n < 2: return 'one round'
+    if not r.significant: return 'not significant'
+    return 'faster' if (r.ratio > 1) == higher_is_better else 'slower'
+
+def _x(v:float)->str: return f"{v:.2f}×" if v == v else '?'
+
+def sentence(b:str, a:str, r:Ratio)->str:
+    "The throughput ratio in words: `openvino is 1.41× [1.33, 1.49] faster than eager; significant (p = 0.003; faster in 5 of 5 rounds)`."
+    v = verdict(r)
+    if v == 'one round': return f"{b} vs {a}: {_x(r.ratio)} after one round (no interval yet)"
+    word = 'faster' if r.ratio >= 1 else 'slower'
+    size = r.ratio if r.ratio >= 1 else 1 / r.ratio
+    ci = f"[{r.low:.2f}, {r.high:.2f}]" if r.ratio >= 1 else f"[{1 / r.high:.2f}, {1 / r.low:.2f}]"
+    sig = f"significant (p = {r.p:.2g})" if r.significant else f"not significant (p = {r.p:.2g}): no difference shown at α = {ALPHA}"
+    return f"{b} is {size:.2f}× {ci} {word} than {a}; {sig}; {b} faster in {r.wins} of {r.n} rounds"
