@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 import numpy as np
 import pandas as pd
-import matplotlib, matplotlib.patches, matplotlib.ticker
+import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines
 import matplotlib.pyplot as plt
 import seaborn as sns
 from .core import config_columns, paired_ratio, verdict, sentence
@@ -18,11 +18,11 @@ from .registry import GEO_NAMES, get_model
 
 # %% auto #0
 __all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS',
-           'MAX_HEIGHT_IN', 'device_label', 'input_label', 'best_rows', 'at_native_input', 'native_rows',
+           'MAX_HEIGHT_IN', 'device_label', 'input_label', 'plain_rows', 'best_rows', 'at_native_input', 'native_rows',
            'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
            'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs', 'chart_geo_compare',
            'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows', 'chart_comparisons', 'md_text',
-           'summary_markdown', 'paged', 'write_report']
+           'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -38,9 +38,13 @@ def input_label(df:pd.DataFrame)->pd.Series:
     return (df.input_channels.astype('Int64').astype(str) + 'x' + df.input_size.astype('Int64').astype(str)
             + np.where(t > 1, ' x' + t.astype(str) + 't', ''))
 
+def plain_rows(df:pd.DataFrame)->pd.Series:
+    "Whether each row is a plain measurement, not a step of a comparison or a tuning (`study`): those have their own chart."
+    return df['study'].fillna('').eq('') if 'study' in df else pd.Series(True, index=df.index)
+
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
-    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df['mode'].ne('serving') & df['study'].eq('')].reset_index(drop=True)  # a study's rows: its own chart  # served rows: `chart_serving`
+    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df['mode'].ne('serving') & plain_rows(df)].reset_index(drop=True)  # a study's rows: its own chart  # served rows: `chart_serving`
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
@@ -72,7 +76,10 @@ def native_rows(best:pd.DataFrame)->pd.DataFrame:
     if best.empty: return best
     is_native = at_native_input(best)
     has_native = is_native.groupby(best.model_name).transform('any')
-    return best[is_native | ~has_native]
+    b = best[is_native | ~has_native].copy()
+    multi = b.groupby('model_name').input.transform('nunique') > 1  # the shape stays in the label only where a model still has several
+    b['label'] = b.model_name + np.where(multi, ' @ ' + b.input, '')
+    return b
 
 # %% ../nbs/11_charts.ipynb #a452b975
 PRECISION_COLOURS = dict(zip(('fp32', 'fp16', 'bf16', 'amp'), sns.color_palette('deep', 4)))  # blue, orange, green, red
@@ -358,7 +365,7 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     "Served against in-process rows of the same configuration: throughput at saturation and p50 at batch 1."
     s = serving_rows(df)
     if s.empty: return pd.DataFrame()
-    inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna() & df['study'].eq('')]
+    inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna() & plain_rows(df)]
     keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size']
     out = []
     for k, g in s.groupby(keys + ['max_batch'], dropna=False):
@@ -385,7 +392,8 @@ def _config_words(r)->str:
 
 def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
     "Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`): every configuration against A, from the rounds all of them completed."
-    d = df[df['study'].ne('') & df.stage.str.match(r'^round \d+, \w+$') & df.status.eq('ok')]
+    if 'study' not in df or 'stage' not in df: return pd.DataFrame(columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict', 'rounds', 'sentence'])
+    d = df[~plain_rows(df) & df.stage.fillna('').str.match(r'^round \d+, \w+$') & df.status.eq('ok')]
     out = []
     for sid, g in d.groupby('study', sort=False):
         g = g.assign(rnd=g.stage.str.extract(r'^round (\d+)')[0].astype(int), who=g.stage.str.rsplit(', ', n=1).str[1])
@@ -438,7 +446,9 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     lines = [f"# Results", "", f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
              f"{int(df.status.eq('ok').sum())} measured, {int(df.status.eq('skipped').sum())} skipped, "
              f"{int(df.status.isin(['oom', 'error']).sum())} failed" + (f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never ranked)" if df.status.eq('wrong').any() else '') + ".", ""]
+    lines += best_table_markdown(native_rows(best))
     if not best.empty:
+        lines += ["## Every configuration", ""]
         b = add_coverage(best, gsd_m)
         b = b.assign(half=(b.throughput_ci_high - b.throughput_ci_low) / 2)
         t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
@@ -481,11 +491,77 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     return '\n'.join(lines)
 
 # %% ../nbs/11_charts.ipynb #3662d024
-CHARTS = {'throughput_inference': lambda b, g: chart_throughput(native_rows(b), 'inference'),
-          'throughput_training': lambda b, g: chart_throughput(native_rows(b), 'training'),
-          'speedup': lambda b, g: chart_speedup(native_rows(b)), 'coverage': lambda b, g: chart_coverage(native_rows(b), g),
-          'mfu': lambda b, g: chart_mfu(native_rows(b)), 'geo_compare': lambda b, g: chart_geo_compare(b, g),
-          'scaling': lambda b, g: chart_scaling(b)}
+def _si(v:float)->str:
+    "1234 as 1.2k, 3.4e6 as 3.4M: short numbers for axes and bar ends."
+    for div, s in ((1e9, 'G'), (1e6, 'M'), (1e3, 'k')):
+        if abs(v) >= div: return f"{v / div:.3g}{s}"
+    return f"{v:.3g}"
+
+def overview_rows(best:pd.DataFrame)->pd.DataFrame:
+    "One row per model and device: its fastest inference configuration (at the model's native input where it ran there)."
+    d = best[best['mode'].eq('inference')] if len(best) else best
+    if d.empty: return d
+    d = d.loc[d.groupby(['model_name', 'device'])['throughput_mean'].idxmax()]
+    return d.assign(has_ci=np.isfinite(d.throughput_ci_low.astype(float)) & np.isfinite(d.throughput_ci_high.astype(float))
+                    & d.throughput_ci_high.astype(float).gt(d.throughput_ci_low.astype(float)))
+
+def chart_overview(best:pd.DataFrame):
+    "The page a reader opens first: the best inference img/s of each model (rows, fastest on top) on each device (colours), the value and how it was reached at the bar's end, its 95% CI where it has one."
+    d = overview_rows(best)
+    if d.empty: return None
+    models = d.groupby('label').throughput_mean.max().sort_values(ascending=False).index.tolist()
+    devices = list(dict.fromkeys(d.sort_values('throughput_mean', ascending=False).device))
+    colours = dict(zip(devices, sns.color_palette('colorblind', len(devices))))
+    k = len(devices); step = k + 0.8
+    fig, ax = plt.subplots(figsize=(11, 0.19 * len(models) * step + 1.8))
+    v = d.throughput_mean.astype(float)
+    log = v.max() / max(v.min(), 1e-9) > 20
+    for _, r in d.iterrows():
+        y = models.index(r.label) * step + devices.index(r.device)
+        ax.barh(y, r.throughput_mean, height=0.85, color=colours[r.device])
+        end = r.throughput_mean
+        if r.has_ci:
+            ax.errorbar(r.throughput_mean, y, xerr=[[r.throughput_mean - r.throughput_ci_low], [r.throughput_ci_high - r.throughput_mean]],
+                        fmt='none', ecolor='black', lw=0.8, capsize=2)
+            end = r.throughput_ci_high
+        else: ax.plot(r.throughput_mean, y, marker='o', mfc='white', mec='black', ms=4, mew=0.8, ls='none')
+        how = r.variant + ('' if r.has_ci else ' · no CI')
+        ax.text(end * (1.08 if log else 1.01), y, f"{_si(r.throughput_mean)}  {how}", va='center', fontsize=7)
+    ax.set_yticks([i * step + (k - 1) / 2 for i in range(len(models))], models, fontsize=8)
+    ax.set_ylim(len(models) * step - 0.6, -0.8)
+    if log: ax.set_xscale('log'); ax.set_xlim(v.min() / 2, v.max() * 12)
+    else: ax.set_xlim(0, v.max() * 1.45)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: _si(x)))
+    ax.set_xlabel('images per second' + (' (log scale)' if log else '') + '; whiskers: 95% CI over worker processes')
+    handles = [matplotlib.patches.Patch(color=colours[dv], label=dv) for dv in devices]
+    if (~d.has_ci).any(): handles.append(matplotlib.lines.Line2D([], [], marker='o', mfc='white', mec='black', ls='none', label='no interval (one run, or a file without one)'))
+    ax.grid(axis='y', visible=False)
+    ax.legend(handles=handles, fontsize=8, loc='lower left', bbox_to_anchor=(0, 1.0), ncol=len(handles), frameon=False)
+    ax.set_title('Best inference throughput per model and device (fastest configuration; at the bar: img/s, precision, compile, runtime)', fontsize=10, pad=24)
+    fig.tight_layout()
+    return fig
+
+def best_table_markdown(best:pd.DataFrame)->list:
+    "Markdown lines: the best inference img/s of each model (rows, fastest first) on each device (columns), with its 95% CI and how it was reached."
+    d = overview_rows(best)
+    if d.empty: return []
+    devices = list(dict.fromkeys(d.sort_values('throughput_mean', ascending=False).device))
+    models = d.groupby('label').throughput_mean.max().sort_values(ascending=False).index
+    cell = lambda r: (f"**{_si(r.throughput_mean)}** " + (f"[{_si(r.throughput_ci_low)}–{_si(r.throughput_ci_high)}]" if r.has_ci else '(no CI)')
+                      + f" {r.variant}" + (' ⚠ contended' if bool(r.get('contended', False)) else ''))
+    at = {(r.label, r.device): cell(r) for _, r in d.iterrows()}
+    lines = ["## Best per model and device", "", "Inference img/s of each model's fastest configuration (at its native input where it ran there), its 95% CI over worker processes, and how it was reached.", "",
+             "| model | " + " | ".join(devices) + " |", "|---|" + "---:|" * len(devices)]
+    lines += [f"| {m} | " + " | ".join(at.get((m, dv), '') for dv in devices) + " |" for m in models]
+    return lines + [""]
+
+# name -> (whether it shows native-input rows only, how it is drawn); the filter is applied once, before a chart is split into pages
+CHARTS = {'overview': (True, lambda b, g: chart_overview(b)),
+          'throughput_inference': (True, lambda b, g: chart_throughput(b, 'inference')),
+          'throughput_training': (True, lambda b, g: chart_throughput(b, 'training')),
+          'speedup': (True, lambda b, g: chart_speedup(b)), 'coverage': (True, lambda b, g: chart_coverage(b, g)),
+          'mfu': (True, lambda b, g: chart_mfu(b)), 'geo_compare': (False, lambda b, g: chart_geo_compare(b, g)),
+          'scaling': (False, lambda b, g: chart_scaling(b))}
 CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons}  # charts drawn from every row, not the best per configuration
 
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
@@ -513,7 +589,10 @@ def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'),
     with matplotlib.rc_context({'figure.dpi': 100}):
         sns.set_theme(style='whitegrid')
         matplotlib.rcParams['text.parse_math'] = False  # a `$` in a model's name is text, not mathtext markup
-        for name, make in keep(CHARTS).items(): save(name, paged(lambda b: make(b, gsd_m), best))
+        native = native_rows(best)
+        for name, (nat, make) in keep(CHARTS).items():
+            if name == 'overview': fig = make(native, gsd_m); save(name, [fig] if fig is not None else []); continue  # one page, fastest first
+            save(name, paged(lambda b: make(b, gsd_m), native if nat else best))
         for name, make in keep(CHARTS_OF_ROWS).items():
             fig = make(df)
             save(name, [fig] if fig is not None else [])
