@@ -187,9 +187,12 @@ def test_every_option_has_help_with_its_default_and_every_command_a_description(
     for name, p in parsers.items():
         if not p.description: missing.append(f"{name}: no description")
         for a in p._actions:
-            if '--help' in a.option_strings: continue
+            if '--help' in a.option_strings or a.help == argparse.SUPPRESS: continue  # an underscore alias, hidden: the flag is listed once
             flag = a.nargs == 0  # store_true / store_false: on or off, nothing to default
             if not a.help: missing.append(f"{name} {a.option_strings or a.dest}: no help")
             elif a.option_strings and not flag and not a.required and 'default' not in a.help:
                 missing.append(f"{name} {a.option_strings[0]}: the help does not say the default")
     assert not missing, '\n'.join(missing)
+    helptext = parsers['infer'].format_help()
+    assert '--batch-sizes' in helptext and '--batch_sizes' not in helptext and 'examples:' in helptext  # each flag once, examples at the end
+    assert parsers['infer'].parse_args(['--batch_sizes', '4', '--max_step_seconds', '1']).batch_sizes == [4]  # the underscore spelling still works

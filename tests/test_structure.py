@@ -1,5 +1,5 @@
 "The package's shape: what starts without torch."
-import subprocess, sys, json
+import argparse, subprocess, sys, json
 import pytest
 
 def modules_after(code:str, tmp_path)->set:
@@ -42,7 +42,7 @@ def test_option_help_is_the_api_docment():
     from throughput_bench import api, cli
     d = docments(api.sweep)
     for parser in (cli.infer_parser(), cli.train_parser()):
-        shared = [a for a in parser._actions if a.dest in d and not a.option_strings[0].startswith(('--no-', '-h'))]  # a --no- flag says what it turns off
+        shared = [a for a in parser._actions if a.dest in d and not a.option_strings[0].startswith(('--no-', '-h')) and a.help != argparse.SUPPRESS]  # a --no- flag says what it turns off
         assert len(shared) > 40
         for a in shared: assert a.help == d[a.dest].replace('%', '%%'), a.dest
     batch = next(a for a in cli.train_parser()._actions if a.dest == 'batch_sizes')

@@ -17,12 +17,13 @@ from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
 # %% auto #0
-__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS',
-           'MAX_HEIGHT_IN', 'device_label', 'input_label', 'plain_rows', 'best_rows', 'at_native_input', 'native_rows',
-           'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
-           'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs', 'chart_geo_compare',
-           'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows', 'chart_comparisons', 'md_text',
-           'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
+__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS',
+           'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN', 'device_label', 'input_label', 'plain_rows', 'best_rows',
+           'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend',
+           'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs',
+           'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows',
+           'chart_comparisons', 'md_text', 'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown',
+           'paged', 'write_report']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -104,18 +105,21 @@ def variant_colours(hues:list)->list:
         out.append(_shade(c, 1 + 0.3 * n) if n else c)
     return out
 
+NO_CI = dict(marker='o', mfc='white', mec='black', ms=4, mew=0.8, ls='none')  # the mark of a row without an interval
+
 def draw_intervals(ax, spans:list, stretch:float=2.5):
-    "Whiskers for `(y, value, low, high)`; an interval with no finite upper end, or one past `stretch` × the longest bar, ends in an open arrow at the axis edge instead of setting the axis for all the others."
+    "Whiskers for `(y, value, low, high)`; an interval with no finite upper end, or one past `stretch` × the longest bar, is drawn dashed to the axis edge instead of setting the axis for all the others; a row with no interval gets an open circle at its value (`NO_CI`), never a whisker."
     v = np.array([s[1] for s in spans], float); hi = np.array([s[3] for s in spans], float)
     finite = hi[np.isfinite(hi)]
     edge = max(np.nanmax(v) * 1.05, min(np.nanmax(finite) if len(finite) else 0, stretch * np.nanmax(v))) * 1.04
     for y, val, l, u in spans:
         if not np.isfinite(val): continue
+        if np.isnan(l) and np.isnan(u): ax.plot(val, y, **NO_CI); continue  # no interval at all (one run, or a file without one)
         l = val if not np.isfinite(l) else l
         if np.isfinite(u) and u <= edge: ax.errorbar(val, y, xerr=[[max(val - l, 0)], [max(u - val, 0)]], fmt='none', ecolor='black', lw=0.8, capsize=2)
-        else:  # open: the upper end is unknown or off the chart
+        else:  # open: the upper end is unbounded or off the chart
             ax.errorbar(val, y, xerr=[[max(val - l, 0)], [0]], fmt='none', ecolor='black', lw=0.8, capsize=2)
-            ax.annotate('', xy=(edge, y), xytext=(val, y), arrowprops=dict(arrowstyle='->', lw=0.8, color='black'))
+            ax.plot([val, edge], [y, y], color='black', lw=0.8, ls=':')
     ax.set_xlim(0, edge * 1.02)
 
 def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None):
@@ -138,6 +142,10 @@ def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, h
     if spans: draw_intervals(ax, spans)
     ax.set_yticks(range(len(ys)), ys); ax.invert_yaxis()
     handles, labels = ax.get_legend_handles_labels()
+    if any(np.isnan(l) and np.isnan(u) for _, _, l, u in spans):
+        handles.append(matplotlib.lines.Line2D([], [], **NO_CI)); labels.append('no interval')
+    if any(not np.isfinite(u) for _, v, l, u in spans if not np.isnan(l)):
+        handles.append(matplotlib.lines.Line2D([], [], color='black', lw=0.8, ls=':')); labels.append('interval open or off the chart')
     if 'contended' in df and df.contended.fillna(False).astype(bool).any():
         handles.append(matplotlib.patches.Patch(facecolor='white', edgecolor='black', hatch='////', label='contended: host busy'))
         labels.append('contended: host busy')
@@ -450,15 +458,16 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     if not best.empty:
         lines += ["## Every configuration", ""]
         b = add_coverage(best, gsd_m)
-        b = b.assign(half=(b.throughput_ci_high - b.throughput_ci_low) / 2)
+        b = b.assign(ci=[f"{l:.1f}–{h:.1f}" if np.isfinite(l) and np.isfinite(h) else (f"{l:.1f}–∞" if np.isfinite(l) else 'no CI')
+                         for l, h in zip(b.throughput_ci_low.astype(float), b.throughput_ci_high.astype(float))])
         t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
-        rows = [f"| mode | device | model | variant | batch | img/s | ± (95% CI) | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured |",
+        rows = [f"| mode | device | model | variant | batch | img/s | 95% CI | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured |",
                 "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
         fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
         for _, r in t.iterrows():
             busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
             rows.append(f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
-                        f"{fmt(r.half, '.1f')} | {fmt(r.latency_p95_ms, '.1f')} | {fmt(r.km2_per_sec, ',.0f')} | {fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
+                        f"{r.ci} | {fmt(r.latency_p95_ms, '.1f')} | {fmt(r.km2_per_sec, ',.0f')} | {fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
         lines += rows + [""]
     s = _md_safe(serving_rows(raw))
     if not s.empty:

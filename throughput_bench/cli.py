@@ -12,11 +12,12 @@ from .core import PRECISIONS, COMPILE_MODES
 from . import api
 
 # %% auto #0
-__all__ = ['Parser', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'api_help', 'add_common', 'print_rows',
-           'infer_parser', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser',
-           'cmd_rsg', 'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe', 'cmd_collect',
-           'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency',
-           'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'main_parser', 'Terminated', 'tbench']
+__all__ = ['Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'api_help', 'add_common',
+           'print_rows', 'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser',
+           'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync',
+           'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser',
+           'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'main_parser',
+           'Terminated', 'tbench']
 
 # %% ../nbs/29_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -35,15 +36,25 @@ class Parser(argparse.ArgumentParser):
         return a
 
     def add_argument(self, *names, **kw):
-        "Add `names`, plus the underscore spelling of each hyphenated long flag."
-        return super().add_argument(*both_spellings(names), **kw)
+        "Add `names`, and the underscore spelling of each hyphenated long flag as a hidden alias (`--help` lists each flag once)."
+        return with_alias(super().add_argument, names, kw)
 
     def add_argument_group(self, *args, **kw):
         "A group whose flags also accept underscores."
         g = super().add_argument_group(*args, **kw)
         add = g.add_argument
-        g.add_argument = lambda *names, **k: add(*both_spellings(names), **k)
+        g.add_argument = lambda *names, **k: with_alias(add, names, k)
         return g
+
+def with_alias(add, names, kw):
+    "Call `add(*names, **kw)`, then `add` the underscore spellings of `names` as the same option, left out of `--help`."
+    action = add(*names, **kw)
+    extra = both_spellings(names)[len(names):]
+    if extra:
+        alias = {k: v for k, v in kw.items() if k not in ('help', 'required', 'metavar')} | dict(dest=action.dest, help=argparse.SUPPRESS)
+        if kw.get('action') is argparse.BooleanOptionalAction: alias['action'] = 'store_true'
+        add(*extra, **alias)
+    return action
 
 def both_spellings(names)->list:
     "`names` plus `--a_b` for each `--a-b`."
@@ -166,7 +177,15 @@ def infer_parser(prog='tbench infer', parser=None)->Parser:
     g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS, help="synthetic data on the device (the default; the seed tool's flag)")
     p.add_argument('--geo-compare', action='store_true', default=argparse.SUPPRESS)
     api_help(p, api.sweep)
+    examples(p, """  tbench infer --models resnet50 --device cpu                       # every precision this CPU runs natively
+  tbench infer --models resnet50 vit_small_patch16_224 --batch-sizes 1 16 --backends pytorch onnxruntime openvino
+  tbench infer --models resnet18 --device cuda --precisions fp16 bf16 --compile-modes none default
+  tbench infer --models resnet18 --timed-seconds 1 --repeats 3 --wait-idle 0   # quick, fixed effort""")
     return p
+
+def examples(p:Parser, text:str):
+    "End `p`'s `--help` with `text` as written (a few example commands)."
+    p.formatter_class, p.epilog = argparse.RawDescriptionHelpFormatter, "examples:\n" + text
 
 def cmd_infer(a):
     from throughput_bench import api

@@ -297,12 +297,10 @@ def _input_label(d:dict)->str:
     return f"{d.get('input_channels')}x{d.get('input_size')}" + (f" x{t}t" if t > 1 else '')
 
 def ci_text(mean, lo, hi, fmt:str='.1f')->str:
-    "` ± h` for a symmetric interval, ` [lo–hi]` for any other (an open end: `inf`), '' where there is none."
+    "` [lo–hi]`, the one way an interval is written (an open end: `inf`); '' where there is none."
     try: m, l, h = float(mean), float(lo), float(hi)
     except (TypeError, ValueError): return ''
     if not all(v == v for v in (m, l, h)): return ''
-    up, down = h - m, m - l
-    if math.isfinite(h) and abs(up - down) <= 0.01 * max(up, down, 1e-12): return f" ± {format(up, fmt)}"
     return f" [{format(l, fmt)}–{format(h, fmt) if math.isfinite(h) else 'inf'}]"
 
 def summary_table(results:list)->'pd.DataFrame':
@@ -328,6 +326,7 @@ def summary_table(results:list)->'pd.DataFrame':
                      'vs fp32 eager': _num(d.get('max_rel_diff'), '.1e')})  # the correctness gate: largest output difference, relative
     t = pd.DataFrame(rows)
     if t.empty: return t
+    t = t.iloc[sorted(range(len(t)), key=lambda i: not t.status.iloc[i].startswith('ok'))].reset_index(drop=True)  # measured rows first
     if t.backend.eq('pytorch').all(): t = t.drop(columns='backend')  # one runtime: no column to read past
     if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
     else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
