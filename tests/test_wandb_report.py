@@ -45,7 +45,7 @@ def test_report_reads_the_seed_tools_file_beside_ours(work, cli):
     "The seed tool's H100 file beside this project's committed CPU results: one summary, and the two charts that page, no page over ~4,000 px."
     out = work / 'rep'
     ours = Path(__file__).resolve().parents[1] / 'results'
-    r = cli('report', REF, ours, '-o', out, '--gsd', '30', '--formats', 'png', '--charts', 'speedup', 'coverage', cwd=work)  # SVGs of 600 rows: minutes
+    r = cli('report', REF, ours, '-o', out, '--gsd', '30', '--formats', 'png', '--charts', 'overview', 'speedup', 'coverage', cwd=work)  # SVGs of 600 rows: minutes
     assert r.returncode == 0, r.stderr
     md = (out / 'summary.md').read_text()
     assert 'H100 NVL' in md and 'Xeon' in md  # both devices in one summary
@@ -53,6 +53,14 @@ def test_report_reads_the_seed_tools_file_beside_ours(work, cli):
     assert pages and all(p.stat().st_size > 1000 for p in pages) and list(out.glob('coverage*.png')) and not list(out.glob('*.svg'))
     import matplotlib.image as mpimg
     assert max(mpimg.imread(p).shape[0] for p in out.glob('*.png')) <= 4000  # no chart taller than ~4,000 px
+    # the overview holds every model once per device it ran on, and summary.md opens with the same table
+    from throughput_bench.charts import best_rows, native_rows, overview_rows
+    ov = overview_rows(native_rows(best_rows(read_results(REF, ours))))
+    assert not ov.duplicated(['label', 'device']).any() and set(ov.device) == {'H100 NVL', 'Xeon'}
+    assert len(ov) == sum(native_rows(best_rows(read_results(REF, ours))).query("mode == 'inference'").groupby('device').label.nunique())
+    assert (out / 'overview.png').is_file() and md.index('## Best per model and device') < md.index('## Every configuration')
+    table = md.split('## Best per model and device')[1].split('##')[0]
+    assert sum(l.startswith('| ') for l in table.splitlines()) - 1 == ov.label.nunique()  # a line per model, after the header
 
 def test_report_and_sync_errors(work, cli):
     r = cli('report', work / 'nothing', cwd=work)
