@@ -63,31 +63,40 @@ class Timing:
 
 # %% ../nbs/06_timing.ipynb #406af711
 class CpuClock:
-    "Iteration timestamps from the host clock (CPU, and MPS after a synchronize)."
-    def __init__(self, device): self.device, self.ts = device, []
+    "Iteration times from the host clock (CPU, and MPS after a synchronize); `resume()` leaves out the time since the last mark."
+    def __init__(self, device): self.device, self.lat, self.last, self.total = device, [], 0.0, 0.0
     def start(self):
-        synchronize(self.device); self.ts = [time.perf_counter()]
+        synchronize(self.device); self.lat, self.total, self.last = [], 0.0, time.perf_counter()
     def mark(self)->float:
         if self.device.type != 'cpu': synchronize(self.device)
-        t = time.perf_counter(); self.ts.append(t); return t - self.ts[0]
+        t = time.perf_counter(); d = t - self.last
+        self.lat.append(d); self.total += d; self.last = t
+        return self.total
+    def resume(self):
+        "Start the next iteration now: what ran since the last mark (the loop's own stop check) is nobody's latency."
+        self.last = time.perf_counter()
     def read(self)->tuple:
-        "`(latencies, elapsed)` in seconds."
-        ts = np.asarray(self.ts); return np.diff(ts), float(ts[-1] - ts[0])
+        "`(latencies, elapsed)` in seconds; elapsed is their sum."
+        return np.asarray(self.lat), self.total
 
 class CudaClock:
     "Iteration boundaries as CUDA events: no host synchronisation inside the loop."
-    def __init__(self, device): self.device, self.events, self.lat, self.t0 = device, [], [], 0.0
+    def __init__(self, device): self.device, self.pairs, self.lat, self.t0, self.last = device, [], [], 0.0, None
     def _event(self):
         e = torch.cuda.Event(enable_timing=True); e.record(torch.cuda.current_stream(self.device)); return e
     def start(self):
-        synchronize(self.device); self.t0 = time.perf_counter(); self.events, self.lat = [self._event()], []
+        synchronize(self.device); self.t0 = time.perf_counter(); self.pairs, self.lat, self.last = [], [], self._event()
     def mark(self)->float:
-        self.events.append(self._event()); return time.perf_counter() - self.t0  # host time: a proxy until read()
+        e = self._event(); self.pairs.append((self.last, e)); self.last = e
+        return time.perf_counter() - self.t0  # host time: a proxy until read()
+    def resume(self):
+        "Start the next iteration from a new event: a GPU left idle by the loop's own stop check is nobody's latency."
+        self.last = self._event()
     def read(self)->tuple:
-        "Wait for the last event; convert only the events not converted before."
-        self.events[-1].synchronize()
+        "Wait for the last event; convert only the pairs not converted before."
+        self.pairs[-1][1].synchronize()
         done = len(self.lat)
-        self.lat += [a.elapsed_time(b) / 1e3 for a, b in zip(self.events[done:-1], self.events[done + 1:])]
+        self.lat += [a.elapsed_time(b) / 1e3 for a, b in self.pairs[done:]]
         lat = np.asarray(self.lat); return lat, float(lat.sum())
 
 def make_clock(device):
@@ -122,6 +131,7 @@ def _loop(step:Callable, device:torch.device, stop:Callable, confidence:float, c
         lat, elapsed = clock.read()
         if stop(elapsed, i, _rel_ci(lat, confidence)): break
         next_check = elapsed + check_every
+        clock.resume()  # the check (a first import of scipy takes ~0.5 s) is not the next iteration's time
     return clock.read()
 
 def measure(step:Callable, # runs one batch; its result is not used
