@@ -11,7 +11,7 @@ def modules_after(code:str, tmp_path)->set:
 
 HELP = """
 from throughput_bench.cli import tbench
-for sub in ([], ['infer'], ['train'], ['report'], ['globe'], ['latency'], ['serve'], ['models'], ['compare'], ['tune']):
+for sub in ([], ['infer'], ['train'], ['report'], ['globe'], ['latency'], ['serve'], ['models'], ['compare'], ['tune'], ['map']):
     try: tbench(sub + ['--help'])
     except SystemExit: pass
 """

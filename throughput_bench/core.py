@@ -17,7 +17,7 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_E
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
 COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
 DATA_MODES = ('synthetic', 'dataloader')
-MODES = ('inference', 'training', 'serving')  # what a row measured (the `mode` column)
+MODES = ('inference', 'training', 'serving', 'mapping')  # what a row measured (the `mode` column); mapping: `tbench map`, raster to raster
 TASKS = ('classification', 'feature-extraction')  # what the model does (the `task` column, the seed tool's meaning)
 GEO_EXTRA = 'pip install -e ".[geo]"  (from a checkout; or pip install "throughput_bench[geo]")'
 STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')  # wrong: measured, but its outputs left the tolerance of fp32 eager
@@ -82,14 +82,15 @@ class BenchSpec:
     backend_options:str = ''                 # the runtime's own settings as `key=value` words (`hint=THROUGHPUT streams=2`; '' its defaults)
     study:str = ''                           # the comparison or tuning study a row belongs to ('' a plain sweep row)
     stage:str = ''                           # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
+    map_options:str = ''                     # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
 
     # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries group by
     KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
            'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
-           'backend_options', 'study', 'stage')
+           'backend_options', 'study', 'stage', 'map_options')
     # what a row written before a field existed meant by leaving it empty
     KEY_DEFAULTS = {'mode': 'inference', 'data_mode': 'synthetic', 'optimizer': 'none', 'channels_last': 'False', 'timesteps': '1',
-                    'backend': 'pytorch', 'backend_options': '', 'study': '', 'stage': ''}
+                    'backend': 'pytorch', 'backend_options': '', 'study': '', 'stage': '', 'map_options': ''}
 
     @property
     def in_chans(self)->int:
@@ -264,6 +265,36 @@ class BenchResult:
     max_abs_diff:Optional[float] = None  # largest |output - fp32 eager output| on a fixed input
     max_rel_diff:Optional[float] = None  # that, over the largest |fp32 eager output|
     tolerance:Optional[float] = None     # the largest max_rel_diff this precision may have; beyond it the row is `wrong`
+    # ---- mapping (`tbench map`): a raster on disk to a georeferenced raster on disk; throughput_mean is tiles/s end to end ----
+    map_options:str = ''                 # the pipeline's settings (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
+    km2_per_sec:Optional[float] = None   # the raster's valid area over the seconds of one pass, mean over passes
+    km2_per_sec_ci_low:Optional[float] = None   # 95% CI over passes
+    km2_per_sec_ci_high:Optional[float] = None
+    model_km2_per_sec:Optional[float] = None    # the model alone (a batch of tiles in memory, timed as `tbench infer` does), same km2 per tile
+    model_throughput:Optional[float] = None     # the model alone, tiles/s
+    pipeline_share:Optional[float] = None       # km2_per_sec / model_km2_per_sec: the share of the model's speed that survives the pipeline
+    stage_read_s:Optional[float] = None         # seconds per pass in each stage (read/decode and preprocess summed over loader workers)
+    stage_preprocess_s:Optional[float] = None
+    stage_transfer_s:Optional[float] = None
+    stage_model_s:Optional[float] = None
+    stage_stitch_s:Optional[float] = None
+    stage_write_s:Optional[float] = None
+    input_wait_s:Optional[float] = None         # seconds per pass the model waited for its next tiles
+    bound_stage:str = ''                        # the stage that bounds the rate (its seconds over the workers that share it, largest)
+    tiles:Optional[int] = None                  # tiles per pass (all-nodata tiles skipped)
+    overlap:Optional[float] = None              # fraction of a tile shared with its neighbour
+    stitch:str = ''                             # how overlapping outputs are merged: `average`
+    raster_file:str = ''                        # the input's file name
+    raster_mb:Optional[float] = None            # its size on disk
+    raster_bands:Optional[int] = None
+    raster_dtype:str = ''
+    raster_width:Optional[int] = None
+    raster_height:Optional[int] = None
+    raster_crs:str = ''
+    gsd_m:Optional[float] = None                # ground sample distance, metres (the mean of x and y)
+    area_km2:Optional[float] = None             # the raster's valid area (nodata excluded), from its transform and CRS
+    days_to_map_land:Optional[float] = None     # Earth's land at km2_per_sec
+    output_file:str = ''                        # the georeferenced result written
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."
