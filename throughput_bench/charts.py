@@ -17,13 +17,13 @@ from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
 # %% auto #0
-__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'KIND_COLORS', 'SCENARIO_COLOURS', 'CHARTS',
-           'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN', 'device_label', 'input_label', 'plain_rows', 'best_rows',
-           'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend',
-           'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs',
-           'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows',
-           'chart_comparisons', 'md_text', 'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown',
-           'paged', 'write_report']
+__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'KIND_COLORS', 'SCENARIO_COLOURS', 'MAP_STAGES',
+           'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN', 'device_label', 'input_label', 'plain_rows',
+           'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci',
+           'shared_legend', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu',
+           'chart_scaling', 'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead',
+           'comparison_rows', 'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown',
+           'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -45,7 +45,7 @@ def plain_rows(df:pd.DataFrame)->pd.Series:
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
-    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & df['mode'].ne('serving') & plain_rows(df)].reset_index(drop=True)  # a study's rows: its own chart  # served rows: `chart_serving`
+    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & ~df['mode'].isin(['serving', 'mapping']) & plain_rows(df)].reset_index(drop=True)  # mapping rows: `chart_mapping`  # a study's rows: its own chart  # served rows: `chart_serving`
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
@@ -435,6 +435,54 @@ def chart_comparisons(df:pd.DataFrame):
     ax.set(xlabel='B / A throughput (bars: 95% CI over paired rounds)', ylabel=None)
     shared_legend(fig, [ax], 'Comparisons (tbench compare)'); return fig
 
+MAP_STAGES = ('read', 'preprocess', 'transfer', 'model', 'stitch', 'write')  # `tbench map`'s stages, in pipeline order
+MAP_COLOURS = dict(zip(MAP_STAGES, ('#4c78a8', '#72b7b2', '#b279a2', '#e45756', '#f58518', '#54a24b')))
+
+def mapping_rows(df:pd.DataFrame)->pd.DataFrame:
+    "The last measured `tbench map` row of each configuration, with a `row` label (model, device, raster, overlap, workers)."
+    if 'mode' not in df or 'km2_per_sec' not in df: return pd.DataFrame()
+    d = df[df['mode'].eq('mapping') & df.status.eq('ok')]
+    if d.empty: return d
+    keys = [c for c in CONFIG if c in d] + ['gpu_name']
+    d = d.groupby(keys, dropna=False, sort=False).tail(1).reset_index(drop=True)
+    opts = d.map_options.fillna('').str.extract(r'workers=(\d+)')[0].fillna('?')
+    return d.assign(device=d.gpu_name.map(device_label),
+                    row=(d.display_name.where(d.display_name.fillna('').ne(''), d.model_name) + ' · ' + d.gpu_name.map(device_label) + '\n'
+                         + d.raster_file.astype(str) + ' · ' + d.input_size.astype('Int64').astype(str) + ' px tiles, overlap '
+                         + d.overlap.map('{:g}'.format) + ', ' + opts + ' workers'))
+
+def chart_mapping(df:pd.DataFrame):
+    "`tbench map`: seconds per pass in each stage (the bounding stage outlined), beside km²/s of the model alone and end to end (95% CIs)."
+    d = mapping_rows(df)
+    if d.empty: return None
+    H = 0.8 * len(d) + 2.2
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, H), gridspec_kw=dict(width_ratios=(1.2, 1)))
+    y = np.arange(len(d))[::-1]
+    left = np.zeros(len(d))
+    for s in MAP_STAGES:
+        v = d[f"stage_{s}_s"].astype(float).fillna(0).to_numpy()
+        bound = d.bound_stage.eq(s).to_numpy()
+        a1.barh(y, v, left=left, color=MAP_COLOURS[s], label=s, edgecolor=np.where(bound, 'black', 'none'), linewidth=np.where(bound, 1.6, 0))
+        left += v
+    for yi, tot, b in zip(y, left, d.bound_stage): a1.text(tot, yi, f"  {tot:.3g} s · bound: {b}", va='center', fontsize=8)
+    a1.set_yticks(y, d.row, fontsize=8); a1.set_xlim(0, left.max() * 1.45); a1.set(xlabel='seconds per pass (outlined: the stage that bounds the rate)')
+    a1.legend([matplotlib.patches.Patch(color=MAP_COLOURS[s]) for s in MAP_STAGES], MAP_STAGES, loc='lower left', bbox_to_anchor=(0, 1.0),
+              ncol=6, fontsize='x-small', frameon=False, handlelength=1.2, columnspacing=0.8)  # above the panel: never on a bar or a label
+    for off, (col, lo, hi, name, c) in zip((0.18, -0.18), (('model_km2_per_sec', None, None, 'model alone', '#8d99ae'),
+                                                           ('km2_per_sec', 'km2_per_sec_ci_low', 'km2_per_sec_ci_high', 'end to end', '#e45756'))):
+        v = d[col].astype(float).to_numpy()
+        err = None
+        if lo: err = [np.nan_to_num(v - d[lo].astype(float).to_numpy()), np.nan_to_num(d[hi].astype(float).to_numpy() - v)]
+        a2.barh(y + off, v, height=0.34, color=c, label=name, xerr=err, capsize=2)
+        end = v if err is None else v + err[1]  # the value beyond its error bar, never on it
+        for yi, x, e in zip(y + off, v, end): a2.text(e, yi, f"  {x:.3g}", va='center', fontsize=8)
+    for yi, sh in zip(y, d.pipeline_share.astype(float)): a2.text(0, yi - 0.5, f" {sh:.0%} of the model's rate survives", fontsize=7, color='#444', va='bottom')
+    a2.set_yticks(y, [''] * len(d)); a2.set_xlim(0, np.nanmax(d[['model_km2_per_sec', 'km2_per_sec_ci_high', 'km2_per_sec']].astype(float).to_numpy()) * 1.3)
+    a2.set(xlabel='km²/s (bars: 95% CI over passes)', ylim=(-0.7, len(d) - 0.3)); a1.set_ylim(-0.7, len(d) - 0.3)
+    a2.legend(loc='lower left', bbox_to_anchor=(0, 1.0), ncol=2, fontsize='x-small', frameon=False)
+    fig.suptitle('Mapping a raster end to end (tbench map)', y=1 - 0.1 / H, va='top'); fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / H))
+    return fig
+
 def md_text(v):
     "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
     if not isinstance(v, str): return v
@@ -488,6 +536,17 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
                       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
             lines += [f"| {o.device} | {o.model} | {o.max_batch} | {fmt(o.served_img_s, '.1f')} | {fmt(o.in_process_img_s, '.1f')} | {fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
                       f"{fmt(o.served_p50_ms, '.1f')} | {fmt(o.in_process_p50_ms, '.1f')} | {fmt(o.p50_overhead_ms, '+.1f')} | {fmt(o.client_p50_ms, '.1f')} |" for o in ov.itertuples()]
+        lines += [""]
+    m = _md_safe(mapping_rows(raw))
+    if not m.empty:
+        fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
+        lines += ["## Mapping (tbench map)", "", "A raster on disk to a georeferenced raster on disk: km²/s end to end with its 95% CI over passes, the model alone on tiles in memory (same km² per tile), and the stage that bounds the rate.", "",
+                  "| device | model | raster | tiles | overlap | workers | km²/s end to end [95% CI] | km²/s model alone | survives | bound by | days for Earth's land |",
+                  "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|"]
+        for r in m.itertuples():
+            w = re.search(r'workers=(\d+)', str(r.map_options)); w = w.group(1) if w else ''
+            lines.append(f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} ({fmt(r.area_km2, ',.1f')} km², {fmt(r.gsd_m, 'g')} m) | {fmt(r.tiles, '.0f')} | {fmt(r.overlap, 'g')} | {w} | "
+                         f"{fmt(r.km2_per_sec, '.3g')} [{fmt(r.km2_per_sec_ci_low, '.3g')}–{fmt(r.km2_per_sec_ci_high, '.3g')}] | {fmt(r.model_km2_per_sec, '.3g')} | {fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | {fmt(r.days_to_map_land, ',.1f')} |")
         lines += [""]
     bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong'])]
     if len(bad):
@@ -571,7 +630,7 @@ CHARTS = {'overview': (True, lambda b, g: chart_overview(b)),
           'speedup': (True, lambda b, g: chart_speedup(b)), 'coverage': (True, lambda b, g: chart_coverage(b, g)),
           'mfu': (True, lambda b, g: chart_mfu(b)), 'geo_compare': (False, lambda b, g: chart_geo_compare(b, g)),
           'scaling': (False, lambda b, g: chart_scaling(b))}
-CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons}  # charts drawn from every row, not the best per configuration
+CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons, 'mapping': chart_mapping}  # charts drawn from every row, not the best per configuration
 
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
 

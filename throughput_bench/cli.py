@@ -551,7 +551,7 @@ def main_parser()->Parser:
     r.add_argument('--output', '-o', default='report', help="folder for the charts and summary.md (default report)")
     r.add_argument('--gsd', type=positive_float, default=10.0, help="ground sample distance (m) for km²/s (default 10)")
     r.add_argument('--formats', nargs='+', choices=('png', 'svg', 'pdf'), default=['png', 'svg'], help="image formats of each chart (default png svg)")
-    r.add_argument('--charts', nargs='+', default=None, help="only these charts: overview throughput_inference throughput_training speedup coverage mfu geo_compare scaling serving comparisons (default: every chart that has data)")
+    r.add_argument('--charts', nargs='+', default=None, help="only these charts: overview throughput_inference throughput_training speedup coverage mfu geo_compare scaling serving comparisons mapping (default: every chart that has data)")
     r.add_argument('--wandb-project', default=None, help="also read this W&B project (entity/project; needs a key; default: none)")
     r.set_defaults(fn=cmd_report)
     c = add('collect', "merge the shards of SLURM jobs into results/<device>.csv (idempotent) and record failed jobs")
