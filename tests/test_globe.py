@@ -186,3 +186,32 @@ def test_strings_from_a_results_file_are_text_never_markup(tmp_path, browser):
         assert page.locator('#ls-table img, #lanes img, svg[onload], b[onmouseover]').count() == 0
         page.close()
     assert not [p for p in problems if 'page error' in p], problems
+
+def test_a_mapping_run_races_end_to_end_against_the_model_alone(tmp_path, browser):
+    "A `tbench map` row is two lanes: the pipeline's km²/s and the model's alone, each scaled to the picked GSD by (gsd / the raster's GSD)²."
+    from throughput_bench.core import BenchResult
+    from throughput_bench.store import ResultStore
+    evil = '<img src=x onerror="window.__pwned=3">.tif'
+    r = BenchResult(model_name='resnet18', display_name='ResNet-18', mode='mapping', precision='fp32', gpu_name='Test CPU', device='cpu', device_type='cpu',
+                    batch_size=16, input_channels=10, input_size=224, throughput_mean=20.0, throughput_ci_low=18.0, throughput_ci_high=22.0,
+                    km2_per_sec=2.0, km2_per_sec_ci_low=1.5, km2_per_sec_ci_high=2.5, model_km2_per_sec=3.0, model_throughput=30.0,
+                    pipeline_share=2 / 3, gsd_m=10.0, overlap=0.5, raster_file=evil, bound_stage='model', tiles=100, area_km2=10.0,
+                    map_options=f"overlap=0.5 workers=2 prefetch=2 raster={evil}")
+    ResultStore(tmp_path / 'results', 'cpu_test', 'Test CPU').append(r)
+    globe([str(tmp_path / 'results')], str(tmp_path / 'site'))
+    with static_server(tmp_path / 'site') as url:
+        page, problems = open_page(browser, url)
+        page.select_option('#race-mode', 'mapping')
+        page.select_option('#race-kind', 'models')
+        page.select_option('#lane-0 .pick-model', 'resnet18 · end to end')
+        page.select_option('#lane-1 .pick-model', 'resnet18 · model alone')
+        for gsd in ('10', '30'):
+            page.select_option('#race-gsd', gsd)
+            f = (float(gsd) / 10) ** 2
+            text, v, lo, hi = stat(page, 0, 'km2s')
+            assert v == pytest.approx(2.0 * f) and lo == pytest.approx(1.5 * f) and hi == pytest.approx(2.5 * f), text
+            text, v, lo, hi = stat(page, 1, 'km2s')
+            assert v == pytest.approx(3.0 * f) and lo is None and 'no CI' in text, text
+        assert 'end to end' in page.locator('#lane-0').inner_text() and evil in page.locator('#lane-0').inner_text()  # shown as text
+        assert page.evaluate("window.__pwned === undefined")
+        assert not problems, problems

@@ -4,15 +4,18 @@
 
 const DATA = window.GLOBE_DATA || null;
 const LAND_KM2 = DATA ? DATA.land_km2 : 148.94e6;
-const MODE_NAMES = { inference: 'inference', training: 'training', serving: 'served (tbench latency)' };
-const UNIT = { inference: 'img/s', training: 'samples/s', serving: 'img/s' };
+const MODE_NAMES = { inference: 'inference', training: 'training', serving: 'served (tbench latency)', mapping: 'mapped end to end (tbench map)' };
+const UNIT = { inference: 'img/s', training: 'samples/s', serving: 'img/s', mapping: 'tiles/s' };
 
 // ---------- numbers (the figures the browser test checks against Python) ----------
 const patchKm2 = (size, gsd) => Math.pow(size * gsd, 2) / 1e6;
 function rates(row, gsd) {
-  // km²/s and days to map the land, with the 95% CI carried over from img/s (no CI: null ends)
-  const a = patchKm2(row.input_size, gsd);
-  const k = row.img_s * a, lo = row.ci_lo == null ? null : row.ci_lo * a, hi = row.ci_hi == null ? null : row.ci_hi * a;
+  // km²/s and days to map the land, with the 95% CI carried over from img/s (no CI: null ends).
+  // A mapping row (tbench map) measured km²/s on its raster, tiles overlapping: at another GSD each tile covers (gsd / its GSD)² as much
+  const m = row.km2s != null, f = m ? Math.pow(gsd / row.gsd_m, 2) : patchKm2(row.input_size, gsd);
+  const k = m ? row.km2s * f : row.img_s * f;
+  const lo = m ? (row.km2s_lo == null ? null : row.km2s_lo * f) : row.ci_lo == null ? null : row.ci_lo * f;
+  const hi = m ? (row.km2s_hi == null ? null : row.km2s_hi * f) : row.ci_hi == null ? null : row.ci_hi * f;
   const days = v => (v == null ? null : v > 0 ? LAND_KM2 / v / 86400 : Infinity);
   return { km2s: k, km2s_lo: lo, km2s_hi: hi, days: days(k), days_lo: days(hi), days_hi: days(lo) };
 }
@@ -57,7 +60,7 @@ const devices = () => uniq(ROWS.map(r => r.device)).sort((a, b) => {  // GPUs fi
   const cpu = d => ROWS.find(r => r.device === d).device_type === 'cpu';
   return cpu(a) - cpu(b) || a.localeCompare(b);
 });
-const modes = () => ['inference', 'training', 'serving'].filter(m => ROWS.some(r => r.mode === m));
+const modes = () => ['inference', 'training', 'serving', 'mapping'].filter(m => ROWS.some(r => r.mode === m));
 const deviceLabel = d => { const r = ROWS.find(x => x.device === d); return `${d} (${r.device_type === 'cpu' ? 'CPU' : r.device_type.toUpperCase()})`; };
 const shown = r => r.native || !el('native-only').checked;
 function best(device, mode) {
@@ -176,7 +179,7 @@ function fillRacePickers() {
     }
   } else {
     for (const [i, lane] of lanes.entries()) {
-      const rows = best(lane.querySelector('.pick-device').value, mode).sort((x, y) => y.img_s * y.input_size ** 2 - x.img_s * x.input_size ** 2);  // by ground covered
+      const g = +el('race-gsd').value, rows = best(lane.querySelector('.pick-device').value, mode).sort((x, y) => rates(y, g).km2s - rates(x, g).km2s);  // by ground covered
       const msel = lane.querySelector('.pick-model');
       const prev = msel.value;
       options(msel, rows.map(r => [r.label, rowText(r)]));
@@ -209,7 +212,7 @@ function renderLane(i) {
     item('device', [r.device, r.contended ? [' ', h('small', {}, '⚠ contended')] : null]),
     item('measured', [`${fmt(r.img_s)} ${UNIT[r.mode]} `, h('small', {}, `(${ci(r.ci_lo, r.ci_hi)})`),
                       r.mode !== 'inference' ? [' ', h('b', {}, MODE_NAMES[r.mode])] : null], 'img_s', r.img_s),
-    item('km² per image', `${fmt(patchKm2(r.input_size, +el('race-gsd').value))}`),
+    item(r.mode === 'mapping' ? 'km² per tile (new ground, overlap counted)' : 'km² per image', `${fmt(s.km2s / r.img_s)}`),
     item('coverage rate', [h('span', { class: 'big' }, `${fmt(s.km2s)} km²/s`), ' ', h('small', {}, `(${ci(s.km2s_lo, s.km2s_hi)})`)],
          'km2s', s.km2s, { lo: s.km2s_lo, hi: s.km2s_hi }),
     item('finishes in', [h('span', { class: 'big' }, `${fmt(s.days)} days`), s.days < 1 ? ` = ${duration(s.days * 86400)}` : null, ' ',
