@@ -213,7 +213,9 @@ class SweepArgs(dict):
     def warn(self, m):
         seen = self.setdefault('_warned', set())
         if self['quiet'] or m in seen: return
-        seen.add(m); print(f"warning: {m}", file=sys.stderr, flush=True)
+        seen.add(m)
+        from tqdm.auto import tqdm
+        tqdm.write(f"warning: {m}", file=sys.stderr)  # above a progress bar, never on its line
 
 def check_options(a:SweepArgs):
     "Every option of a sweep checked before anything is built: a one-line `BenchError` for the first that is wrong."

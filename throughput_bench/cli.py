@@ -14,10 +14,10 @@ from . import api
 # %% auto #0
 __all__ = ['Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'api_help', 'add_common',
            'print_rows', 'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser',
-           'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync',
-           'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser',
-           'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser',
-           'cmd_map', 'main_parser', 'Terminated', 'tbench']
+           'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw',
+           'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve',
+           'latency_parser', 'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune',
+           'map_parser', 'cmd_map', 'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -263,10 +263,28 @@ def ready_steady_go(argv=None):
     _run(lambda: cmd_rsg(rsg_parser().parse_args(argv)), 'ready-steady-go')
 
 # %% ../nbs/30_cli.ipynb #70ae1a31
+def stream_models(names:list, out=None):
+    "Print the registry as a left-aligned table, one line per model as soon as its parameters are counted (building each takes a moment)."
+    from throughput_bench.registry import get_model, count_params
+    out = out or sys.stdout
+    infos = [get_model(n) for n in names]  # an unknown name fails here, before any line
+    rows = [(i.name, i.display_name, i.family, 'geo' if i.is_geo else i.type, f"{i.channels}x{i.size}", ' '.join(i.precisions)) for i in infos]
+    head = ('name', 'display name', 'family', 'type', 'input', 'precisions')
+    w = [max(len(str(r[k])) for r in rows + [head]) for k in range(len(head))]
+    line = lambda cells, p: '  '.join(str(c).ljust(n) for c, n in zip(cells, w)) + f"  {p:>8}"
+    print(line(head, 'params_M'), file=out, flush=True)
+    for i, r in zip(infos, rows):
+        n = count_params(i)
+        print(line(r, f"{n:.1f}" if n is not None else '?'), file=out, flush=True)
+
 def cmd_models(a):
     from throughput_bench import api
-    from throughput_bench.registry import UNAVAILABLE
+    from throughput_bench.registry import UNAVAILABLE, REGISTRY
     import pandas as pd
+    if not a.geo:
+        stream_models(a.names or list(REGISTRY))
+        print("\ngeo encoders (type geo): `tbench models --geo` lists the bands, patch and side inputs each takes; params '?': the [geo] extra is not installed")
+        return
     df = api.models(a.names or None, geo=a.geo)
     df['params_M'] = df['params_M'].map(lambda v: f"{v:.1f}" if v == v and v is not None else '?')
     if a.geo: df = df.drop(columns=['type'])

@@ -55,10 +55,10 @@ def _mapping_rows(df)->list:
                     contended=bool(g('contended', False)), native=True, source=g('source') or '', gsd_m=_num(g('gsd_m')),
                     raster=str(g('raster_file') or ''), overlap=_num(g('overlap')))
         where = f"{base['raster']}, overlap {g('overlap'):g}"
-        out.append(base | dict(label=f"{g('model_name')} · end to end", variant=f"{g('precision')} · end to end ({where}; bound by {g('bound_stage')})",
+        out.append(base | dict(label=f"{g('model_name')} · end to end", display=f"{base['display']} · end to end", variant=f"{g('precision')} · end to end ({where}; bound by {g('bound_stage')})",
                                img_s=_num(g('throughput_mean')), ci_lo=_num(g('throughput_ci_low')), ci_hi=_num(g('throughput_ci_high')),
                                km2s=_num(g('km2_per_sec')), km2s_lo=_num(g('km2_per_sec_ci_low')), km2s_hi=_num(g('km2_per_sec_ci_high'))))
-        out.append(base | dict(label=f"{g('model_name')} · model alone", variant=f"{g('precision')} · model alone ({where})",
+        out.append(base | dict(label=f"{g('model_name')} · model alone", display=f"{base['display']} · model alone", variant=f"{g('precision')} · model alone ({where})",
                                img_s=_num(g('model_throughput')), ci_lo=None, ci_hi=None, km2s=_num(g('model_km2_per_sec')), km2s_lo=None, km2s_hi=None))
     return out
 

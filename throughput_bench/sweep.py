@@ -401,7 +401,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                 first = parts[k][0] if parts[k] else None
                 s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
                 label = s_run.short()
-                if not first and s.probe_batch and s.device == 'cpu' and s.compile_mode == 'none' and s.backend == 'pytorch' and s.batch_size > 4:
+                if not first and s.probe_batch and s.max_step_seconds and s.device == 'cpu' and s.compile_mode == 'none' and s.backend == 'pytorch' and s.batch_size > 4:  # the default batch only: one named is run as named unless it cannot fit
                     label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")  # the probe may halve it
                 bar.set_description(f"{label} [{r + 1}/{repeats}]")
                 pre = contention.before() if contention else None

@@ -43,7 +43,7 @@ function h(tag, attrs, ...kids) {
     if (v == null || v === false) continue;
     if (k === 'dataset') Object.assign(e.dataset, v); else e.setAttribute(k, v);
   }
-  for (const k of kids.flat()) if (k != null && k !== false) e.append(k instanceof Node ? k : String(k));
+  for (const k of kids.flat(Infinity)) if (k != null && k !== false) e.append(k instanceof Node ? k : String(k));  // nested lists of kids, at any depth
   return e;
 }
 function options(select, items, keep) {
