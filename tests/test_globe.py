@@ -215,3 +215,37 @@ def test_a_mapping_run_races_end_to_end_against_the_model_alone(tmp_path, browse
         assert 'end to end' in page.locator('#lane-0').inner_text() and evil in page.locator('#lane-0').inner_text()  # shown as text
         assert page.evaluate("window.__pwned === undefined")
         assert not problems, problems
+
+@pytest.mark.parametrize('width', [1400, 390])
+def test_every_view_fits_the_width_and_the_race_has_one_track(site, browser, width):
+    "No sideways scroll at a desktop's or a phone's width; both lanes on one track with the finish line; the precision picker races that precision; family colours and device lists follow the data."
+    url, _ = site
+    page, problems = open_page(browser, url)
+    page.set_viewport_size({'width': width, 'height': 900})
+    fits = lambda: page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert fits()
+    page.evaluate("globeRace.advance(3600)")
+    bars = page.locator('#race-track .track-bar')
+    assert bars.count() == 2
+    lanes = page.evaluate("globeRace.state().lanes")
+    for i in range(2): assert float(bars.nth(i).get_attribute('data-fraction')) == pytest.approx(lanes[i]['fraction'])
+    assert 'sooner' in page.locator('#race-lead').inner_text() or 'Level' in page.locator('#race-lead').inner_text()
+    page.select_option('#race-precision', 'fp32')
+    assert all(l['variant'].startswith('fp32') for l in page.evaluate("globeRace.state().lanes") if l)
+    for view in ('explore', 'list', 'about'):
+        page.click(f"#tabs button[data-view={view}]")
+        assert fits(), view
+    # the List scrolls in its own box, and a mode lists only the devices with rows in it
+    assert page.evaluate("getComputedStyle(document.querySelector('.table-box')).overflow") == 'auto'
+    page.click("#tabs button[data-view=explore]")
+    page.select_option('#ex-mode', 'training')
+    offered = page.eval_on_selector_all('#ex-device option', "os => os.map(o => o.value)")
+    assert offered == ['Xeon'], offered  # the seed tool's H100 file has no training rows
+    page.select_option('#ex-mode', 'inference')
+    colour = {}
+    for dev in page.eval_on_selector_all('#ex-device option', "os => os.map(o => o.value)"):
+        page.select_option('#ex-device', dev)
+        for fam, fill in page.eval_on_selector_all('#ex-chart .legend circle', "cs => cs.map(c => [c.nextSibling.textContent, c.getAttribute('fill')])"):
+            assert colour.setdefault(fam, fill) == fill, (fam, dev)  # one colour per family on every device
+    assert len(colour) > 3
+    assert not problems, problems

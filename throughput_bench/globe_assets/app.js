@@ -63,10 +63,10 @@ const devices = () => uniq(ROWS.map(r => r.device)).sort((a, b) => {  // GPUs fi
 const modes = () => ['inference', 'training', 'serving', 'mapping'].filter(m => ROWS.some(r => r.mode === m));
 const deviceLabel = d => { const r = ROWS.find(x => x.device === d); return `${d} (${r.device_type === 'cpu' ? 'CPU' : r.device_type.toUpperCase()})`; };
 const shown = r => r.native || !el('native-only').checked;
-function best(device, mode) {
-  // the fastest variant per model (label: a model at one input shape) on a device, in a mode
+function best(device, mode, precision = '') {
+  // the fastest variant per model (label: a model at one input shape) on a device, in a mode (at one precision, if named)
   const out = new Map();
-  for (const r of ROWS) if (r.device === device && r.mode === mode && r.img_s > 0 && shown(r))
+  for (const r of ROWS) if (r.device === device && r.mode === mode && r.img_s > 0 && shown(r) && (!precision || r.precision === precision))
     if (!out.has(r.label) || out.get(r.label).img_s < r.img_s) out.set(r.label, r);
   return [...out.values()].sort((a, b) => b.img_s - a.img_s);
 }
@@ -157,10 +157,13 @@ const race = { elapsed: 0, running: false, last: null, lanes: [null, null], glob
 function speed() { return Math.round(Math.pow(10, +el('race-speed').value)); }
 function laneRow(i) {
   const lane = el(`lane-${i}`), dev = lane.querySelector('.pick-device').value, label = lane.querySelector('.pick-model').value;
-  return best(dev, el('race-mode').value).find(r => r.label === label) || null;
+  return best(dev, el('race-mode').value, el('race-precision').value).find(r => r.label === label) || null;
 }
 function fillRacePickers() {
-  const kind = el('race-kind').value, mode = el('race-mode').value, devs = devices().filter(d => best(d, mode).length);
+  const kind = el('race-kind').value, mode = el('race-mode').value, prec = el('race-precision').value;
+  options(el('race-precision'), [['', 'the fastest of each']].concat(uniq(ROWS.filter(r => r.mode === mode && r.img_s > 0).map(r => r.precision))
+    .sort((a, b) => variantOrder(a) - variantOrder(b)).map(p => [p, p])), prec);
+  const P = el('race-precision').value, devs = devices().filter(d => best(d, mode, P).length);
   const lanes = [0, 1].map(i => el(`lane-${i}`));
   for (const [i, lane] of lanes.entries()) {
     const dsel = lane.querySelector('.pick-device');
@@ -170,7 +173,7 @@ function fillRacePickers() {
   }
   if (kind === 'devices') {
     // one model, offered where both devices measured it
-    const a = best(lanes[0].querySelector('.pick-device').value, mode), b = new Set(best(lanes[1].querySelector('.pick-device').value, mode).map(r => r.label));
+    const a = best(lanes[0].querySelector('.pick-device').value, mode, P), b = new Set(best(lanes[1].querySelector('.pick-device').value, mode, P).map(r => r.label));
     const both = a.filter(r => b.has(r.label));
     for (const [i, lane] of lanes.entries()) {
       const msel = lane.querySelector('.pick-model');
@@ -179,7 +182,7 @@ function fillRacePickers() {
     }
   } else {
     for (const [i, lane] of lanes.entries()) {
-      const g = +el('race-gsd').value, rows = best(lane.querySelector('.pick-device').value, mode).sort((x, y) => rates(y, g).km2s - rates(x, g).km2s);  // by ground covered
+      const g = +el('race-gsd').value, rows = best(lane.querySelector('.pick-device').value, mode, P).sort((x, y) => rates(y, g).km2s - rates(x, g).km2s);  // by ground covered
       const msel = lane.querySelector('.pick-model');
       const prev = msel.value;
       options(msel, rows.map(r => [r.label, rowText(r)]));
@@ -220,7 +223,27 @@ function renderLane(i) {
     item('covered', [`${fmt(100 * s.fraction)}% · ${fmt(s.covered_km2)} km²`, s.finished ? [' · ', h('b', {}, 'finished')] : null], 'fraction', s.fraction),
   ].flat());
 }
+function renderTrack() {
+  // both lanes on one track: the share of the land each has covered, the finish line at 100%, and who leads by how much
+  const st = [0, 1].map(laneStats), track = el('race-track');
+  track.replaceChildren(...st.map((s, i) => s ? h('div', { class: 'track-row' },
+      h('span', { class: 'track-name' }, race.lanes[i].display, ' ', h('small', {}, `(${race.lanes[i].device})`)),
+      h('span', { class: 'track-bar', dataset: { lane: String(i), fraction: String(s.fraction) } },
+        h('span', { class: 'track-fill', style: `width:${(100 * s.fraction).toFixed(2)}%;background:${COLOURS[i]}` })),
+      h('span', { class: 'track-pct' }, s.finished ? 'finished' : `${fmt(100 * s.fraction)}%`)) : null));
+  const [a, b] = st;
+  let lead = '';
+  if (a && b && a.km2s > 0 && b.km2s > 0) {
+    const [w, l] = a.km2s >= b.km2s ? [0, 1] : [1, 0], ratio = st[w].km2s / st[l].km2s;
+    const overlap = st[w].km2s_lo != null && st[l].km2s_hi != null && st[w].km2s_lo <= st[l].km2s_hi;
+    lead = ratio < 1.0005 ? 'Level: both cover land at the same rate.' :
+      `${race.lanes[w].display} (${race.lanes[w].device}) finishes ${fmt(ratio)}× sooner` + (overlap ? ' — but their 95% intervals overlap: not a clear win.'
+        : st[w].km2s_lo == null || st[l].km2s_hi == null ? ' (a lane without a 95% interval: how sure this is cannot be said).' : ', beyond both 95% intervals.');
+  }
+  el('race-lead').textContent = lead;
+}
 function renderRace() {
+  renderTrack();
   for (const i of [0, 1]) {
     renderLane(i);
     const s = laneStats(i);
@@ -255,6 +278,25 @@ function tick(t) {
 }
 
 // ---------- explore ----------
+// one colour per model family on every device and view: the scale is fixed from all the rows once
+const FAMILIES = uniq(ROWS.map(r => r.family || '?')).sort();
+const familyColour = f => { const i = FAMILIES.indexOf(f), p = d3.schemeTableau10.concat(d3.schemeSet3, d3.schemeDark2); return p[i % p.length]; };
+function placeLabels(items, W, H) {
+  // items: {x, y, text}; greedy, in order: right of the point, left, above, below; a label that fits nowhere is left out (its point keeps a tooltip)
+  const boxes = [], out = [];
+  const hits = b => boxes.some(o => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1);
+  for (const it of items) boxes.push({ x0: it.x - 5, x1: it.x + 5, y0: it.y - 5, y1: it.y + 5 });  // points are obstacles too
+  for (const it of items) {
+    const w = 5.6 * it.text.length + 4, hgt = 12;
+    for (const [dx, dy, anchor] of [[8, 4, 'start'], [-8, 4, 'end'], [0, -9, 'middle'], [0, 16, 'middle']]) {
+      const x0 = anchor === 'start' ? it.x + dx : anchor === 'end' ? it.x + dx - w : it.x - w / 2, y0 = it.y + dy - 10;
+      const b = { x0, x1: x0 + w, y0, y1: y0 + hgt };
+      if (b.x0 < 0 || b.x1 > W || b.y0 < 0 || b.y1 > H || hits(b)) continue;
+      boxes.push(b); out.push(Object.assign({ lx: it.x + dx, ly: it.y + dy, anchor }, it)); break;
+    }
+  }
+  return out;
+}
 function fillSelect(id, items, keep) { options(el(id), items, keep); }
 function renderExplore() {
   const box = el('ex-chart'), empty = el('ex-empty'), kind = el('ex-kind').value;
@@ -273,13 +315,13 @@ function scatter(box, rows, xk, yk, gsd, mode) {
   const yhi = r => (r.ci_hi == null ? null : yk === 'km2s' ? rates(r, gsd).km2s_hi : r.ci_hi);
   const pts = rows.filter(r => r[xk] > 0 && yv(r) > 0);
   const missing = rows.length - pts.length;
-  const W = 900, H = 560, m = { l: 70, r: 190, t: 20, b: 50 };
-  const svg = d3.select(box).append('svg').attr('width', W).attr('height', H);
+  const W = 900, H = 560, m = { l: 70, r: 190, t: 26, b: 50 };
+  const svg = d3.select(box).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('width', '100%').style('max-width', `${W}px`);
   if (!pts.length) { svg.append('text').attr('x', 20).attr('y', 40).text(`No row has ${el('ex-x').selectedOptions[0].text}.`); return; }
   const x = d3.scaleLog().domain(d3.extent(pts, r => r[xk])).nice().range([m.l, W - m.r]);
   const lows = pts.map(r => ylo(r) ?? yv(r)).filter(v => v > 0), highs = pts.map(r => yhi(r) ?? yv(r));
   const y = d3.scaleLog().domain([d3.min(lows), d3.max(highs)]).nice().range([H - m.b, m.t]);
-  const families = uniq(pts.map(r => r.family || '?')).sort(), colour = d3.scaleOrdinal(families, d3.schemeTableau10.concat(d3.schemeSet3));
+  const families = uniq(pts.map(r => r.family || '?')).sort(), colour = familyColour;
   svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${H - m.b})`).call(d3.axisBottom(x).ticks(8, '~s'));
   svg.append('g').attr('class', 'axis').attr('transform', `translate(${m.l},0)`).call(d3.axisLeft(y).ticks(8, '~s'));
   svg.append('text').attr('x', (m.l + W - m.r) / 2).attr('y', H - 12).attr('text-anchor', 'middle').text(el('ex-x').selectedOptions[0].text + ' (log)');
@@ -291,8 +333,11 @@ function scatter(box, rows, xk, yk, gsd, mode) {
     if (ylo(r) != null && yhi(r) != null) g.append('line').attr('x1', cx).attr('x2', cx).attr('y1', y(Math.max(ylo(r), y.domain()[0]))).attr('y2', y(yhi(r))).attr('stroke', c).attr('stroke-width', 1.5);
     g.append('circle').attr('cx', cx).attr('cy', y(yv(r))).attr('r', 5).attr('fill', c).attr('stroke', '#fff')
       .append('title').text(`${r.display} (${r.variant}): ${fmt(yv(r))} ${yk === 'km2s' ? 'km²/s' : UNIT[mode]}, ${fmt(r[xk])} ${xk}`);
-    if (pts.length <= 40) g.append('text').attr('x', cx + 7).attr('y', y(yv(r)) + 4).attr('font-size', 10).attr('fill', '#334').text(r.display);
   }
+  const labels = placeLabels(pts.map(r => ({ x: x(r[xk]), y: y(yv(r)), text: r.display })).sort((a, b) => a.y - b.y), W - m.r + 150, H - m.b);
+  for (const L of labels) g.append('text').attr('x', L.lx).attr('y', L.ly).attr('text-anchor', L.anchor).attr('font-size', 10).attr('fill', '#334').text(L.text);
+  if (labels.length < pts.length) svg.append('text').attr('x', W - m.r).attr('y', m.t - 6).attr('text-anchor', 'end').attr('font-size', 10).attr('fill', '#667')
+    .text(`${pts.length - labels.length} label(s) left out where they would overlap: hover a point`);
   const lg = svg.append('g').attr('class', 'legend').attr('transform', `translate(${W - m.r + 20},${m.t})`);
   families.forEach((f, i) => { lg.append('circle').attr('cx', 0).attr('cy', i * 18).attr('r', 5).attr('fill', colour(f)); lg.append('text').attr('x', 10).attr('y', i * 18 + 4).text(f); });
   if (missing) svg.append('text').attr('x', m.l).attr('y', H - 28).attr('font-size', 11).attr('fill', '#a33').text(`${missing} model(s) without this measure are not shown`);
@@ -311,7 +356,7 @@ function speedup(box, dev, mode) {
   if (!bars.length) { box.replaceChildren(h('p', { class: 'empty' }, `No variant other than fp32 eager was measured on ${dev} in this mode.`)); return; }
   const models = uniq(bars.map(b => b.model)), variants = uniq(bars.map(b => b.variant)).sort((a, b) => variantOrder(a) - variantOrder(b) || a.localeCompare(b));
   const rowH = 12, W = 900, m = { l: 230, r: 170, t: 30, b: 40 }, H = m.t + m.b + models.length * (variants.length * rowH + 10);
-  const svg = d3.select(box).append('svg').attr('width', W).attr('height', H);
+  const svg = d3.select(box).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('width', '100%').style('max-width', `${W}px`);
   const xmax = Math.min(d3.max(bars, b => b.hi ?? b.v) * 1.05, d3.max(bars, b => b.v) * 2);
   const x = d3.scaleLinear().domain([0, xmax]).nice().range([m.l, W - m.r]);
   const y0 = d3.scaleBand().domain(models).range([m.t, H - m.b]).paddingInner(0.1);
@@ -377,6 +422,12 @@ function show(view) {
   if (view === 'explore') renderExplore();
   if (view === 'list') renderList();
 }
+function fillDevices() {
+  // a device is offered in a view only where it has rows in that view's mode
+  const has = m => devices().filter(d => best(d, m).length).map(d => [d, deviceLabel(d)]);
+  fillSelect('ex-device', has(el('ex-mode').value));
+  fillSelect('ls-device', [['*', 'every device']].concat(has(el('ls-mode').value)));
+}
 function init() {
   showNotes();
   for (const b of document.querySelectorAll('#tabs button')) b.addEventListener('click', () => show(b.dataset.view));
@@ -384,8 +435,7 @@ function init() {
   for (const id of ['race-gsd', 'ex-gsd', 'ls-gsd']) fillSelect(id, gsds, '10');
   const ms = modes().map(m => [m, MODE_NAMES[m]]);
   for (const id of ['race-mode', 'ex-mode', 'ls-mode']) fillSelect(id, ms, 'inference');
-  fillSelect('ex-device', devices().map(d => [d, deviceLabel(d)]));
-  fillSelect('ls-device', [['*', 'every device']].concat(devices().map(d => [d, deviceLabel(d)])));
+  fillDevices();
   el('about-files').textContent = DATA ? `Results files: ${DATA.files.join(', ')}. Page built ${DATA.generated}.` : 'No data.';
   if (window.d3 && window.topojson && window.GLOBE_LAND) {
     CELLS = landCells();
@@ -409,8 +459,10 @@ function init() {
   el('native-only').addEventListener('change', () => { fillRacePickers(); renderExplore(); renderList(); });
   el('race-start').addEventListener('click', () => { race.running = !race.running; renderRace(); });
   el('race-reset').addEventListener('click', resetRace);
+  for (const id of ['ex-mode', 'ls-mode']) el(id).addEventListener('change', fillDevices);
   for (const id of ['ex-device', 'ex-mode', 'ex-kind', 'ex-x', 'ex-y', 'ex-gsd']) el(id).addEventListener('change', renderExplore);
   for (const id of ['ls-device', 'ls-mode', 'ls-gsd']) el(id).addEventListener('change', renderList);
+  el('race-precision').addEventListener('change', fillRacePickers);
   if (ROWS.length) fillRacePickers(); else resetRace();
   requestAnimationFrame(tick);
 }
