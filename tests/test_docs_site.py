@@ -29,7 +29,7 @@ def test_home_page(server, browser):
     page, problems = visit(browser, f"{server}/index.html")
     assert 'throughput_bench' in page.title() + page.inner_text('body')
     assert 'tbench infer' in page.inner_text('body')
-    links = page.eval_on_selector_all('nav a', 'els => els.map(e => e.getAttribute("href"))')
+    links = page.eval_on_selector_all('#tb-side a', 'els => els.map(e => e.getAttribute("href"))')
     assert {'core.html', 'results.html', 'timing.html'} <= set(links)
     assert not problems, problems
 
@@ -37,8 +37,11 @@ def test_home_page_runs_the_python_example(server, browser):
     "The home page (the README) shows the Python example with its real output: the rows table and a chart."
     page, problems = visit(browser, f"{server}/index.html")
     text = page.inner_text('body')
-    assert 'from throughput_bench import infer' in text and 'throughput_repeats' in text and 'measured' in text
+    assert 'from throughput_bench import infer' in text and '95% CI' in text and 'processes' in text and 'measured' in text
     assert 'resnet18' in text and 'vit_tiny_patch16_224' in text
+    # the progress widget, in its final state (drawn from the saved widget state, no widget JavaScript)
+    bars = page.eval_on_selector_all('.tb-progress progress', 'els => els.map(e => [e.value, e.max])')
+    assert bars and all(v == m for v, m in bars), bars
     sizes = page.eval_on_selector_all('img', 'els => els.map(e => [e.naturalWidth, e.naturalHeight])')
     assert any(w > 200 and h > 80 for w, h in sizes), sizes
     assert not problems, problems
@@ -52,6 +55,43 @@ def test_api_page(server, browser):
     text = page.inner_text('body')
     assert 'BenchSpec' in text and 'BenchResult' in text and '#| export' not in text
     assert not problems, problems
+    # nbdev's processing: an exported cell shows its signature and docments (show_doc), not its source
+    page, problems = visit(browser, f"{server}/mapping.html")
+    text = page.inner_text('main')
+    assert 'def tile_offsets(' in text and "share of a tile its neighbour also covers" in text
+    assert 'stride = max(1' not in text and 'offs.append' not in text  # the body stays in the package
+    assert not problems, problems
+
+PAGES = ('index.html', 'api.html', 'cli.html', 'mapping.html', 'results.html', 'charts.html')
+
+@pytest.mark.parametrize('width', [1400, 390])
+def test_every_page_fits_and_every_nav_link_is_visible_and_clickable(server, browser, width):
+    page = browser.new_page(viewport={'width': width, 'height': 900})
+    for name in PAGES:
+        assert page.goto(f"{server}/{name}").status == 200
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (name, width)  # no sideways scroll
+    page.goto(f"{server}/index.html")
+    if width < 800: page.click('#tb-menu')  # a phone: the sidebar is behind the menu button
+    links = page.locator('#tb-side a')
+    assert links.count() >= 30
+    hrefs = [links.nth(i).get_attribute('href') for i in range(links.count())]
+    for i in range(links.count()): assert links.nth(i).is_visible(), hrefs[i]
+    for sec in ('Measure', 'Serve', 'Scale', 'Analyse', 'Reference'): assert page.locator('#tb-side h2', has_text=sec).count() == 1
+    links.filter(has_text='mapping').first.click()
+    page.wait_for_url('**/mapping.html')
+    if width >= 1200: assert page.locator('#tb-toc a').count() > 5  # the page's contents beside it
+
+def test_search_works_offline(server, browser):
+    page = browser.new_page()
+    page.goto(f"{server}/cli.html")
+    for query, want in (('compare', 'compare.html'), ('tbench map', 'mapping.html'), ('successive halving', 'tune.html')):
+        page.fill('#tb-search', query)
+        hrefs = page.eval_on_selector_all('#tb-results a', 'els => els.map(e => e.getAttribute("href"))')
+        assert want in hrefs[:3], (query, hrefs)
+    page.fill('#tb-search', 'zzqxv nothing')
+    assert 'Nothing found' in page.inner_text('#tb-results')
+    page.fill('#tb-search', 'compare'); page.press('#tb-search', 'Enter')
+    page.wait_for_url('**/compare.html')
 
 def test_results_page_charts(server, browser):
     page, problems = visit(browser, f"{server}/results.html")

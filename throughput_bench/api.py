@@ -13,11 +13,11 @@ from .registry import check_model
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
-           'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check',
+           'VIEW', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check',
            'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
            'wandb_logger', 'check_backends', 'with_backends', 'SweepArgs', 'check_options', 'repeats_for', 'setup',
-           'configurations', 'run', 'sweep', 'rows_for', 'infer', 'train', 'models', 'hw', 'report', 'globe', 'sync',
-           'repair', 'serve', 'latency']
+           'configurations', 'run', 'sweep', 'rows_for', 'infer', 'train', 'view', 'models', 'hw', 'report', 'globe',
+           'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -455,6 +455,28 @@ def train(models:Optional[list]=None, # registry or timm names
           **kwargs)->'pd.DataFrame':
     "Measure training throughput (forward, loss, backward, optimizer step); one row per configuration."
     return sweep('training', models, optimizers=optimizers, breakdown=breakdown, **kwargs)
+
+# %% ../nbs/26_api.ipynb #2fc26516
+VIEW = {'model_name': 'model', 'mode': 'mode', 'precision': 'precision', 'backend': 'backend', 'batch_size': 'batch', 'input_size': 'px',
+        'throughput_mean': 'img/s', 'ci': '95% CI', 'repeats': 'processes', 'latency_p95_ms': 'p95 ms', 'peak_memory_mb': 'peak MiB',
+        'contended': 'host busy', 'status': 'status', 'measured': 'measured'}  # column -> what the view calls it, in order
+
+def view(df:'pd.DataFrame', # rows from `infer`, `train`, `store.read_results`, ...
+         columns:Optional[list]=None, # the columns to show (default: `VIEW`'s, less those that are one value throughout)
+        )->'pd.io.formats.style.Styler':
+    "A readable view of result rows: names for people, rounded figures, the 95% CI as one cell, a busy host flagged."
+    import math, pandas as pd
+    d = df.copy()
+    fin = lambda v: v is not None and pd.notna(v) and math.isfinite(float(v))
+    if 'throughput_ci_low' in d:
+        d['ci'] = [f"{float(lo):,.1f}–{float(hi):,.1f}" if fin(lo) and fin(hi) else 'no CI' for lo, hi in zip(d.throughput_ci_low, d.throughput_ci_high)]
+    one = lambda c: c in ('mode', 'backend', 'status', 'precision', 'batch_size', 'input_size') and d[c].astype(str).nunique() <= 1 and len(d) > 1
+    cols = [c for c in (columns or VIEW) if c in d and (columns or not one(c))]
+    out = d[cols].copy()
+    if 'contended' in out: out['contended'] = out.contended.map(lambda v: '⚠ yes' if str(v) == 'True' else '')
+    fmt = {'throughput_mean': '{:,.1f}', 'latency_p95_ms': '{:,.1f}', 'peak_memory_mb': '{:,.0f}', 'repeats': '{:.0f}', 'batch_size': '{:.0f}', 'input_size': '{:.0f}'}
+    st = out.style.hide(axis='index').format({c: f for c, f in fmt.items() if c in out}, na_rep='')
+    return st.relabel_index([VIEW.get(c, c) for c in cols], axis=1)
 
 # %% ../nbs/26_api.ipynb #565a6458
 def models(names:Optional[list]=None, # names to show (default: the whole registry)

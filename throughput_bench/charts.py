@@ -17,9 +17,9 @@ from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
 # %% auto #0
-__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'KIND_COLORS', 'SCENARIO_COLOURS', 'MAP_STAGES',
-           'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN', 'device_label', 'input_label', 'plain_rows',
-           'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci',
+__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'MFU_TITLES', 'KIND_COLORS', 'SCENARIO_COLOURS',
+           'MAP_STAGES', 'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN', 'device_label', 'input_label',
+           'plain_rows', 'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci',
            'shared_legend', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu',
            'chart_scaling', 'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead',
            'comparison_rows', 'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown',
@@ -73,10 +73,10 @@ def at_native_input(df:pd.DataFrame)->pd.Series:
     return df.apply(native, axis=1).astype(bool) if len(df) else pd.Series(dtype=bool)
 
 def native_rows(best:pd.DataFrame)->pd.DataFrame:
-    "Rows minus a model's runs at other shapes, where it also ran at its native input (a `--geo-compare` baseline)."
+    "Rows minus a model's runs at other shapes, where it also ran at its native input on that device in that mode (a `--geo-compare` baseline); a device that ran a model only at another shape keeps it."
     if best.empty: return best
     is_native = at_native_input(best)
-    has_native = is_native.groupby(best.model_name).transform('any')
+    has_native = is_native.groupby([best.model_name, best['mode'], best.device]).transform('any')
     b = best[is_native | ~has_native].copy()
     multi = b.groupby('model_name').input.transform('nunique') > 1  # the shape stays in the label only where a model still has several
     b['label'] = b.model_name + np.where(multi, ' @ ' + b.input, '')
@@ -228,6 +228,8 @@ def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     a2.set(xlabel=f"days to map the Earth's land ({EARTH_LAND_KM2 / 1e6:.2f} M km²)", ylabel=None, title='Time to map the world')
     shared_legend(fig, [a1, a2]); return fig
 
+MFU_TITLES = {'mfu_measured': 'MFU against the measured GEMM ceiling', 'mfu': 'MFU against the datasheet / theoretical peak'}
+
 def chart_mfu(best:pd.DataFrame):
     "MFU per model (against the measured GEMM ceiling, and the datasheet/theoretical peak where known)."
     d = best[best.mfu_measured.notna() | best.mfu.notna()]
@@ -239,11 +241,15 @@ def chart_mfu(best:pd.DataFrame):
         e = d.assign(pct=100 * d[c], lo=100 * d[c] * d.throughput_ci_low / d.throughput_mean,
                      hi=100 * d[c] * d.throughput_ci_high / d.throughput_mean)
         barh_ci(ax, e.dropna(subset=['pct']), 'row', 'pct', 'hue', 'lo', 'hi')
-        ax.set(xlabel='% of ' + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'), ylabel=None, title=c)
+        name = MFU_TITLES[c]
+        ax.set(xlabel='% of ' + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'), ylabel=None, title=name)
         top = e.pct.max()
         if top <= 100: ax.set_xlim(0, 100)
-        else: ax.set_title(f"{c} (a value of {top:.0f}% is above 100%: check the peak)", color='darkred')
-    shared_legend(fig, axes); return fig
+        else: ax.set_title(f"{name} (a value of {top:.0f}% is above 100%: check the peak)", color='darkred')
+    missing = sorted(set(best.device) - set(d.device))  # say who is not on the chart, and why, instead of leaving them out silently
+    note = f"\nno MFU for {', '.join(missing)}: no FLOP count or no peak on their rows (the reference tool's files carry neither)" if missing else ''
+    shared_legend(fig, axes, 'Model FLOPs utilisation (bars: 95% CI)' + note)
+    return fig
 
 # %% ../nbs/11_charts.ipynb #5ca1e002
 def chart_scaling(best:pd.DataFrame):
@@ -283,7 +289,7 @@ def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     baselines = set(d.model_name[d.kind.eq('timm baseline') & at_geo_shape & ~at_native_input(d)])
     return d[d.kind.eq('geo encoder') | (at_geo_shape & d.model_name.isin(baselines))]
 
-KIND_COLORS = {'geo encoder': 'tab:blue', 'timm baseline': 'tab:red'}
+KIND_COLORS = {'geo encoder': '#7b4fa0', 'timm baseline': '#7f7f7f'}  # purple and grey: never a precision's colour (blue, orange, green, red)
 
 def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
     "Geo encoders vs timm baselines on the same pixels (img/s), and everyone in km²/s at their own input size."
@@ -295,14 +301,14 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
                                      for _, s in panels) + 0.5))
     gs = fig.add_gridspec(len(panels), 2)
     left = [fig.add_subplot(gs[i, 0]) for i in range(len(panels))]
-    k = len(panels) // len(devices)  # panels are grouped by device, so each device's coverage spans its rows
-    right = [fig.add_subplot(gs[i * k:(i + 1) * k if i < len(devices) - 1 else len(panels), 1]) for i in range(len(devices))]
+    rows_of = {dv: [j for j, (d2, _) in enumerate(panels) if d2 == dv] for dv in devices}  # panels are grouped by device
+    right = [fig.add_subplot(gs[min(rows_of[dv]):max(rows_of[dv]) + 1, 1]) for dv in devices]  # each device's coverage beside its own rows
     for ax, (dev, shp) in zip(left, panels):
         e = d[d.device.eq(dev) & d['shape'].eq(shp)].sort_values(['kind', 'throughput_mean'], ascending=[True, False])
         barh_ci(ax, e, 'model_name', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
         for t, k in zip(ax.get_yticklabels(), e.drop_duplicates('model_name').kind):
             t.set_color(KIND_COLORS[k])
-        ax.set(title=f"{dev} · input {shp} (geo encoders blue, timm baselines red)", xlabel='img/s (bars: 95% CI)', ylabel=None)
+        ax.set(title=f"{dev} · input {shp}: img/s by precision (names: geo encoders purple, timm baselines grey)", xlabel='img/s (bars: 95% CI)', ylabel=None)
     for ax, dev in zip(right, devices):
         e = add_coverage(d[d.device.eq(dev)], gsd_m)
         e = e.loc[e.groupby('label').km2_per_sec.idxmax()].sort_values('km2_per_sec', ascending=False)
@@ -313,7 +319,8 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
         for bar, k in zip(ax.patches, e.kind): bar.set_color(KIND_COLORS[k])
         for t, k in zip(ax.get_yticklabels(), e.kind): t.set_color(KIND_COLORS[k])
         ax.legend(handles=[matplotlib.patches.Patch(color=c, label=k) for k, c in KIND_COLORS.items()], fontsize='x-small')
-        ax.set(title=f"{dev} · coverage, each at its own input size", xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)', ylabel=None)
+        ax.set(title=f"{dev} · every model on this device: km²/s, each at its own input size", xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)', ylabel=None)
+    fig.suptitle('Geo encoders against timm baselines: left, the same pixels (colour: precision); right, ground covered (colour: geo or timm)', y=1.0, va='bottom')
     fig.tight_layout(); return fig
 
 # %% ../nbs/11_charts.ipynb #ccfc9627

@@ -386,11 +386,16 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
     for s in p.todo:
         if s.key() not in got: log(f"{s.short()}: already stored or being measured by another sweep; left to it")
     parts, final, results, spent = {s.key(): [] for s in mine}, {}, [], collections.Counter()
+    busy = collections.defaultdict(list)  # per configuration: what others took in each process measured on a busy host
     bar = tqdm(total=len(mine) * repeats, unit='run', disable=not progress or not mine, dynamic_ncols=True)
     def finish(s, row):
         row.batch_requested = s.batch_size
         if post: row = post(row)
         store.append(row); results.append(row); store.release(s.key()); got.discard(s.key())
+        if busy[s.key()] and row.status == 'ok':  # one verdict per configuration, with what to do
+            b = busy[s.key()]
+            log(f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes ({b[0]}); the row is marked contended: "
+                f"re-run with --rerun --wait-idle 60 on a quieter host")
         if row.status == 'ok': bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s at bs={row.batch_size}")
         elif row.status != 'skipped': log(f"{s.short()}: {row.status}: {row.error}")
     try:
@@ -417,7 +422,7 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                         res = result_from_spec(s, status='skipped', error=f"{v['reason']} (strict)")
                     else:
                         _stamp(res, v)
-                        if v["contended"]: log(f"{s_run.short()} [{r + 1}/{repeats}]: {v['reason']}; the row is marked contended")
+                        if v["contended"]: busy[k].append(v['reason'])
                 bar.update(1)
                 if res.status != 'ok':
                     final[k] = res; bar.update(repeats - r - 1)

@@ -1,17 +1,23 @@
 """Render the docs site offline: execute every notebook in nbs/ once and write static HTML to _site/.
 
 Quarto (what `nbdev_docs` uses) cannot be installed everywhere; this renders the same notebooks with
-nbconvert (execution by nbclient, HTML by nbconvert's lab template, minus its CDN scripts), hides
-the cells nbdev hides (`#| hide`, `#| default_exp`), skips those it does not run (`#| eval: false`),
-strips nbdev directives, and adds a navigation bar. The result needs no network: serve it with
-`python -m http.server -d _site`.
+nbconvert (execution by nbclient, HTML by nbconvert's lab template, minus its CDN scripts) and does what
+nbdev's processing does to them: hides the cells nbdev hides (`#| hide`, `#| default_exp`), skips those it
+does not run (`#| eval: false`), strips directives, and shows each exported cell as nbdev's `show_doc` of
+what it defines (the signature with its docments), not its source. Each page gets a sidebar grouped by
+what a user does, a search box that works offline (an index written as a script), and its table of
+contents; a progress widget is shown in its final state. The result needs no network: serve it with
+`python -m http.server -d _site` (or open the files).
+
+`--publish` refuses to write a site whose home example ran on a busy host (its rows contended, or an
+interval with a zero end): re-run on a quiet machine. Without it (the test), that is a warning.
 
 Executing a notebook is also its test: a cell that raises fails the build (exit 1, naming the
 notebook and the cell), as `nbdev_test` would, so CI runs each notebook once, here, not twice.
 
     python tools/build_docs.py [--out _site] [--no-execute] [--jobs 2]
 """
-import argparse, html, re, shutil, sys, time
+import argparse, ast, html, importlib, json, re, shutil, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import nbformat
@@ -23,21 +29,126 @@ ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 TEMPLATE = Path(__file__).resolve().parent / 'site_template'
 
+SECTIONS = {  # the sidebar: what a user does -> the pages (page stems); a page not listed goes under Reference
+    'Measure': ['inference', 'training', 'timing', 'flops', 'contention', 'compare', 'tune', 'mapping'],
+    'Runtimes': ['backend', 'backends_base', 'backends_pytorch', 'backends_export', 'backends_ort', 'backends_ov'],
+    'Serve': ['serving', 'loadgen'],
+    'Scale': ['sweep', 'distributed', 'ddp', 'slurm'],
+    'Analyse': ['results', 'store', 'charts', 'tracking', 'coverage', 'globe'],
+    'Reference': ['api', 'cli', 'core', 'devices', 'hardware', 'registry', 'geo'],
+}
+
 def directives(src:str)->set:
     "The nbdev directives (`#| hide`, `#| export`, ...) at the top of a code cell."
     return {m.group(1) for m in re.finditer(r'^#\|\s*(\w+)', src, re.M)}
 
+def defined_names(src:str)->list:
+    "The public functions and classes a cell defines (a class with its public methods), in order."
+    try: tree = ast.parse(re.sub(r'^#\|.*$', '', src, flags=re.M))
+    except SyntaxError: return []
+    out = []
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith('_'):
+            out.append((n.name, None))
+            if isinstance(n, ast.ClassDef):
+                out += [(n.name, m.name) for m in n.body if isinstance(m, ast.FunctionDef) and not m.name.startswith('_')]
+    return out
+
+def show_docs(module, src:str)->str:
+    "nbdev's `show_doc` (signature and docments, as Markdown) of what an exported cell defines; '' where it defines nothing public."
+    from nbdev.showdoc import show_doc
+    parts = []
+    for name, meth in defined_names(src):
+        obj = getattr(module, name, None)
+        if obj is not None and meth: obj = getattr(obj, meth, None)
+        if obj is None: continue
+        try: md = show_doc(obj, title_level=3 if not meth else 4)._repr_markdown_()
+        except Exception:  # an annotation that names what the module imports lazily ('torch.Tensor'): the signature as written
+            import inspect
+            try: sig = str(inspect.signature(obj))
+            except (TypeError, ValueError): sig = '(...)'
+            head = '#' * (3 if not meth else 4)
+            md = f"{head} {name if not meth else f'{name}.{meth}'}\n\n```python\ndef {meth or name}{sig}\n```\n\n*{inspect.getdoc(obj) or ''}*"
+        md = re.sub(r'^\[source\]\(.*$\n?', '', md, flags=re.M)  # a Quarto link to GitHub (its line number unknown here)
+        parts.append(md.strip())
+    return '\n\n'.join(parts)
+
 def prepare(nb):
-    "Drop hidden cells and directive lines, as nbdev's docs do."
+    "As nbdev's processing does: drop hidden cells and directive lines; an exported cell shows `show_doc` of what it defines, not its source."
+    import nbformat.v4 as v4
+    exp = next((m.group(1) for c in nb.cells if c.cell_type == 'code' for m in [re.search(r'^#\|\s*default_exp\s+(\S+)', c.source, re.M)] if m), None)
+    module = importlib.import_module(f"throughput_bench.{exp}") if exp else None
     keep = []
     for c in nb.cells:
         if c.cell_type == 'code':
             d = directives(c.source)
             if d & {'hide', 'default_exp'}: continue
+            if 'export' in d and module is not None:
+                md = show_docs(module, c.source)
+                if md: keep.append(v4.new_markdown_cell(md))
+                continue  # the source is in the package; the page shows what it defines
             c.source = re.sub(r'^#\|.*\n?', '', c.source, flags=re.M)
         keep.append(c)
     nb.cells = keep
     return nb
+
+def _text(v:str)->str:
+    "Widget HTML (tqdm's) as plain text."
+    return html.unescape(re.sub(r'<[^>]*>', '', v or '')).replace('\xa0', ' ').strip()
+
+def static_widgets(nb):
+    "A progress bar widget (tqdm in a notebook) becomes its final state, drawn as HTML from the saved widget state: text stays text."
+    state = nb.metadata.get('widgets', {}).get('application/vnd.jupyter.widget-state+json', {}).get('state', {})
+    for c in nb.cells:
+        for o in c.get('outputs', []):
+            view = o.get('data', {}).get('application/vnd.jupyter.widget-view+json')
+            if not view: continue
+            box = state.get(view.get('model_id'), {}).get('state', {})
+            kids = [state.get(k.replace('IPY_MODEL_', ''), {}) for k in box.get('children', [])]
+            bar = next((k['state'] for k in kids if k.get('model_name') == 'FloatProgressModel'), None)
+            texts = [_text(k['state'].get('value', '')) for k in kids if k.get('model_name') == 'HTMLModel']
+            if bar is None: continue
+            left, right = (texts + ['', ''])[:2]
+            o['data'] = {'text/html': f'<div class="tb-progress"><span>{html.escape(left)}</span><progress value="{float(bar.get("value", 0))}" '
+                                      f'max="{float(bar.get("max", 1) or 1)}"></progress><span>{html.escape(right)}</span></div>',
+                         'text/plain': f"{left} {right}"}
+    return nb
+
+def busy_example(nb)->str:
+    "What is wrong with the home example's rows ('' if nothing): a hidden cell prints `TB_EXAMPLE:` and what it found."
+    for c in nb.cells:
+        for o in c.get('outputs', []):
+            t = o.get('text', '') if o.get('output_type') == 'stream' else ''
+            m = re.search(r'TB_EXAMPLE: (.+)', t)
+            if m and m.group(1).strip() != 'ok': return m.group(1).strip()
+    return ''
+
+def search_entry(nb, url:str, title:str)->dict:
+    "What search looks through on one page: its title, headings and prose (code and outputs left out)."
+    heads, text = [], []
+    for c in nb.cells:
+        if c.cell_type != 'markdown': continue
+        for line in c.source.splitlines():
+            m = re.match(r'^#{2,4}\s+(.+)', line)
+            if m: heads.append(re.sub(r'[`*_]', '', m.group(1)).strip())
+            else: text.append(line)
+    prose = re.sub(r'\s+', ' ', re.sub(r'[`*_>#|]', ' ', ' '.join(text))).strip()
+    summary = next((l[1:].strip() for c in nb.cells if c.cell_type == 'markdown' for l in c.source.splitlines() if l.startswith('>')), prose[:140])
+    return dict(url=url, title=title, headings=heads, text=prose[:20000], summary=re.sub(r'[`*]', '', summary)[:200])
+
+def sidebar(pages:list, current:str)->str:
+    "The sidebar's HTML: Home, then each section's pages (titles escaped), the Globe Race with Analyse."
+    by_stem = {n[:-5]: (n, t) for n, t in pages if n != 'index.html'}
+    placed = {s for ss in SECTIONS.values() for s in ss}
+    cur = ' class="current"'
+    link = lambda n, t: f'<a href="{n}"{cur if n == current else ""}>{html.escape(t)}</a>'
+    out = [link('index.html', 'Home')]
+    for sec, stems in SECTIONS.items():
+        items = [by_stem[s] for s in stems if s in by_stem]
+        if sec == 'Reference': items += [v for k, v in sorted(by_stem.items()) if k not in placed]
+        if not items and sec != 'Analyse': continue
+        out.append(f'<h2>{sec}</h2>' + ''.join(link(n, t) for n, t in items) + ('<a href="globe/index.html">Globe Race</a>' if sec == 'Analyse' else ''))
+    return ''.join(out)
 
 def title_of(nb, fallback:str)->str:
     for c in nb.cells:
@@ -60,7 +171,7 @@ def execute(p:Path, nb, timeout:int):
     t0 = time.monotonic()
     try:
         NotebookClient(skip_unevaluated(nb), timeout=timeout, kernel_name='python3', skip_cells_with_tag='skip-execution',
-                       resources={'metadata': {'path': str(NBS)}}).execute()
+                       store_widget_state=True, resources={'metadata': {'path': str(NBS)}}).execute()
         return time.monotonic() - t0, None
     except CellExecutionError as e: return time.monotonic() - t0, str(e)
     except Exception as e: return time.monotonic() - t0, f"{type(e).__name__}: {e}"
@@ -70,6 +181,7 @@ def main():
     ap.add_argument('--out', default=str(ROOT / '_site')); ap.add_argument('--no-execute', action='store_true')
     ap.add_argument('--timeout', type=int, default=900, help="seconds a cell may run")
     ap.add_argument('--jobs', type=int, default=1, help="notebooks executed at once (each in its own kernel)")
+    ap.add_argument('--publish', action='store_true', help="refuse to write a site whose home example ran on a busy host")
     a = ap.parse_args()
     out = Path(a.out)
     if out.exists(): shutil.rmtree(out)
@@ -79,21 +191,28 @@ def main():
     pages = [(page_name(p), title_of(nb, p.stem)) for p, nb in nbs.items()]
     failed = []
     if not a.no_execute:
-        # the results notebook writes the Globe Race page the site links to; the longest notebooks start first
+        # the home page's example measures first, alone (a notebook executing beside it would make its host busy); then the
+        # rest, the longest first; the results notebook writes the Globe Race page the site links to
         order = sorted(paths, key=lambda p: -p.stat().st_size)
-        with ThreadPoolExecutor(max(1, a.jobs)) as ex:
-            for p, (sec, err) in zip(order, ex.map(lambda p: execute(p, nbs[p], a.timeout), order)):
-                print(f"{p.name}: {'ok' if err is None else 'FAILED'} ({sec:.0f} s)", flush=True)
-                if err is not None: failed.append((p, err))
+        first = [p for p in order if p.stem == 'index']
+        for batch, jobs in ((first, 1), ([p for p in order if p not in first], max(1, a.jobs))):
+            with ThreadPoolExecutor(jobs) as ex:
+                for p, (sec, err) in zip(batch, ex.map(lambda p: execute(p, nbs[p], a.timeout), batch)):
+                    print(f"{p.name}: {'ok' if err is None else 'FAILED'} ({sec:.0f} s)", flush=True)
+                    if err is not None: failed.append((p, err))
+        home = next((p for p in paths if p.stem == 'index'), None)
+        why = busy_example(nbs[home]) if home else ''
+        if why and a.publish: failed.append((home, f"the home example ran on a busy host ({why}): re-run the build on a quiet machine before publishing"))
+        elif why: print(f"build_docs: warning: the home example ran on a busy host ({why}); --publish would refuse this site", flush=True)
     exporter = HTMLExporter(extra_template_basedirs=[str(TEMPLATE.parent)], template_name=TEMPLATE.name, embed_images=True)
+    index = []
     for p, nb in nbs.items():
-        name = page_name(p)
-        nav = '<a class="brand" href="index.html">throughput_bench</a>' + ''.join(
-            f'<a href="{n}"{" class=current" if n == name else ""}>{html.escape(t)}</a>' for n, t in pages if n != 'index.html') + \
-            '<a href="globe/index.html">Globe Race</a>'
-        body, _ = exporter.from_notebook_node(prepare(nb), resources={'tb_nav': nav, 'metadata': {'name': title_of(nb, p.stem)}})
+        name, title = page_name(p), title_of(nb, p.stem)
+        index.append(search_entry(nb, name, title))
+        body, _ = exporter.from_notebook_node(static_widgets(prepare(nb)), resources={'tb_nav': sidebar(pages, name), 'metadata': {'name': title}})
         (out / name).write_text(body)
-    for extra in (NBS / 'styles.css',):
+    (out / 'search.js').write_text('window.TB_SEARCH = ' + json.dumps(index, ensure_ascii=False).replace('</', '<\\/') + ';\n')
+    for extra in (NBS / 'styles.css', TEMPLATE / 'site.css', TEMPLATE / 'site.js'):
         if extra.exists(): shutil.copy(extra, out / extra.name)
     if (NBS / 'globe' / 'index.html').exists():  # the Globe Race page the results notebook wrote
         shutil.copytree(NBS / 'globe', out / 'globe')
