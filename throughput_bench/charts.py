@@ -22,8 +22,8 @@ __all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'MFU_TITLES
            'plain_rows', 'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci',
            'shared_legend', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu',
            'chart_scaling', 'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead',
-           'comparison_rows', 'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown',
-           'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
+           'comparison_rows', 'chart_comparisons', 'mapping_rows', 'chart_mapping', 'shorten', 'md_text',
+           'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -490,6 +490,11 @@ def chart_mapping(df:pd.DataFrame):
     fig.suptitle('Mapping a raster end to end (tbench map)', y=1 - 0.1 / H, va='top'); fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / H))
     return fig
 
+def shorten(s:str, n:int)->str:
+    "`s` cut to at most `n` characters at a word's end, with '…' where it was cut."
+    s = ' '.join(s.split())
+    return s if len(s) <= n else s[:n].rsplit(' ', 1)[0].rstrip(',;:') + ' …'
+
 def md_text(v):
     "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
     if not isinstance(v, str): return v
@@ -558,7 +563,7 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong'])]
     if len(bad):
         lines += ["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
-        lines += [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {str(r.error)[:120]} |" for _, r in bad.iterrows()] + [""]
+        lines += [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {shorten(str(r.error), 240)} |" for _, r in bad.iterrows()] + [""]
     cmp = comparison_rows(raw)
     if not cmp.empty:
         lines += ['', '## Comparisons', '', 'Paired rounds of fresh processes (`tbench compare`; `tbench tune` against fp32 eager): B/A throughput, its 95% CI, Student\'s paired t on log ratios at α = 0.05.', '']
