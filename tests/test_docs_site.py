@@ -119,3 +119,17 @@ def test_globe_race_is_published_with_the_results(server, browser):
     lanes = page.evaluate("globeRace.state()")['lanes']
     assert all(l and l['km2s'] > 0 and l['device'] == 'Xeon' for l in lanes), lanes
     assert not [p for p in problems if 'favicon' not in p], problems
+
+def test_publish_refuses_an_example_measured_on_a_busy_host():
+    "`build_docs.py --publish` reads the home example's own verdict (a hidden cell prints `TB_EXAMPLE: ...`)."
+    import importlib.util, nbformat
+    spec = importlib.util.spec_from_file_location('build_docs', ROOT / 'tools' / 'build_docs.py')
+    bd = importlib.util.module_from_spec(spec); spec.loader.exec_module(bd)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x')])
+    out = lambda t: [nbformat.v4.new_output('stream', name='stdout', text=t)]
+    nb.cells[0].outputs = out('TB_EXAMPLE: ok\n')
+    assert bd.busy_example(nb) == ''
+    nb.cells[0].outputs = out('TB_EXAMPLE: resnet18: measured on a busy host\n')
+    assert bd.busy_example(nb) == 'resnet18: measured on a busy host'
+    home = nbformat.read(ROOT / 'nbs' / 'index.ipynb', as_version=4)  # the home notebook carries the check that prints it
+    assert any('TB_EXAMPLE' in c.source and c.source.startswith('#| hide') for c in home.cells)
