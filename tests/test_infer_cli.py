@@ -196,3 +196,14 @@ def test_every_option_has_help_with_its_default_and_every_command_a_description(
     helptext = parsers['infer'].format_help()
     assert '--batch-sizes' in helptext and '--batch_sizes' not in helptext and 'examples:' in helptext  # each flag once, examples at the end
     assert parsers['infer'].parse_args(['--batch_sizes', '4', '--max_step_seconds', '1']).batch_sizes == [4]  # the underscore spelling still works
+
+def test_summary_keeps_each_rows_measured_with_it_when_it_puts_measured_rows_first():
+    "`tbench infer` printed 'not measured' beside the two rows it had just measured: the table sorted ok rows first, then pasted `measured` in the old order."
+    from throughput_bench.sweep import summary_table
+    base = dict(precision='fp32', compile_mode='none', batch_size=8, input_channels=3, input_size=64, throughput_mean=None, latency_p95_ms=None, peak_memory_mb=None)
+    rows = [dict(base, model_name='a', status='skipped', error='fp16: no native units', measured='not measured'),
+            dict(base, model_name='b', status='ok', throughput_mean=10.0, measured='now'),
+            dict(base, model_name='c', status='ok', throughput_mean=20.0, measured='stored')]
+    t = summary_table(rows)
+    assert list(t.model) == ['b', 'c', 'a'] and list(t.measured) == ['now', 'stored', 'not measured']
+    assert list(t.columns)[-2:] == ['measured', 'status']

@@ -12,7 +12,7 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines
 import matplotlib.pyplot as plt
 import seaborn as sns
-from .core import config_columns, paired_ratio, verdict, sentence
+from .core import config_columns, paired_ratio, verdict, sentence, shorten
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
@@ -22,8 +22,8 @@ __all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'MFU_TITLES
            'plain_rows', 'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci',
            'shared_legend', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu',
            'chart_scaling', 'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead',
-           'comparison_rows', 'chart_comparisons', 'mapping_rows', 'chart_mapping', 'shorten', 'md_text',
-           'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
+           'comparison_rows', 'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown',
+           'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -490,10 +490,9 @@ def chart_mapping(df:pd.DataFrame):
     fig.suptitle('Mapping a raster end to end (tbench map)', y=1 - 0.1 / H, va='top'); fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / H))
     return fig
 
-def shorten(s:str, n:int)->str:
-    "`s` cut to at most `n` characters at a word's end, with '…' where it was cut."
-    s = ' '.join(s.split())
-    return s if len(s) <= n else s[:n].rsplit(' ', 1)[0].rstrip(',;:') + ' …'
+def _fmt(v, f:str)->str:
+    "`v` formatted with `f`, '' where it is missing (a table cell)."
+    return '' if pd.isna(v) else format(v, f)
 
 def md_text(v):
     "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
@@ -523,42 +522,39 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
         t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
         rows = [f"| mode | device | model | variant | batch | img/s | 95% CI | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured |",
                 "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
-        fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
         for _, r in t.iterrows():
             busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
             rows.append(f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
-                        f"{r.ci} | {fmt(r.latency_p95_ms, '.1f')} | {fmt(r.km2_per_sec, ',.0f')} | {fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
+                        f"{r.ci} | {_fmt(r.latency_p95_ms, '.1f')} | {_fmt(r.km2_per_sec, ',.0f')} | {_fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
         lines += rows + [""]
     s = _md_safe(serving_rows(raw))
     if not s.empty:
-        fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
         lines += ["## Serving", "", "Per request; load is LoadGen's target (server), the requests in flight (offline) or one at a time (single-stream).", "",
                   "| device | model | scenario | form | load | req/s | mean ms [95% CI] | p50 | p90 | p99 | verdict | errors |",
                   "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
         for _, r in s.iterrows():
             load = f"{r.target_qps:.2f}/s" if pd.notna(r.target_qps) else f"{int(r.concurrency)} in flight" if r.scenario == 'offline' else '1 at a time'
-            ci = f" [{fmt(r.latency_ci_low_ms, '.1f')}–{fmt(r.latency_ci_high_ms, '.1f')}]" if pd.notna(r.latency_ci_low_ms) else ''
+            ci = f" [{_fmt(r.latency_ci_low_ms, '.1f')}–{_fmt(r.latency_ci_high_ms, '.1f')}]" if pd.notna(r.latency_ci_low_ms) else ''
             lines.append(f"| {r.device} | {r.label.split(' · ')[0]} ({r.precision}, max batch {r.max_batch}) | {r.scenario} | {r.request_form if pd.notna(r.request_form) else ''} | {load} | "
-                         f"{r.achieved_qps:.2f} | {fmt(r.latency_mean_ms, '.1f')}{ci} | {fmt(r.latency_p50_ms, '.1f')} | {fmt(r.latency_p90_ms, '.1f')} | "
-                         f"{fmt(r.latency_p99_ms, '.1f')} | {r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | {fmt(r.request_errors, '.0f')} |")
+                         f"{r.achieved_qps:.2f} | {_fmt(r.latency_mean_ms, '.1f')}{ci} | {_fmt(r.latency_p50_ms, '.1f')} | {_fmt(r.latency_p90_ms, '.1f')} | "
+                         f"{_fmt(r.latency_p99_ms, '.1f')} | {r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | {_fmt(r.request_errors, '.0f')} |")
         ov = _md_safe(serving_overhead(raw))
         if len(ov):
             lines += ["", "Serving overhead (the same device, model, precision and input measured in process by `tbench infer`):", "",
                       "| device | model | max batch | served img/s (offline) | in-process img/s at max batch | served / in-process | served p50 ms | in-process p50 ms (batch 1) | overhead ms | of which client ms |",
                       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-            lines += [f"| {o.device} | {o.model} | {o.max_batch} | {fmt(o.served_img_s, '.1f')} | {fmt(o.in_process_img_s, '.1f')} | {fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
-                      f"{fmt(o.served_p50_ms, '.1f')} | {fmt(o.in_process_p50_ms, '.1f')} | {fmt(o.p50_overhead_ms, '+.1f')} | {fmt(o.client_p50_ms, '.1f')} |" for o in ov.itertuples()]
+            lines += [f"| {o.device} | {o.model} | {o.max_batch} | {_fmt(o.served_img_s, '.1f')} | {_fmt(o.in_process_img_s, '.1f')} | {_fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
+                      f"{_fmt(o.served_p50_ms, '.1f')} | {_fmt(o.in_process_p50_ms, '.1f')} | {_fmt(o.p50_overhead_ms, '+.1f')} | {_fmt(o.client_p50_ms, '.1f')} |" for o in ov.itertuples()]
         lines += [""]
     m = _md_safe(mapping_rows(raw))
     if not m.empty:
-        fmt = lambda v, f: '' if pd.isna(v) else format(v, f)
         lines += ["## Mapping (tbench map)", "", "A raster on disk to a georeferenced raster on disk: km²/s end to end with its 95% CI over passes, the model alone on tiles in memory (same km² per tile), and the stage that bounds the rate.", "",
                   "| device | model | raster | tiles | overlap | workers | km²/s end to end [95% CI] | km²/s model alone | survives | bound by | days for Earth's land |",
                   "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|"]
         for r in m.itertuples():
             w = re.search(r'workers=(\d+)', str(r.map_options)); w = w.group(1) if w else ''
-            lines.append(f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} ({fmt(r.area_km2, ',.1f')} km², {fmt(r.gsd_m, 'g')} m) | {fmt(r.tiles, '.0f')} | {fmt(r.overlap, 'g')} | {w} | "
-                         f"{fmt(r.km2_per_sec, '.3g')} [{fmt(r.km2_per_sec_ci_low, '.3g')}–{fmt(r.km2_per_sec_ci_high, '.3g')}] | {fmt(r.model_km2_per_sec, '.3g')} | {fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | {fmt(r.days_to_map_land, ',.1f')} |")
+            lines.append(f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} ({_fmt(r.area_km2, ',.1f')} km², {_fmt(r.gsd_m, 'g')} m) | {_fmt(r.tiles, '.0f')} | {_fmt(r.overlap, 'g')} | {w} | "
+                         f"{_fmt(r.km2_per_sec, '.3g')} [{_fmt(r.km2_per_sec_ci_low, '.3g')}–{_fmt(r.km2_per_sec_ci_high, '.3g')}] | {_fmt(r.model_km2_per_sec, '.3g')} | {_fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | {_fmt(r.days_to_map_land, ',.1f')} |")
         lines += [""]
     bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong'])]
     if len(bad):

@@ -158,9 +158,7 @@ def print_rows(df):
     from throughput_bench.sweep import summary_table
     if df is None or df.empty: return
     if 'job_id' in df: print(df.to_string(index=False)); return
-    t = summary_table(df.to_dict('records'))
-    t.insert(len(t.columns) - 1, 'measured', list(df.measured))
-    print(t.to_string(index=False))
+    print(summary_table(df.to_dict('records')).to_string(index=False))  # each row keeps its own `measured`, whatever the order
 
 def _kw(a, drop=())->dict:
     "The flags given, as keyword arguments (flags left out are absent: the API's defaults apply)."
@@ -529,9 +527,9 @@ def map_parser(parser=None)->Parser:
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
     p.add_argument('--quiet', action='store_true', default=S)
     api_help(p, M.map_raster)
-    p.epilog = ("examples:\n  tbench map --synthetic --model resnet18\n  tbench map scene.tif --model dofa_base --overlap 0 --workers 2\n"
-                "  tbench map --synthetic --scene-size 1024 --model resnet50 --backend openvino --passes 5")
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    examples(p, """  tbench map --synthetic --model resnet18
+  tbench map scene.tif --model dofa_base --overlap 0 --workers 2
+  tbench map --synthetic --scene-size 1024 --model resnet50 --backend openvino --passes 5""")
     return p
 
 def cmd_map(a):

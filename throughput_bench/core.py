@@ -11,7 +11,7 @@ from typing import Optional
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS',
            'ALPHA', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult',
-           'model_task', 'now_iso', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
+           'model_task', 'now_iso', 'shorten', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -309,6 +309,11 @@ assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
 
 # %% ../nbs/00_core.ipynb #dbb55f24
 def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
+
+def shorten(s:str, n:int)->str:
+    "`s` on one line, cut at a word's end within `n` characters, with ' …' where it was cut (never mid-word)."
+    s = ' '.join(str(s).split())
+    return s if len(s) <= n else s[:n].rsplit(' ', 1)[0].rstrip(',;:') + ' …'
 
 # %% ../nbs/00_core.ipynb #5f585d9d
 def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:

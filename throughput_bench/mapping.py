@@ -526,14 +526,13 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
     return res
 
 # %% ../nbs/29_mapping.ipynb #a80665cf
-def _ci(lo, hi)->str: return f" [{lo:.3g}–{hi:.3g}]" if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi) else ''
-
 def summary_lines(r:BenchResult)->list:
     "A mapping row in words and a small stage table."
+    from throughput_bench.sweep import ci_text  # the one way an interval is written
     if r.status != 'ok': return [f"{r.model_name}: {r.status}: {r.error}"]
     per = {s: getattr(r, f"stage_{s}_s") for s in STAGES}
     tot = sum(v for v in per.values() if v) or 1
-    lines = [f"{r.display_name or r.model_name} on {r.gpu_name}: {r.km2_per_sec:.3g} km²/s end to end{_ci(r.km2_per_sec_ci_low, r.km2_per_sec_ci_high)} "
+    lines = [f"{r.display_name or r.model_name} on {r.gpu_name}: {r.km2_per_sec:.3g} km²/s end to end{ci_text(r.km2_per_sec, r.km2_per_sec_ci_low, r.km2_per_sec_ci_high, '.3g')} "
              f"({r.throughput_mean:.3g} tiles/s), the model alone {r.model_km2_per_sec:.3g} km²/s: {r.pipeline_share:.0%} of it survives the pipeline",
              f"{r.raster_file}: {r.raster_width} x {r.raster_height} px, {r.raster_bands} bands, {r.gsd_m:g} m, {r.area_km2:,.1f} km² valid, "
              f"{r.tiles} tiles at overlap {r.overlap:g}; the Earth's land in {r.days_to_map_land:,.1f} days at this rate",

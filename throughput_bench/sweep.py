@@ -303,11 +303,6 @@ def ci_text(mean, lo, hi, fmt:str='.1f')->str:
     if not all(v == v for v in (m, l, h)): return ''
     return f" [{format(l, fmt)}–{format(h, fmt) if math.isfinite(h) else 'inf'}]"
 
-def _short(s:str, n:int)->str:
-    "`s` cut at a word's end within `n` characters, '…' where cut."
-    s = ' '.join(s.split())
-    return s if len(s) <= n else s[:n].rsplit(' ', 1)[0].rstrip(',;:') + ' …'
-
 def summary_table(results:list)->'pd.DataFrame':
     "A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and what went wrong."
     import pandas as pd
@@ -327,14 +322,17 @@ def summary_table(results:list)->'pd.DataFrame':
                      'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
                      'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
                      'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%')) if contended else 'ok') if ok
-                               else f"{d['status']}: {_short(str(d.get('error', '')), 70)}",
-                     'vs fp32 eager': _num(d.get('max_rel_diff'), '.1e')})  # the correctness gate: largest output difference, relative
+                               else f"{d['status']}: {shorten(d.get('error', ''), 70)}",
+                     'vs fp32 eager': _num(d.get('max_rel_diff'), '.1e'),  # the correctness gate: largest output difference, relative
+                     'measured': d.get('measured') or ''})  # the API's `now` / `stored` / `not measured`, kept with its own row
     t = pd.DataFrame(rows)
     if t.empty: return t
     t = t.iloc[sorted(range(len(t)), key=lambda i: not t.status.iloc[i].startswith('ok'))].reset_index(drop=True)  # measured rows first
     if t.backend.eq('pytorch').all(): t = t.drop(columns='backend')  # one runtime: no column to read past
     if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
     else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
+    measured = t.pop('measured')
+    if measured.ne('').any(): t.insert(len(t.columns) - 1, 'measured', measured)  # just before status
     return t
 
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
