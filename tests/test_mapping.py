@@ -107,3 +107,65 @@ def test_a_disk_that_fills_while_writing_leaves_no_file_that_looks_finished(scen
     assert r.returncode == 2, r.stdout + r.stderr
     assert 'tbench map: error: writing' in r.stderr and 'nothing was left behind' in r.stderr and 'Traceback' not in r.stderr
     assert not [p for p in (tmp_path / 'results').rglob('*') if p.suffix in ('.tif', '.partial') or 'partial' in p.name]
+
+@pytest.mark.parametrize('how', ['same path', 'through ..', 'hard link', 'symbolic link', 'the results file'])
+def test_an_output_that_is_the_input_is_refused_before_anything_is_read(how, scene, tmp_path):
+    "`--output-raster` naming the input (or the device's CSV) by any path: one line, exit 2, the file unchanged, no row."
+    src = tmp_path / 'in.tif'; src.write_bytes(Path(scene).read_bytes()); before = src.read_bytes()
+    (tmp_path / 'sub').mkdir()
+    if how == 'same path': out = 'in.tif'
+    elif how == 'through ..': out = './sub/../in.tif'
+    elif how == 'hard link': os.link(src, tmp_path / 'link.tif'); out = 'link.tif'
+    elif how == 'symbolic link': (tmp_path / 'sym.tif').symlink_to(src); out = 'sym.tif'
+    else:
+        from throughput_bench.hardware import device_slug
+        from throughput_bench.devices import resolve_device
+        (tmp_path / 'results').mkdir(); csv = tmp_path / 'results' / f"{device_slug(resolve_device('cpu'))}.csv"
+        csv.write_text('model_name,status\nx,ok\n'); out, before, src = str(csv), csv.read_bytes(), csv
+    r = tbench('in.tif', '--model', 'resnet18', '--size', '32', '--output-raster', out, '--results-dir', 'results', '--device', 'cpu', '--no-progress', cwd=tmp_path)
+    err = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(err) == 1 and ('is the input raster' in err[0] or 'is the results file' in err[0]), r.stderr
+    assert src.read_bytes() == before and not list(tmp_path.rglob('*.partial'))
+    if how != 'the results file': assert not list(tmp_path.rglob('*.csv'))
+
+def test_an_unwritable_output_folder_is_the_users_mistake(scene, tmp_path):
+    "A folder that takes no files: one line, exit 2 and no row (not an `error` row with exit 1)."
+    if os.geteuid() == 0: folder = Path('/proc/self')  # root writes through permissions: a read-only file system instead
+    else: folder = tmp_path / 'ro'; folder.mkdir(); folder.chmod(0o555)
+    r = tbench(str(scene), '--model', 'resnet18', '--size', '32', '--output-raster', str(folder / 'm.tif'), '--results-dir', 'results', '--no-progress', cwd=tmp_path)
+    assert r.returncode == 2 and 'cannot write to' in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not list(tmp_path.rglob('*.csv'))
+
+def test_a_header_that_claims_a_huge_raster_is_refused_in_bounded_memory(tmp_path):
+    "10^6 x 10^6 px in a 1 MB sparse file: refused from its header, before a pixel is read (RSS stays that of an idle process)."
+    with rasterio.open(tmp_path / 'huge.tif', 'w', driver='GTiff', width=10**6, height=10**6, count=3, dtype='uint16', crs='EPSG:32632',
+                       transform=rasterio.transform.from_origin(0, 0, 10, 10), tiled=True, blockxsize=4096, blockysize=4096, sparse_ok=True, BIGTIFF='YES'): pass
+    code = ("import atexit, resource, sys, torch, timm, rasterio; import throughput_bench.mapping; from throughput_bench.cli import tbench;"
+            "rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; base = rss();"  # kB, after the imports every command pays
+            "atexit.register(lambda: open('rss', 'w').write(str(rss() - base)));"
+            "sys.argv = ['tbench', 'map', 'huge.tif', '--model', 'resnet18', '--results-dir', 'results', '--no-progress']; tbench()")
+    r = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and 'huge.tif is 1,000,000 x 1,000,000 px' in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert int((tmp_path / 'rss').read_text()) < 500_000  # kB past the imports: it reached 3.6 GB in 10 s, reading full-width block rows
+    assert not list(tmp_path.rglob('*.csv'))
+
+def test_a_killed_runs_partial_file_is_removed_by_the_next_run(scene, tmp_path):
+    "SIGKILL leaves `.<name>.<pid>.partial`; the next run removes the partials of dead processes and keeps a live one's."
+    maps = tmp_path / 'results' / 'maps'; maps.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, '-c', 'pass']); dead.wait()
+    stale = maps / f".{Path(scene).stem}.resnet18.tif.{dead.pid}.partial"; stale.write_bytes(b'II*\x00 half a GeoTIFF')
+    live = maps / f".other.tif.{os.getpid()}.partial"; live.write_bytes(b'in progress')
+    map_raster(scene, model='resnet18', size=64, overlap=0, batch_size=8, workers=0, passes=1, model_seconds=0.3, threads=1,
+               results_dir=tmp_path / 'results', progress=False, quiet=True)
+    assert not stale.exists() and live.exists()
+
+def test_an_impossible_share_is_a_measurement_error_never_an_ok_row(scene, tmp_path, monkeypatch):
+    "The model alone measured (as once happened) cold and 46x slower than inside the passes: the row says so, is not `ok`, and the CLI exits 1."
+    import throughput_bench.mapping as M
+    monkeypatch.setattr(M, '_model_alone', lambda *a, **k: (1.0, 0.9, 1.1))  # 1 tile/s: far below what the passes will show
+    r = map_raster(scene, model='resnet18', size=64, overlap=0, batch_size=8, workers=0, passes=2, threads=1,
+                   results_dir=tmp_path / 'results', progress=False, quiet=True)
+    assert r.status == 'error' and r.error.startswith('measurement error') and r.pipeline_share > 1, r
+    assert r.busy_share is not None  # the contention check ran, as for an inference row
+    df = read_results(tmp_path / 'results')
+    assert (df.status == 'error').all() and not df.status.eq('ok').any()

@@ -521,7 +521,8 @@ def map_parser(parser=None)->Parser:
                      ('--batch-size', dict(type=positive_int)), ('--workers', dict(type=int)), ('--prefetch', dict(type=positive_int)),
                      ('--passes', dict(type=positive_int)), ('--out-channels', dict(type=positive_int)), ('--output-raster', {}),
                      ('--device', {}), ('--precision', dict(choices=PRECISIONS)), ('--backend', {}), ('--backend-options', {}),
-                     ('--threads', dict(type=positive_int)), ('--model-seconds', dict(type=positive_float)), ('--results-dir', {})):
+                     ('--threads', dict(type=positive_int)), ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}),
+                     ('--wait-idle', dict(type=nonneg_float)), ('--busy-threshold', dict(type=positive_float))):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--rerun', action='store_true', default=S)
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")

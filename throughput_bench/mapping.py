@@ -4,7 +4,7 @@
 
 # %% ../nbs/29_mapping.ipynb #07da501a
 from __future__ import annotations
-import dataclasses, math, os, queue, threading, time
+import dataclasses, math, os, queue, re, shutil, threading, time
 from pathlib import Path
 from typing import Optional
 import numpy as np
@@ -12,10 +12,11 @@ from .core import *
 from .coverage import EARTH_LAND_KM2
 
 # %% auto #0
-__all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'S2_BANDS', 'STAGES', 'open_raster', 'row_areas_km2', 'gsd_metres', 'valid_mask',
-           'RasterFacts', 'raster_facts', 'cache_root', 'synthetic_scene', 'tile_offsets', 'band_stats', 'TileRows',
-           'Stitcher', 'projection', 'WriteFailed', 'StripWriter', 'bounding_stage', 'map_pass', 'stitch_reference',
-           'map_options_text', 'check_map_args', 'stored_row', 'map_raster', 'summary_lines']
+__all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
+           'gsd_metres', 'valid_mask', 'RasterFacts', 'count_windows', 'raster_facts', 'cache_root', 'synthetic_scene',
+           'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection', 'WriteFailed', 'StripWriter',
+           'check_output', 'check_fits', 'remove_stale_partials', 'bounding_stage', 'map_pass', 'stitch_reference',
+           'map_options_text', 'check_map_args', 'share_check', 'stored_row', 'map_raster', 'summary_lines']
 
 # %% ../nbs/29_mapping.ipynb #e4407671
 GEO_MAP_EXTRA = "tbench map reads and writes rasters with rasterio: pip install 'throughput_bench[geo]'"
@@ -81,15 +82,25 @@ class RasterFacts:
     area_km2:float     # valid pixels only
     valid_share:float  # of all pixels
 
-def raster_facts(path)->RasterFacts:
-    "Size, bands, CRS, block shape, GSD and valid area (read block row by block row: bounded memory) of the raster at `path`."
+MAX_WINDOW_PX = 1 << 22  # pixels (per band) in one read while counting valid pixels: 4 Mpx, bounded whatever the raster's width
+
+def count_windows(ds, max_px:int=MAX_WINDOW_PX)->list:
+    "Windows covering `ds` in row-major order, each at most `max_px` pixels, block-aligned where the blocks allow: reads of bounded memory."
+    from rasterio.windows import Window
+    bh, bw = ds.block_shapes[0]
+    h = max(1, min(bh, ds.height, max_px))       # at most one block row tall...
+    cw = max(1, min(ds.width, max_px // h))      # ...and at most max_px pixels
+    if cw < ds.width and cw >= bw: cw = cw // bw * bw
+    if cw == ds.width and h == bh: h = max(h, min(ds.height, max_px // ds.width // bh * bh))  # narrow rasters: several block rows at once
+    return [Window(c0, r0, min(cw, ds.width - c0), min(h, ds.height - r0)) for r0 in range(0, ds.height, h) for c0 in range(0, ds.width, cw)]
+
+def raster_facts(path, max_px:int=MAX_WINDOW_PX)->RasterFacts:
+    "Size, bands, CRS, block shape, GSD and valid area of the raster at `path`, read in windows of at most `max_px` pixels (bounded memory)."
     with open_raster(path) as ds:
         rows = row_areas_km2(ds)
-        bh = ds.block_shapes[0][0]
-        rio = _rasterio()
         area, valid = 0.0, 0
-        for r0 in range(0, ds.height, bh):
-            w = rio.windows.Window(0, r0, ds.width, min(bh, ds.height - r0))
+        for w in count_windows(ds, max_px):
+            r0 = int(w.row_off)
             try: m = valid_mask(ds, ds.read(window=w), w)
             except Exception: raise BenchError(f"{path}: unreadable from row {r0} on (a truncated or corrupt file?)") from None
             n = m.sum(axis=1); area += float(n @ rows[r0:r0 + len(n)]); valid += int(n.sum())
@@ -282,6 +293,64 @@ class StripWriter:
         if self.error: raise self._failed()
         if keep: os.replace(self.tmp, self.path)
 
+# %% ../nbs/29_mapping.ipynb #09e664e9
+MAX_TILES = 10_000_000  # tiles in one pass: about 3 hours at 1,000 tiles/s, times (passes + 1); past it, map a part (gdal_translate -srcwin)
+
+def _same(a, b)->bool:
+    "Whether paths `a` and `b` name the same existing file (device and inode, after following links)."
+    try: return os.path.samefile(a, b)
+    except OSError: return False
+
+def check_output(out, raster, protected=())->Path:
+    "`out` as a Path, or a one-line `BenchError` if it is the input raster or one of `protected` (results files), a folder, or in a folder that cannot be written."
+    out = Path(out)
+    if not str(out).strip(): raise BenchError("an empty output name: name the GeoTIFF to write")
+    if _same(out, raster): raise BenchError(f"{out} is the input raster {raster}: name another file to write the map to")
+    if hit := next((p for p in protected if _same(out, p)), None): raise BenchError(f"{out} is the results file {hit}: name another file to write the map to")
+    if out.is_dir(): raise BenchError(f"{out}: is a folder; name the GeoTIFF to write")
+    folder = out.parent
+    try: folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e: raise BenchError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
+    try:
+        import tempfile
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{out.name}.", suffix='.probe'): pass
+    except OSError as e: raise BenchError(f"cannot write to {folder}: {e.strerror or e}; choose another --output-raster") from None
+    return out
+
+def _gb(b:float)->str: return f"{b / 2**30:,.1f} GB"
+
+def check_fits(ds, bands:int, size:int, overlap:float, workers:int, prefetch:int, k:int, out_dir, available:Optional[int]=None)->dict:
+    "What a map run of `ds` needs, from its header alone: `{'tiles', 'output_bytes', 'memory_bytes'}`, or a one-line `BenchError` if the disk, the memory or `MAX_TILES` would not hold it."
+    import psutil
+    W, H = ds.width, ds.height
+    tiles = len(tile_offsets(W, size, overlap)) * len(tile_offsets(H, size, overlap))
+    out_b = W * H * k * 4  # float32, before compression: a map of embeddings barely compresses
+    bh = min(ds.block_shapes[0][0], H)
+    row_read = bands * (size + bh) * W * np.dtype(ds.dtypes[0]).itemsize  # the block rows one row of tiles touches, every band
+    row_tiles = len(tile_offsets(W, size, overlap)) * (bands * 4 + 1) * size * size  # its tiles as float32, and their masks
+    mem = (max(1, workers) * prefetch + 1) * (row_read + row_tiles) + 2 * k * 2 * size * W * 4 + 4 * k * size * W * 4  # in flight, the stitcher, the writer's queue
+    free = shutil.disk_usage(out_dir).free
+    avail = psutil.virtual_memory().available if available is None else available
+    name = Path(ds.name).name
+    if tiles > MAX_TILES:
+        raise BenchError(f"{name} is {W:,} x {H:,} px: {tiles:,} tiles a pass at {size} px, more than {MAX_TILES:,}; map a part of it (gdal_translate -srcwin)")
+    if out_b > free:
+        raise BenchError(f"{name} is {W:,} x {H:,} px: its {k}-channel float32 map would take up to {_gb(out_b)}, more than the {_gb(free)} free in {out_dir}")
+    if mem > 0.8 * avail:
+        raise BenchError(f"{name} is {W:,} px wide: a row of {size} px tiles across it needs about {_gb(mem)} of memory with {workers} workers x "
+                         f"{prefetch} prefetch, more than the {_gb(avail)} available; fewer --workers or --prefetch, or map a narrower part")
+    return dict(tiles=tiles, output_bytes=out_b, memory_bytes=mem)
+
+def remove_stale_partials(folder)->list:
+    "Delete `.<name>.<pid>.partial` (and `.gtiff`) files in `folder` whose process is gone: what a killed run left; the files removed."
+    import psutil
+    gone = []
+    for f in Path(folder).glob('.*.partial'):
+        m = re.fullmatch(r'\..+\.(\d+)\.partial', f.name)
+        if m and not psutil.pid_exists(int(m.group(1))):
+            f.unlink(missing_ok=True); gone.append(f)
+    return gone
+
 # %% ../nbs/29_mapping.ipynb #1b46334e
 STAGES = ('read', 'preprocess', 'transfer', 'model', 'stitch', 'write')
 
@@ -383,13 +452,23 @@ def check_map_args(overlap:float, workers:int, prefetch:int, batch:int, passes:i
         if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi): raise BenchError(f"{name} {v!r}: choose {lo} to {hi}")
 
 # %% ../nbs/29_mapping.ipynb #2d1f57b8
-def _model_alone(prep, batch:int, device, min_seconds:float, max_seconds:float)->tuple:
-    "`(tiles/s, ci_low, ci_high)` of the backend's timed step on a batch in memory, as `tbench infer` times it."
-    from throughput_bench.timing import TimingConfig, measure
+def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
+    "`(tiles/s, ci_low, ci_high)` of the backend's timed step on a batch in memory, timed as `tbench infer` times a worker process: its warm-up, its stop rule (the device's defaults), at most `max_seconds`."
+    from throughput_bench.timing import measure
+    from throughput_bench.api import timing_config
     step, per = prep.step(batch)
-    tm = measure(step, device, per, TimingConfig(warmup=2, warmup_seconds=0.3, min_seconds=min_seconds, max_seconds=max_seconds, target_ci=0.02))
-    s = tm.summary()
+    tc = timing_config(device.type, max_seconds=max_seconds, min_seconds=min(max_seconds, 1.0 if device.type == 'cpu' else 3.0))
+    s = measure(step, device, per, tc).summary()
     return s['throughput_mean'], s.get('throughput_ci_low'), s.get('throughput_ci_high')
+
+def share_check(km2:tuple, model_km2:tuple, model_stage_tps:float, model_tps:float)->str:
+    "'' if the end-to-end rate `km2` (mean, low, high) can be at most the model's alone `model_km2`; else why the figures are a measurement error."
+    (m, lo, _), (mm, _, mhi) = km2, model_km2
+    least = (lo if lo is not None else m) / (mhi if mhi is not None else mm)  # the share at the end of both intervals most favourable to <= 1
+    if least <= 1: return ''
+    return (f"measurement error: end to end ({m:.3g} km²/s) is faster than the model alone ({mm:.3g} km²/s) beyond both intervals "
+            f"(share {m / mm:.2f}, at least {least:.2f}); the model ran {model_stage_tps:.3g} tiles/s inside the passes against {model_tps:.3g} alone: "
+            f"the host's speed changed between the phases; re-run with --rerun on a quieter host")
 
 def _mean_ci(v:list)->tuple:
     m = float(np.mean(v))
@@ -428,6 +507,8 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
                backend_options:str='', # the runtime's own settings as key=value words (default: the runtime's own choice)
                threads:Optional[int]=None, # CPU intra-op threads for the model (default: PyTorch's)
                model_seconds:float=3.0, # the longest timed phase of the model-only measurement (default 3)
+               wait_idle:float=0.0, # seconds to wait for a busy host to go quiet before measuring (default 0: measure, and mark the row if busy)
+               busy_threshold:float=0.1, # share of the host's CPU others may use before it counts as busy (default 0.1)
                results_dir='results', # where <device>.csv goes (default results)
                rerun:bool=False, # measure again a configuration already stored
                progress:bool=True, # a progress bar per pass
@@ -447,18 +528,29 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
     if precision not in PRECISIONS: raise BenchError(f"unknown precision {precision!r} (precisions: {', '.join(PRECISIONS)})")
     if synthetic and raster: raise BenchError("give a raster or --synthetic, not both")
     if not synthetic and not raster: raise BenchError("no raster given: name a GeoTIFF, or use --synthetic")
+    if not 0 <= wait_idle <= 86400: raise BenchError(f"--wait-idle must be 0 to 86400 seconds, got {wait_idle}")
+    if not 0 < busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {busy_threshold}")
     if synthetic: raster = synthetic_scene(scene_size, scene_bands)
+    info = get_model(model); check_model(info)
+    dev = resolve_device(device)
+    store = ResultStore(results_dir, device_slug(dev), device_name(dev))
+    name = Path(raster).name
+    # before a pixel is read: the output is not the input nor a results file, its folder takes files, the run fits the disk and memory
+    out = check_output(output_raster if output_raster else Path(results_dir) / 'maps' / f"{Path(name).stem}.{model}.tif", raster,
+                       (store.csv_path, store.hw_path, store.index_path))
+    remove_stale_partials(out.parent)
+    with open_raster(raster) as ds:
+        nb = len(bands) if bands else ds.count
+        if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]: raise BenchError(f"{name} has bands 1 to {ds.count}, not {bad[0]}")
+        size = size or info.size
+        why = input_problem(info, nb, size)
+        if why: raise BenchError(f"{why}; {name} gives {nb} band(s): pick them with --bands")
+        if ds.width < size or ds.height < size:
+            raise BenchError(f"{name} is {ds.width} x {ds.height} px, smaller than one {size} px tile of {model}")
+        check_fits(ds, nb, size, overlap, workers, prefetch, out_channels, out.parent)
     facts = raster_facts(raster)
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
     bands = list(bands) if bands else list(range(1, facts.bands + 1))
-    if bad := [b for b in bands if not 1 <= b <= facts.bands]: raise BenchError(f"{facts.name} has bands 1 to {facts.bands}, not {bad[0]}")
-    info = get_model(model); check_model(info)
-    size = size or info.size
-    why = input_problem(info, len(bands), size)
-    if why: raise BenchError(f"{why}; {facts.name} gives {len(bands)} band(s): pick them with --bands")
-    if facts.width < size or facts.height < size:
-        raise BenchError(f"{facts.name} is {facts.width} x {facts.height} px, smaller than one {size} px tile of {model}")
-    dev = resolve_device(device)
     be = get_backend(backend)
     spec = BenchSpec(model, mode='mapping', precision=precision, batch_size=batch_size, input_channels=len(bands), input_size=size,
                      device=str(dev), threads=threads, backend=backend, backend_options=backend_options,
@@ -466,17 +558,16 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
                      map_options=map_options_text(overlap, workers, prefetch, facts.name, bands if len(bands) != facts.bands else None))
     run_spec = dataclasses.replace(spec, mode='inference')
     if (why := be.unsupported(run_spec)): raise BenchError(why)
-    store = ResultStore(results_dir, device_slug(dev), device_name(dev))
     store.ensure_writable()
     if not rerun and (old := stored_row(store, spec)) is not None:
         log(f"already measured ({store.csv_path}); rerun=True (--rerun) to measure again")
         return old
-    out = Path(output_raster) if output_raster else Path(results_dir) / 'maps' / f"{Path(facts.name).stem}.{model}.tif"
-    if out.is_dir(): raise BenchError(f"{out}: is a folder; name the GeoTIFF to write")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    from throughput_bench.contention import Contention
+    cont = Contention(wait=wait_idle, threshold=busy_threshold, roots=[os.getpid()]) if dev.type == 'cpu' else None  # the loader's workers are ours
     res = describe_device(result_from_spec(spec, load_avg_before=load_average(), map_options=spec.map_options), dev,
                           spec.tf32 and backend == 'pytorch')
     xs, ys = tile_offsets(facts.width, size, overlap), tile_offsets(facts.height, size, overlap)
+    pre, written, stats = (cont.before() if cont else None), False, []
     t_start = time.perf_counter()
     log(f"map {facts.name}: {facts.width} x {facts.height} px, {facts.bands} bands {facts.dtype}, {facts.gsd_m:g} m, "
         f"{facts.area_km2:,.1f} km² valid; {model} {precision} {backend} on {dev}, {size} px tiles, overlap {overlap:g}, "
@@ -485,10 +576,9 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
         _, info, net = build_model(run_spec); net.eval()
         describe_model(res, info); res.params_M = n_params(net)
         prep = be.prepare(net, run_spec, dev)
-        model_tps, lo, hi = _model_alone(prep, batch_size, dev, min(1.0, model_seconds), model_seconds)
         with open_raster(raster) as ds: mean, std = band_stats(ds, bands)
         rows = TileRows(raster, bands, size, ys, xs, mean, std)
-        stats, bar = [], None
+        bar = None
         with open_raster(raster) as like:
             for i in range(passes + 1):  # the first pass warms up, untimed
                 if progress and not quiet:
@@ -499,6 +589,7 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
                 with torch.inference_mode(): r = map_pass(rows, prep.output, out, like, batch_size, workers, prefetch, out_channels, dev, step)
                 if bar is not None: bar.close()
                 if i: stats.append(r)
+                else: written, model_tps, lo, hi = (True, *_model_alone(prep, batch_size, dev, model_seconds))  # after the warm-up pass: a warm model, as in the passes
         tiles = stats[0]['tiles']
         km2_tile = facts.area_km2 / tiles
         res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high = _mean_ci([facts.area_km2 / s['seconds'] for s in stats])
@@ -508,6 +599,9 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
         res.model_throughput, res.model_km2_per_sec = model_tps, model_tps * km2_tile
         res.pipeline_share = res.km2_per_sec / res.model_km2_per_sec
         per = {s: float(np.mean([p[s] for p in stats])) for s in (*STAGES, 'wait')}
+        if why := share_check((res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high),
+                              tuple(None if v is None else v * km2_tile for v in (model_tps, lo, hi)), tiles / per['model'] if per['model'] else math.nan, model_tps):
+            res.status, res.error = 'error', why  # an impossible figure is a failed measurement, never an `ok` row
         res.stage_read_s, res.stage_preprocess_s, res.stage_transfer_s = per['read'], per['preprocess'], per['transfer']
         res.stage_model_s, res.stage_stitch_s, res.stage_write_s, res.input_wait_s = per['model'], per['stitch'], per['write'], per['wait']
         res.bound_stage = bounding_stage({s: per[s] for s in STAGES}, workers)
@@ -516,11 +610,15 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
         res.peak_memory_mb = peak_memory_mb(dev)
     except BenchError: raise  # bad input found late, or the output could not be written: one line, no row
     except Exception as e: res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
-    res.tiles, res.overlap, res.stitch = res.tiles or (stats[0]['tiles'] if res.status == 'ok' else None), overlap, 'average'
+    res.tiles, res.overlap, res.stitch = res.tiles or (stats[0]['tiles'] if stats else None), overlap, 'average'
     res.raster_file, res.raster_mb, res.raster_bands, res.raster_dtype = facts.name, facts.mb, len(bands), facts.dtype
     res.raster_width, res.raster_height, res.raster_crs, res.gsd_m, res.area_km2 = facts.width, facts.height, facts.crs, facts.gsd_m, facts.area_km2
-    res.output_file = str(out) if res.status == 'ok' else ''
+    res.output_file = str(out) if written else ''  # a row whose figures failed the share check still wrote its map
     res.load_avg_after, res.wall_seconds = load_average(), time.perf_counter() - t_start
+    if cont:  # the same check and marks as an inference row: others' CPU before and during the run
+        v = cont.verdict(pre, cont.after())
+        res.contended, res.busy_share, res.steal_share = v['contended'], v['busy_share'], v['steal_share']
+        if v['contended']: log(f"warning: {v['reason']}; the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter host")
     store.append(res)
     log(f"results: {store.csv_path}; map: {res.output_file or 'not written'}")
     return res
