@@ -415,10 +415,11 @@ def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
         piv = g.pivot_table(index='rnd', columns='who', values='throughput_mean', aggfunc='last').dropna()
         if 'A' not in piv or piv.empty: continue
         first = g.drop_duplicates('who').set_index('who')
+        words = {w: _config_words(first.loc[w]) for w in piv.columns}
+        if len(set(words.values())) < len(words): words = {w: f"{w}: {v}" for w, v in words.items()}  # A/A in the study: every member by its letter
         for w in [c for c in piv.columns if c != 'A']:
             r = paired_ratio(piv['A'], piv[w])
-            a, b = _config_words(first.loc['A']), _config_words(first.loc[w])
-            if a == b: a, b = f"A: {a}", f"{w}: {b}"
+            a, b = words['A'], words[w]
             out.append(dict(study=sid, model=first.loc['A'].model_name, device=device_label(first.loc['A'].gpu_name), a=a, b=b, ratio=r.ratio,
                             ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, sentence=sentence(b, a, r)))
     return pd.DataFrame(out, columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict', 'rounds', 'sentence'])

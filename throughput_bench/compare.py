@@ -12,8 +12,8 @@ from .core import *
 from .core import _x
 
 # %% auto #0
-__all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'config_text', 'study_id', 'pair_table', 'round_values',
-           'compare', 'run_rounds', 'welch_ratio', 'compare_results']
+__all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'config_text', 'study_id', 'pair_table', 'busy_rounds',
+           'round_values', 'compare', 'run_rounds', 'welch_ratio', 'compare_results']
 
 # %% ../nbs/27_compare.ipynb #34c22258
 def round_order(k:int, r:int)->list:
@@ -31,14 +31,28 @@ _WORDS = {'backend': 'backend', 'precision': 'precision', 'compile': 'compile_mo
           'input_channels': 'input_channels'}
 _INT = {'batch_size', 'threads', 'input_size', 'input_channels'}
 
+def _choice(text:str, k:str, v:str, choices)->str:
+    "`v` if it is one of `choices`, else a one-line `BenchError` naming them (and the closest)."
+    if v in choices: return v
+    import difflib
+    close = difflib.get_close_matches(v, list(choices), n=1, cutoff=0.5)
+    raise BenchError(f"configuration {text!r}: {k} takes {', '.join(choices)}, not {v!r}" + (f" (did you mean {close[0]}?)" if close else ''))
+
 def parse_config(text:str)->dict:
-    "`backend=openvino threads=1 hint=LATENCY` as `BenchSpec` fields, the runtime's own words gathered in `backend_options`."
-    out, opts = {}, []
+    "`backend=openvino threads=1 hint=LATENCY` as `BenchSpec` fields, the runtime's own words gathered in `backend_options`; every word checked against what its dimension takes, a repeated key refused."
+    from throughput_bench.backends.base import BACKENDS, get_backend
+    out, opts, seen = {}, [], set()
     for w in str(text).split():
         k, eq, v = w.partition('=')
         if not eq or not k or not v: raise BenchError(f"configuration {text!r}: write each setting as key=value, not {w!r}")
+        name = _WORDS.get(k, k)
+        if name in seen: raise BenchError(f"configuration {text!r}: {k} is set twice; say each setting once")
+        seen.add(name)
         if k not in _WORDS: opts.append(w); continue
         f = _WORDS[k]
+        if f == 'backend': v = _choice(text, k, v, list(BACKENDS))
+        elif f == 'precision': v = _choice(text, k, v, PRECISIONS)
+        elif f == 'compile_mode': v = _choice(text, k, v, COMPILE_MODES)
         if f in _INT:
             if not v.isdigit() or int(v) < 1: raise BenchError(f"configuration {text!r}: {k} takes a whole number of at least 1, not {v!r}")
             out[f] = int(v)
@@ -46,7 +60,9 @@ def parse_config(text:str)->dict:
             if v.lower() not in ('1', '0', 'true', 'false', 'yes', 'no'): raise BenchError(f"configuration {text!r}: channels_last takes 1 or 0, not {v!r}")
             out[f] = v.lower() in ('1', 'true', 'yes')
         else: out[f] = v
-    if opts: out['backend_options'] = ' '.join(opts)
+    if opts:
+        out['backend_options'] = ' '.join(opts)
+        get_backend(out.get('backend', 'pytorch')).parse_options(out['backend_options'])  # the runtime's own words, checked by the runtime
     return out
 
 def config_text(spec, base=None)->str:
@@ -82,24 +98,39 @@ def _num(v)->float:
     except (TypeError, ValueError): return math.nan
 
 # %% ../nbs/27_compare.ipynb #59ae8163
-def pair_table(labels:list, vals:dict, confidence:float=0.95)->'pd.DataFrame':
-    "Each configuration against the first: the throughput ratio (and p50/p99 latency ratios) with CIs, verdicts and sentences. `vals[i]` holds configuration `i`'s `throughput`, `p50`, `p99` lists, one per round."
+def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_rounds:int=2)->'pd.DataFrame':
+    "Each configuration against the first: the throughput ratio (and p50/p99 latency ratios) with CIs, verdicts and sentences. `vals[i]` holds configuration `i`'s `throughput`, `p50`, `p99` lists, one per usable round; `busy` rounds were left out (a member ran on a busy host): with fewer than `min_rounds` usable rounds left there is no verdict."
     import pandas as pd
     out = []
     for i in range(1, len(labels)):
+        n = len(vals[0]['throughput'])
+        if busy and n < min_rounds or n < 1:
+            why = (f"no verdict: {n} round(s) ran on a quiet host and {busy} on a busy one (kept, not used); {min_rounds} are needed: "
+                   f"re-run on a quieter host (--wait-idle 60)")
+            out.append(dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,
+                            b_img_s=float(np.mean(vals[i]['throughput'])) if n else math.nan, ratio=math.nan, ratio_low=math.nan, ratio_high=math.nan,
+                            p_value=math.nan, verdict='no verdict (busy host)', rounds=n, busy_rounds=busy, sentence=f"{labels[i]} vs {labels[0]}: {why}"))
+            continue
         r = paired_ratio(vals[0]['throughput'], vals[i]['throughput'], confidence)
         l50 = paired_ratio(vals[0]['p50'], vals[i]['p50'], confidence); l99 = paired_ratio(vals[0]['p99'], vals[i]['p99'], confidence)
         out.append(dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])), b_img_s=float(np.mean(vals[i]['throughput'])),
-                        ratio=r.ratio, ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, b_faster_rounds=r.wins,
+                        ratio=r.ratio, ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, busy_rounds=busy, b_faster_rounds=r.wins,
                         p50_ratio=l50.ratio, p50_low=l50.low, p50_high=l50.high, p50_verdict=verdict(l50, higher_is_better=False),
                         p99_ratio=l99.ratio, p99_low=l99.low, p99_high=l99.high, sentence=sentence(labels[i], labels[0], r)))
     return pd.DataFrame(out)
 
+def _complete(rr:dict, k:int)->bool: return len(rr) >= k and all(str(x.get('status')) == 'ok' for x in rr.values())
+def _busy(rr:dict)->bool: return any(str(x.get('contended')).lower() == 'true' for x in rr.values())
+
+def busy_rounds(rows:list, k:int)->int:
+    "Complete rounds in which a member was measured on a busy host: kept in the store and counted, never used for a verdict."
+    return sum(_complete(rr, k) and _busy(rr) for rr in rows)
+
 def round_values(rows:list, k:int)->Optional[dict]:
-    "Per configuration, its throughput and p50/p99 latency in each complete round (`rows[r][i]`: round `r`, configuration `i`, a stored row dict)."
+    "Per configuration, its throughput and p50/p99 latency in each complete round on a quiet host (`rows[r][i]`: round `r`, configuration `i`, a stored row dict)."
     vals = {i: {'throughput': [], 'p50': [], 'p99': []} for i in range(k)}
     for rr in rows:
-        if len(rr) < k or any(str(x.get('status')) != 'ok' for x in rr.values()): continue  # a failed run: the round does not count
+        if not _complete(rr, k) or _busy(rr): continue  # a failed run, or one beside other work: the round does not count
         for i in range(k):
             vals[i]['throughput'].append(_num(rr[i].get('throughput_mean')))
             vals[i]['p50'].append(_num(rr[i].get('latency_p50_ms'))); vals[i]['p99'].append(_num(rr[i].get('latency_p99_ms')))
@@ -180,13 +211,15 @@ def run_rounds(specs:list, labels:list, sid:str, store, dev, a, target_ci:float,
         if failed:
             i, x = failed[0]
             raise BenchError(f"{labels[i]}: {x.get('status') or 'not stored'}: {x.get('error') or 'no row'} (study {sid}, round {r + 1}; the rounds so far are stored)")
-        t = pair_table(labels, round_values(rows, k))
-        n = r + 1
-        ratios = [paired_ratio(*(round_values(rows, k)[j]['throughput'] for j in (0, i))) for i in range(1, k)]
+        vals, busy = round_values(rows, k), busy_rounds(rows, k)
+        t = pair_table(labels, vals, busy=busy, min_rounds=min_rounds)
+        n, clean = r + 1, len(vals[0]['throughput'])
+        if _busy(rows[-1]): a.warn(f"round {n}: measured on a busy host; kept in the store, not used for the verdict ({busy} such round(s) so far)")
+        ratios = [paired_ratio(*(vals[j]['throughput'] for j in (0, i))) for i in range(1, k)] if clean else []
         a.log(f"round {n}: " + '; '.join(f"{labels[i]} {float(rows[-1][i].get('throughput_mean')):.1f}" for i in range(k)) + " img/s; "
               + '; '.join(f"{_x(x.ratio)}" + (f" [{x.low:.2f}, {x.high:.2f}]" if x.n > 1 else '') for x in ratios)
               + (f"; {time.monotonic() - t0:.0f} s so far, ~{np.mean(took):.0f} s a round" if took else ' (stored)'))
-        if stop_rounds(ratios, n, target_ci, min_rounds, max_rounds): break
+        if n >= max_rounds or (clean and stop_rounds(ratios, clean, target_ci, min_rounds, max_rounds)): break
         if took and time.monotonic() - t0 + np.mean(took) > budget_minutes * 60:
             a.warn(f"the {budget_minutes:g} min budget ends before round {n + 1}: the answer is the {n} rounds so far"); break
     t.insert(0, 'study', sid); t.insert(1, 'model', specs[0].model_name)
