@@ -510,10 +510,12 @@ def _md_safe(d:pd.DataFrame)->pd.DataFrame:
 
 def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     "A Markdown page: what was read, the best throughput per device and model, and failures. Every string from a results file is text, never markup."
+    from throughput_bench.store import superseded
+    old = superseded(df)  # failed rows a later ok row of the same configuration replaced: history, not failures
     raw, df, best = df, _md_safe(df), _md_safe(best)  # the text is escaped for Markdown; what is parsed (the server's JSON) is read from `raw`
     lines = [f"# Results", "", f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
-             f"{int(df.status.eq('ok').sum())} measured, {int(df.status.eq('skipped').sum())} skipped, "
-             f"{int(df.status.isin(['oom', 'error']).sum())} failed" + (f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never ranked)" if df.status.eq('wrong').any() else '') + ".", ""]
+             f"{int(df.status.eq('ok').sum())} measured, {int((df.status.eq('skipped') & ~old).sum())} skipped, "
+             f"{int((df.status.isin(['oom', 'error']) & ~old).sum())} failed" + (f", {int(old.sum())} failed before and measured since (kept as history)" if old.any() else '') + (f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never ranked)" if df.status.eq('wrong').any() else '') + ".", ""]
     lines += best_table_markdown(native_rows(best))
     if not best.empty:
         lines += ["## Every configuration", ""]
@@ -557,7 +559,7 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
             lines.append(f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} ({_fmt(r.area_km2, ',.1f')} km², {_fmt(r.gsd_m, 'g')} m) | {_fmt(r.tiles, '.0f')} | {_fmt(r.overlap, 'g')} | {w} | "
                          f"{_fmt(r.km2_per_sec, '.3g')} [{_fmt(r.km2_per_sec_ci_low, '.3g')}–{_fmt(r.km2_per_sec_ci_high, '.3g')}] | {_fmt(r.model_km2_per_sec, '.3g')} | {_fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | {_fmt(r.days_to_map_land, ',.1f')} |")
         lines += [""]
-    bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong'])]
+    bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong']) & ~old]
     if len(bad):
         lines += ["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
         lines += [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {shorten(str(r.error), 240)} |" for _, r in bad.iterrows()] + [""]

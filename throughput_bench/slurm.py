@@ -14,7 +14,7 @@ from .devices import *
 # %% auto #0
 __all__ = ['EXECUTORS', 'GROUP_BY', 'FAILED', 'DONE', 'sbatch_parameters', 'make_executor', 'manifest_path', 'load_manifest',
            'check_manifest', 'save_manifest', 'manifest_lock', 'submitted_keys', 'shard_dir', 'run_job', 'groups',
-           'submit', 'last_log_line', 'job_state', 'collect', 'wait']
+           'submit', 'last_log_line', 'job_state', 'shard_slugs', 'collect', 'wait']
 
 # %% ../nbs/25_slurm.ipynb #b2cd5930
 EXECUTORS = ('slurm', 'local')
@@ -107,7 +107,7 @@ def run_job(specs:list, timing:dict, results_dir:str, repeats:int=3, runner_kw:O
     main = ResultStore(results_dir, device_slug(dev), device_name(dev))
     if main.hw_path.exists(): shard.write_hardware(main.read_hardware())  # the device's GEMM ceilings, measured once, not per job
     hw = hardware_record(shard, dev)
-    todo = plan(specs, main).todo if main.csv_path.exists() else specs
+    todo = plan(specs, main, retry_failed=True).todo if main.csv_path.exists() else specs  # stored ok meanwhile: skipped; a failed row: it is what this job was sent to measure again
     p = plan(todo, shard)
     print(f"job {job_id} on {device_name(dev)}: {p.line()}", flush=True)
     rows = run_sweep(p, shard, TimingConfig(**timing), isolate=isolate, progress=False, runner_kw=runner_kw, repeats=repeats,
@@ -199,6 +199,20 @@ def _merge_shard(csv:Path, results_dir:Path)->tuple:
     store.update_index()
     return len(new), len(rows) - len(new)
 
+def shard_slugs(results_dir, job_id)->list:
+    "The device slugs a job's shard names: its CSVs, or the hardware record a job writes first (a job killed before its first row leaves only that)."
+    d = shard_dir(results_dir, job_id)
+    return sorted({c.stem for c in d.glob('*.csv')} | {c.name[:-len('_hardware.json')] for c in d.glob('*_hardware.json')})
+
+def _local_slug(sub:dict, specs:list)->list:
+    "The device slug of a local executor's specs (they ran on this machine), else []."
+    if sub.get('executor') != 'local' or not specs: return []
+    try:
+        from throughput_bench.devices import resolve_device
+        from throughput_bench.hardware import device_slug
+        return [device_slug(resolve_device(specs[0].device))]
+    except Exception: return []
+
 def collect(results_dir='results', log:Callable=print)->dict:
     "Merge the jobs' shards into the per-device CSVs and record failed jobs; counts of what happened."
     from throughput_bench.store import ResultStore, row_key
@@ -215,7 +229,7 @@ def collect(results_dir='results', log:Callable=print)->dict:
         for f in results_dir.glob('*.csv'):
             for r in ResultStore(results_dir, f.stem).rows(): stored.setdefault(row_key(r), []).append(r)
         for sub in m['submissions']:
-            slugs = {c.stem for j in sub['jobs'] for c in shard_dir(results_dir, j['job_id']).glob('*.csv')}
+            slugs = {s for j in sub['jobs'] for s in shard_slugs(results_dir, j['job_id'])}
             for j in sub['jobs']:
                 out['jobs'] += 1
                 if j.get('collected'): continue
@@ -226,8 +240,8 @@ def collect(results_dir='results', log:Callable=print)->dict:
                 j['state'] = state
                 if state not in DONE: out['pending'] += 1; continue
                 if not missing: j['collected'] = True; continue
-                mine = [c.stem for c in shard_dir(results_dir, j['job_id']).glob('*.csv')]
-                slug = (mine or sorted(slugs) or [f"slurm_{sub['params'].get('partition', 'local')}"])[0]
+                slug = (shard_slugs(results_dir, j['job_id']) or sorted(slugs) or _local_slug(sub, missing)
+                        or [f"slurm_{sub['params'].get('partition', 'local')}"])[0]  # where the device's rows go; a partition's name only when nothing says the device
                 store = ResultStore(results_dir, slug)
                 rows = [result_from_spec(s, status='error', error=f"job {j['job_id']} {state}: {why}; log {j['stdout']}") for s in missing]
                 store.append(*rows); store.update_index()

@@ -14,7 +14,7 @@ from .core import *
 # %% auto #0
 __all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'parse_csv',
            'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row', 'key_matches',
-           'row_key', 'repair', 'read_index', 'result_files', 'read_results']
+           'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'superseded']
 
 # %% ../nbs/10_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -442,3 +442,14 @@ def read_results(*paths)->'pd.DataFrame':
         if c in _BOOL: df[c] = _as_bool(df[c])
         elif c not in _TEXT: df[c] = pd.to_numeric(df[c].replace('', None), errors='coerce')
     return df[COLUMNS + [c for c in df.columns if c not in COLUMNS]]
+
+# %% ../nbs/10_store.ipynb #7e3ff5ed
+def superseded(df:'pd.DataFrame')->'pd.Series':
+    "Which failed rows (`error`, `oom`, `skipped`) of `df` a later `ok` row of the same configuration in the same file replaced: history, never counted as failures."
+    import numpy as np, pandas as pd
+    if df.empty: return pd.Series([], dtype=bool, index=df.index)
+    cols = [c for c in BenchSpec.KEY if c in df] + (['source'] if 'source' in df else [])
+    key = df.groupby(cols, dropna=False, sort=False).ngroup().to_numpy()
+    pos = np.arange(len(df))
+    last_ok = pd.Series(np.where(df.status.eq('ok').to_numpy(), pos, -1)).groupby(key).transform('max').to_numpy()
+    return pd.Series(df.status.isin(['error', 'oom', 'skipped']).to_numpy() & (last_ok > pos), index=df.index)
