@@ -192,6 +192,10 @@ def test_an_endpoint_without_metadata_gets_its_row_and_a_dead_one_says_nothing_a
     cli.tbench(['latency', f"{fake}/v1/infer", '--input-file', 'in.npy', *LAT])
     df = read_results(tmp_path / 'res')
     assert len(df) == 1 and df.status[0] == 'ok' and df.precision[0] == '' and df.throughput_mean[0] > 0, df.to_dict('records')
+    # what the server does not say is unknown, stored empty: never pytorch, compile none, NCHW (as rows once claimed)
+    raw = pd.read_csv(next((tmp_path / 'res').glob('*.csv')), dtype=str, keep_default_na=False).iloc[0]
+    assert (raw.backend, raw.compile_mode, raw.channels_last, raw.compiled, raw.tf32_enabled, raw.timesteps) == ('',) * 6, raw.to_dict()
+    assert df.backend[0] == '' and df.compile_mode[0] == ''  # and reading it back does not fill in a default runtime
     from throughput_bench.serving import free_port
     code, err = run_cli(['latency', f"http://127.0.0.1:{free_port()}", *LAT], capsys)
     assert code == 2 and err.count('\n') == 1 and 'nothing answered at' in err, err

@@ -310,9 +310,10 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
     ms = lambda v: None if v is None else round(float(v), 4)
     res = BenchResult(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
                       model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''), mode='serving',
-                      precision=meta.get('precision', ''), compile_mode=meta.get('compile_mode', 'none'), backend=str(meta.get('backend') or 'pytorch'),
-                      compiled=meta.get('compile_mode', 'none') not in ('none', ''), channels_last=bool(meta.get('channels_last', False)),
-                      input_channels=meta.get('input_channels'), input_size=meta.get('input_size'), timesteps=meta.get('timesteps', 1),
+                      precision=meta.get('precision', ''), compile_mode=str(meta.get('compile_mode') or ''), backend=str(meta.get('backend') or ''),
+                      compiled=(meta['compile_mode'] not in ('none', '')) if meta.get('compile_mode') else None,  # what the server does not say is unknown: empty, never a default
+                      channels_last=bool(meta['channels_last']) if 'channels_last' in meta else None,
+                      input_channels=meta.get('input_channels'), input_size=meta.get('input_size'), timesteps=meta.get('timesteps'),
                       batch_size=images, batch_requested=images, device=str(device), device_type=device.type,
                       pytorch_version=str(versions.get('torch', '')), cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')),
                       timestamp=now_iso(), scenario=scenario, target_qps=qps, concurrency=concurrency, burn_in=burn_in, trials=trials,
@@ -321,7 +322,7 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
                       server_metadata=json.dumps(meta, sort_keys=True) if meta else '', client_p50_ms=ms(client_p50_ms),
                       loadgen_log=str(log_dir), latency_source=t['source'], valid=t['valid'], invalid_reason=t['invalid_reason'])
     res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)  # the client's device: the file the row goes to
-    res.tf32_enabled = False  # the server's arithmetic is its own (in `server_metadata`)
+    res.tf32_enabled = None  # the server's arithmetic is its own (in `server_metadata`)
     if t['achieved_qps'] is None:
         res.status, res.error = 'error', (f"the server stopped answering: {t['dead']}" if t['dead'] else t['first_error'] or 'no request answered')
         return res

@@ -433,7 +433,8 @@ def read_results(*paths)->'pd.DataFrame':
     old = blank('mode') & df.task.isin(MODES)  # files written before `mode` existed
     df.loc[old, 'mode'] = df.loc[old, 'task']
     df.loc[old, 'task'] = [legacy_task(m) for m in df.loc[old, 'model_name']]
-    for c, v in BenchSpec.KEY_DEFAULTS.items(): df.loc[blank(c), c] = v  # rows written before the field existed
+    served = df['mode'].eq('serving')  # a served row's blank says the server did not tell: unknown, not the default
+    for c, v in BenchSpec.KEY_DEFAULTS.items(): df.loc[blank(c) & ~(served & (c in ('backend', 'channels_last', 'timesteps'))), c] = v  # rows written before the field existed
     df.loc[blank('status'), 'status'] = 'ok'
     df.loc[blank('device_type'), 'device_type'] = 'cuda'  # the seed tool measured GPUs only
     df.loc[blank('batch_requested'), 'batch_requested'] = df.loc[blank('batch_requested'), 'batch_size']
