@@ -238,3 +238,30 @@ def test_a_report_of_served_rows_reads_the_server_json_before_escaping_it(tmp_pa
     df = read_results(tmp_path)
     md = summary_markdown(df, best_rows(df))
     assert 'max batch 8' in md and md.count('| offline |') == 2
+
+# ---- hostile strings: no output of this tool carries a control character, and `$` is text ----
+HOSTILE = {'gpu_name': 'gpu\x1b]0;TITLE\x07', 'display_name': 'Res\x01Net\x7f', 'error': 'x\x9b31m\x1b[2J $\\frac{1}{0}$', 'backend_options': 'a\x08b'}
+
+def test_every_output_carries_no_control_character_from_a_results_file(tmp_path):
+    "ESC, BEL, \\x01, DEL and C1 in a results file and its hardware record: the report (charts, summary.md), the Globe Race page, a merged CSV and the terminal hold none of them; `$` is escaped in Markdown and no glyph warning is printed."
+    import json, subprocess, sys
+    from throughput_bench.core import CONTROL
+    src = Path(__file__).resolve().parents[1] / 'results'
+    df = pd.read_csv(src / 'cpu_intel_xeon_processor.csv', dtype=str, keep_default_na=False)
+    df = pd.concat([df[df.status.eq('ok')].head(2), df[df.status.eq('ok')].head(1).assign(status='error')]).assign(**HOSTILE)
+    (tmp_path / 'evil').mkdir(); df.to_csv(tmp_path / 'evil' / 'evil.csv', index=False)
+    hw = json.loads((src / 'cpu_intel_xeon_processor_hardware.json').read_text()) | {'cpu': 'cpu\x1b]0;pwned\x07', 'gpu_name': 'gpu\u001b[31m'}
+    (tmp_path / 'evil' / 'evil_hardware.json').write_text(json.dumps(hw))  # escaped in JSON (\u001b): still a control character once parsed
+    out = []
+    for args in (['report', 'evil', '--output', 'rep', '--formats', 'png', 'svg'], ['globe', 'evil', '--output', 'site'], ['compare', 'evil', 'evil']):
+        r = subprocess.run([sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', *args], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600, env=os.environ | {'WANDB_MODE': 'disabled'})
+        assert r.returncode == 0 and 'Traceback' not in r.stderr, r.stderr[-2000:]
+        out.append((args[0], r.stdout + r.stderr))
+    files = [f for f in tmp_path.rglob('*') if f.is_file() and f.suffix in ('.md', '.html', '.json', '.js', '.csv', '.svg') and 'evil' not in f.parts]
+    assert any(f.suffix == '.md' for f in files) and any(f.suffix == '.html' for f in files), files
+    for name, text in out + [(str(f), f.read_text(errors='replace')) for f in files]:
+        assert not CONTROL.search(text), (name, CONTROL.search(text))
+        assert 'Glyph' not in text, name
+    md = (tmp_path / 'rep' / 'summary.md').read_text()
+    assert '\\$\\\\frac{1}{0}\\$' in md and '$\\frac' not in md.replace('\\$', ''), md[:1500]  # `$` is text, not maths

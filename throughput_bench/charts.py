@@ -498,8 +498,9 @@ def _fmt(v, f:str)->str:
 def md_text(v):
     "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
     if not isinstance(v, str): return v
-    v = html.escape(' '.join(v.split()), quote=False)
-    return re.sub(r'([\\|`\[\]])', r'\\\1', v)
+    from throughput_bench.core import plain_text
+    v = html.escape(' '.join(plain_text(v).split()), quote=False)
+    return re.sub(r'([\\|`\[\]$])', r'\\\1', v)  # `$`: no maths where Markdown does maths
 
 def _md_safe(d:pd.DataFrame)->pd.DataFrame:
     "`d` with every text column passed through `md_text` (numbers and flags untouched)."

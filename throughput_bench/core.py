@@ -10,8 +10,9 @@ from typing import Optional
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS',
-           'ALPHA', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns', 'BenchResult',
-           'model_task', 'now_iso', 'shorten', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
+           'CONTROL', 'ALPHA', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns',
+           'BenchResult', 'model_task', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio',
+           'verdict', 'sentence']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -314,6 +315,13 @@ def shorten(s:str, n:int)->str:
     "`s` on one line, cut at a word's end within `n` characters, with ' …' where it was cut (never mid-word)."
     s = ' '.join(str(s).split())
     return s if len(s) <= n else s[:n].rsplit(' ', 1)[0].rstrip(',;:') + ' …'
+
+# %% ../nbs/00_core.ipynb #8c866a51
+CONTROL = re.compile('[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]')  # C0 but tab and line ends, DEL, C1: what retitles a terminal or rings its bell
+
+def plain_text(v):
+    "A string from someone else's file as plain text: every control character (ESC, BEL, NUL, DEL, C1) a space; anything else as it is."
+    return CONTROL.sub(' ', v) if isinstance(v, str) else v
 
 # %% ../nbs/00_core.ipynb #5f585d9d
 def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:

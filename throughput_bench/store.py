@@ -25,9 +25,7 @@ def fmt_value(v)->str:
         if math.isnan(v): return ''
         if math.isinf(v): return 'inf' if v > 0 else '-inf'
         return repr(round(v, 6))
-    return _CONTROL.sub(' ', ' '.join(str(v).splitlines())) if isinstance(v, str) else str(v)
-
-_CONTROL = re.compile('[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')  # NUL and other control characters never reach a file
+    return plain_text(' '.join(str(v).splitlines())) if isinstance(v, str) else str(v)  # no control character reaches a file
 
 # %% ../nbs/10_store.ipynb #4b1f0a02
 class UnreadableFile(BenchError):
@@ -83,6 +81,7 @@ def parse_csv(path)->tuple:
         if text is None: bad.append((i, b, 'not UTF-8')); continue
         if not text.strip(): continue
         if '\x00' in text: bad.append((i, b, 'a NUL byte')); continue
+        if CONTROL.search(text): text = plain_text(text)  # ESC, BEL, DEL, C1 from someone else's file: text from here on, in every output
         if text.count('"') % 2: bad.append((i, b, 'unbalanced quotes (a quoted field that runs over lines?)')); continue
         try: recs = list(csv.reader([text], strict=True))
         except csv.Error as e: bad.append((i, b, f"unbalanced quotes ({e})")); continue
@@ -129,13 +128,20 @@ def _csv_lines(cols:list, rows:Iterable[dict], header:bool=True)->str:
 
 def _csv_text(cols:list, rows:Iterable[dict])->str: return _csv_lines(cols, rows, header=True)
 
+def _plain_json(o):
+    "`o` (parsed JSON) with every string, keys too, as `plain_text`."
+    if isinstance(o, str): return plain_text(o)
+    if isinstance(o, list): return [_plain_json(x) for x in o]
+    if isinstance(o, dict): return {plain_text(k): _plain_json(v) for k, v in o.items()}
+    return o
+
 def _read_json(p:Path, default):
     "The JSON in `p`; `default` if there is no such file; `UnreadableFile` if it is not JSON."
     if not Path(p).exists() and not Path(p).is_symlink(): return default
     try: text = read_bounded(p, 'JSON file', max_mb=64).decode('utf-8')
     except UnicodeDecodeError as e: raise UnreadableFile(f"{p}: cannot be read ({e}); the file was not changed")
     if not text.strip(): return default
-    try: return json.loads(text)
+    try: return _plain_json(json.loads(text))  # control characters, raw or escaped (\\u001b), are spaces once parsed
     except ValueError as e: raise UnreadableFile(f"{p}: not valid JSON ({e}); the file was not changed: fix or remove it")
 
 # %% ../nbs/10_store.ipynb #c0468871
