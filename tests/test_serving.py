@@ -155,3 +155,22 @@ def test_serve_refuses_a_port_in_use(tmp_path):
         s.bind(('127.0.0.1', 0)); s.listen(1)
         code, err = run_cli(['serve', '--model', 'resnet18', '--device', 'cpu', '--port', s.getsockname()[1]], tmp_path)
     assert code == 2 and 'cannot listen on 127.0.0.1' in err, err
+
+def test_sigterm_stops_the_server_quietly_and_says_so(tmp_path):
+    "SIGTERM to `tbench serve`: exit 143, one line saying it stopped, no LitServe traceback (its monitor thread once logged a BrokenPipeError), no process left."
+    import sys, psutil
+    from throughput_bench.serving import wait_ready
+    port = free_port()
+    p = subprocess.Popen([sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', *SERVE, '--port', str(port)],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_ready(f"http://127.0.0.1:{port}", 240, p), 'the server did not come up'
+        kids = psutil.Process(p.pid).children(recursive=True)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None: p.kill()
+    assert p.returncode == 143 and 'Traceback' not in err and 'Monitoring worker crashed' not in err, err[-2000:]
+    assert 'stopped (SIGTERM)' in err and err.count('stopped (SIGTERM)') == 1, err
+    _, alive = psutil.wait_procs(kids, timeout=10)
+    assert not alive, alive
