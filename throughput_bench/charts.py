@@ -12,7 +12,7 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines
 import matplotlib.pyplot as plt
 import seaborn as sns
-from .core import config_columns, paired_ratio, verdict, sentence, shorten
+from .core import config_columns, paired_ratio, verdict, sentence, shorten, plain_text
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
@@ -498,7 +498,6 @@ def _fmt(v, f:str)->str:
 def md_text(v):
     "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
     if not isinstance(v, str): return v
-    from throughput_bench.core import plain_text
     v = html.escape(' '.join(plain_text(v).split()), quote=False)
     return re.sub(r'([\\|`\[\]$])', r'\\\1', v)  # `$`: no maths where Markdown does maths
 

@@ -104,7 +104,7 @@ def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_ro
     out = []
     for i in range(1, len(labels)):
         n = len(vals[0]['throughput'])
-        if busy and n < min_rounds or n < 1:
+        if n < 1 or (busy and n < min_rounds):
             why = (f"no verdict: {n} round(s) ran on a quiet host and {busy} on a busy one (kept, not used); {min_rounds} are needed: "
                    f"re-run on a quieter host (--wait-idle 60)")
             out.append(dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,

@@ -13,10 +13,11 @@ from .coverage import EARTH_LAND_KM2
 
 # %% auto #0
 __all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
-           'gsd_metres', 'valid_mask', 'RasterFacts', 'count_windows', 'raster_facts', 'cache_root', 'synthetic_scene',
-           'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection', 'WriteFailed', 'StripWriter',
-           'check_output', 'check_fits', 'remove_stale_partials', 'bounding_stage', 'map_pass', 'stitch_reference',
-           'map_options_text', 'check_map_args', 'share_check', 'stored_row', 'map_raster', 'summary_lines']
+           'gsd_metres', 'valid_mask', 'RasterFacts', 'count_windows', 'raster_facts', 'remove_stale_partials',
+           'cache_root', 'synthetic_scene', 'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection',
+           'WriteFailed', 'StripWriter', 'check_output', 'check_fits', 'bounding_stage', 'map_pass', 'stitch_reference',
+           'map_options_text', 'check_map_args', 'check_header', 'share_check', 'stored_row', 'map_raster',
+           'summary_lines']
 
 # %% ../nbs/29_mapping.ipynb #e4407671
 GEO_MAP_EXTRA = "tbench map reads and writes rasters with rasterio: pip install 'throughput_bench[geo]'"
@@ -117,6 +118,16 @@ _SPECTRA = np.array([  # surface reflectance x 10,000 of a few covers, per S2_BA
     [1100, 1150, 1200, 1250, 1350, 1400, 1450, 1500, 1700, 1500], # built-up
 ])
 
+def remove_stale_partials(folder)->list:
+    "Delete `.<name>.<pid>.partial` and `.<name>.<pid>.gtiff` files in `folder` whose process is gone: what a killed run left; the files removed."
+    import psutil
+    gone = []
+    for f in Path(folder).glob('.*.*'):
+        m = re.fullmatch(r'\..+\.(\d+)\.(partial|gtiff)', f.name)
+        if m and not psutil.pid_exists(int(m.group(1))):
+            f.unlink(missing_ok=True); gone.append(f)
+    return gone
+
 def cache_root()->Path:
     "Where made inputs are kept: `$TB_CACHE_DIR`, else ~/.cache/throughput_bench."
     return Path(os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench')
@@ -145,6 +156,7 @@ def synthetic_scene(size:int=2048, # width and height in pixels (10 m each)
     path = folder / f"s2l2a_{size}px_{bands}b_v1.tif"
     if path.is_file(): return path
     folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(folder)  # a scene whose writing was killed
     tmp, part = folder / f".{path.stem}.{os.getpid()}.gtiff", folder / f".{path.name}.{os.getpid()}.partial"
     rng = np.random.default_rng(0)
     cell = 96  # fields of about a kilometre
@@ -341,16 +353,6 @@ def check_fits(ds, bands:int, size:int, overlap:float, workers:int, prefetch:int
                          f"{prefetch} prefetch, more than the {_gb(avail)} available; fewer --workers or --prefetch, or map a narrower part")
     return dict(tiles=tiles, output_bytes=out_b, memory_bytes=mem)
 
-def remove_stale_partials(folder)->list:
-    "Delete `.<name>.<pid>.partial` (and `.gtiff`) files in `folder` whose process is gone: what a killed run left; the files removed."
-    import psutil
-    gone = []
-    for f in Path(folder).glob('.*.partial'):
-        m = re.fullmatch(r'\..+\.(\d+)\.partial', f.name)
-        if m and not psutil.pid_exists(int(m.group(1))):
-            f.unlink(missing_ok=True); gone.append(f)
-    return gone
-
 # %% ../nbs/29_mapping.ipynb #1b46334e
 STAGES = ('read', 'preprocess', 'transfer', 'model', 'stitch', 'write')
 
@@ -457,9 +459,21 @@ def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
     from throughput_bench.timing import measure
     from throughput_bench.api import timing_config
     step, per = prep.step(batch)
-    tc = timing_config(device.type, max_seconds=max_seconds, min_seconds=min(max_seconds, 1.0 if device.type == 'cpu' else 3.0))
+    tc = timing_config(device.type)
+    tc = dataclasses.replace(tc, max_seconds=max_seconds, min_seconds=min(tc.min_seconds, max_seconds))
     s = measure(step, device, per, tc).summary()
     return s['throughput_mean'], s.get('throughput_ci_low'), s.get('throughput_ci_high')
+
+def check_header(raster, info, bands:Optional[list], size:int, overlap:float, workers:int, prefetch:int, k:int, out_dir)->int:
+    "From `raster`'s header alone, before a pixel is read: the bands exist, `info`'s model takes them at `size`, a tile fits, and the run fits (`check_fits`); the tile size."
+    from throughput_bench.registry import input_problem
+    with open_raster(raster) as ds:
+        name, nb = Path(raster).name, len(bands) if bands else ds.count
+        if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]: raise BenchError(f"{name} has bands 1 to {ds.count}, not {bad[0]}")
+        if why := input_problem(info, nb, size): raise BenchError(f"{why}; {name} gives {nb} band(s): pick them with --bands")
+        if ds.width < size or ds.height < size: raise BenchError(f"{name} is {ds.width} x {ds.height} px, smaller than one {size} px tile of {info.name}")
+        check_fits(ds, nb, size, overlap, workers, prefetch, k, out_dir)
+    return size
 
 def share_check(km2:tuple, model_km2:tuple, model_stage_tps:float, model_tps:float)->str:
     "'' if the end-to-end rate `km2` (mean, low, high) can be at most the model's alone `model_km2`; else why the figures are a measurement error."
@@ -517,7 +531,7 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
     "Map a raster end to end and store the `mode = mapping` row; bad input is a one-line `BenchError` before anything is measured."
     import torch
     from throughput_bench.devices import resolve_device, result_from_spec, peak_memory_mb
-    from throughput_bench.registry import get_model, input_problem, check_model
+    from throughput_bench.registry import get_model, check_model
     from throughput_bench.backend import build_model, describe_device, describe_model, one_line, is_oom
     from throughput_bench.backends.base import get_backend
     from throughput_bench.hardware import device_slug, device_name, load_average
@@ -534,20 +548,10 @@ def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
     info = get_model(model); check_model(info)
     dev = resolve_device(device)
     store = ResultStore(results_dir, device_slug(dev), device_name(dev))
-    name = Path(raster).name
-    # before a pixel is read: the output is not the input nor a results file, its folder takes files, the run fits the disk and memory
-    out = check_output(output_raster if output_raster else Path(results_dir) / 'maps' / f"{Path(name).stem}.{model}.tif", raster,
+    out = check_output(output_raster if output_raster else Path(results_dir) / 'maps' / f"{Path(raster).stem}.{model}.tif", raster,
                        (store.csv_path, store.hw_path, store.index_path))
     remove_stale_partials(out.parent)
-    with open_raster(raster) as ds:
-        nb = len(bands) if bands else ds.count
-        if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]: raise BenchError(f"{name} has bands 1 to {ds.count}, not {bad[0]}")
-        size = size or info.size
-        why = input_problem(info, nb, size)
-        if why: raise BenchError(f"{why}; {name} gives {nb} band(s): pick them with --bands")
-        if ds.width < size or ds.height < size:
-            raise BenchError(f"{name} is {ds.width} x {ds.height} px, smaller than one {size} px tile of {model}")
-        check_fits(ds, nb, size, overlap, workers, prefetch, out_channels, out.parent)
+    size = check_header(raster, info, bands, size or info.size, overlap, workers, prefetch, out_channels, out.parent)
     facts = raster_facts(raster)
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
     bands = list(bands) if bands else list(range(1, facts.bands + 1))

@@ -306,12 +306,12 @@ def wait_ready(url:str, timeout:float=120.0, proc=None)->bool:
         time.sleep(0.2)
     return False
 
-_SERVER_PID = [0]  # the process that runs the server (its workers inherit the handler)
+_server_pid = 0  # the process that runs the server (its workers inherit the SIGTERM handler)
 
 def _stop_children(signum, frame):
     "On SIGTERM: stop every process this server started (API servers, model workers), quietly, say so, then exit."
     import psutil, logging
-    if os.getpid() != _SERVER_PID[0]: os._exit(128 + signum)  # a worker that got the group's signal: the server stops it, silently
+    if os.getpid() != _server_pid: os._exit(128 + signum)  # a worker that got the group's signal: the server stops it, silently
     logging.getLogger('litserve').disabled = True  # its monitor thread logs a BrokenPipeError traceback as the workers it watches stop
     kids = psutil.Process().children(recursive=True)
     for k in kids:
@@ -333,7 +333,8 @@ def run_server(server:ls.LitServer, host:str='127.0.0.1', port:int=8000, log_lev
         if wait_ready(url, ready_timeout): log(f"ready: POST {url}/v1/infer  (health {url}/v1/health/ready, metadata {url}/v1/metadata)")
         else: log(f"warning: not ready after {ready_timeout:g} s")
     threading.Thread(target=announce, daemon=True).start()
-    _SERVER_PID[0] = os.getpid()
+    global _server_pid
+    _server_pid = os.getpid()
     signal.signal(signal.SIGTERM, _stop_children)  # LitServe leaves its API and model processes behind on a SIGTERM
     server.run(host=host, port=port, log_level=log_level, generate_client_file=False)
 

@@ -81,7 +81,7 @@ def parse_csv(path)->tuple:
         if text is None: bad.append((i, b, 'not UTF-8')); continue
         if not text.strip(): continue
         if '\x00' in text: bad.append((i, b, 'a NUL byte')); continue
-        if CONTROL.search(text): text = plain_text(text)  # ESC, BEL, DEL, C1 from someone else's file: text from here on, in every output
+        text = plain_text(text)  # ESC, BEL, DEL, C1 from someone else's file: text from here on, in every output
         if text.count('"') % 2: bad.append((i, b, 'unbalanced quotes (a quoted field that runs over lines?)')); continue
         try: recs = list(csv.reader([text], strict=True))
         except csv.Error as e: bad.append((i, b, f"unbalanced quotes ({e})")); continue
