@@ -108,13 +108,14 @@ def test_a_disk_that_fills_while_writing_leaves_no_file_that_looks_finished(scen
     assert 'tbench map: error: writing' in r.stderr and 'nothing was left behind' in r.stderr and 'Traceback' not in r.stderr
     assert not [p for p in (tmp_path / 'results').rglob('*') if p.suffix in ('.tif', '.partial') or 'partial' in p.name]
 
-@pytest.mark.parametrize('how', ['same path', 'through ..', 'hard link', 'symbolic link', 'the results file'])
+@pytest.mark.parametrize('how', ['same path', 'through ..', 'through a missing folder', 'hard link', 'symbolic link', 'the results file'])
 def test_an_output_that_is_the_input_is_refused_before_anything_is_read(how, scene, tmp_path):
     "`--output-raster` naming the input (or the device's CSV) by any path: one line, exit 2, the file unchanged, no row."
     src = tmp_path / 'in.tif'; src.write_bytes(Path(scene).read_bytes()); before = src.read_bytes()
     (tmp_path / 'sub').mkdir()
     if how == 'same path': out = 'in.tif'
     elif how == 'through ..': out = './sub/../in.tif'
+    elif how == 'through a missing folder': out = './nosuch/../in.tif'  # creating the output's folder would make it the input (it once did, and mapped over it)
     elif how == 'hard link': os.link(src, tmp_path / 'link.tif'); out = 'link.tif'
     elif how == 'symbolic link': (tmp_path / 'sym.tif').symlink_to(src); out = 'sym.tif'
     else:

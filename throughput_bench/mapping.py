@@ -309,7 +309,8 @@ class StripWriter:
 MAX_TILES = 10_000_000  # tiles in one pass: about 3 hours at 1,000 tiles/s, times (passes + 1); past it, map a part (gdal_translate -srcwin)
 
 def _same(a, b)->bool:
-    "Whether paths `a` and `b` name the same existing file (device and inode, after following links)."
+    "Whether paths `a` and `b` name the same file: the same device and inode (links followed), or the same path once resolved (`x/../in.tif` is `in.tif` even while `x` does not exist yet)."
+    if os.path.realpath(a) == os.path.realpath(b): return True
     try: return os.path.samefile(a, b)
     except OSError: return False
 
@@ -323,6 +324,7 @@ def check_output(out, raster, protected=())->Path:
     folder = out.parent
     try: folder.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise BenchError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
+    if _same(out, raster): raise BenchError(f"{out} is the input raster {raster}: name another file to write the map to")  # again, now that every folder on the way exists
     try:
         import tempfile
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{out.name}.", suffix='.probe'): pass
