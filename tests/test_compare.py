@@ -110,3 +110,16 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     won = study[(study.backend == row.backend) & (study.batch_size == row.batch_size) & (study.threads == row.threads) &
                 (study.backend_options == row.backend_options) & (study.channels_last == row.channels_last)]
     assert len(won) and won.status.eq('ok').all() and (won.backend.eq('pytorch') | (won.max_rel_diff <= won.tolerance)).all()
+
+def test_rounds_beside_other_work_give_no_verdict(work):
+    "A busy loop beside every round: the rounds are stored and counted, none is used, and the table says 'no verdict' instead of a ratio (it once printed 52x, significant)."
+    import subprocess, sys, time
+    busy = subprocess.Popen([sys.executable, '-c', 'import time\nt = time.time()\nwhile time.time() - t < 300: pass'])
+    try:
+        time.sleep(0.3)
+        r = tbench('compare', 'resnet18', 'batch=1', 'batch=2', *TINY, '--min-rounds', '2', '--max-rounds', '2', cwd=work)
+    finally: busy.kill(); busy.wait()
+    assert r.returncode == 0 and 'Traceback' not in r.stderr, r.stderr[-2000:]
+    rows = read_results(only_csv(work))
+    assert len(rows) == 4 and rows.contended.all()  # kept in the store
+    assert 'no verdict (busy host)' in r.stdout and 'significant' not in r.stdout and 'not used for the verdict' in r.stderr, r.stdout + r.stderr[-1500:]

@@ -454,7 +454,7 @@ def compare_parser(parser=None)->Parser:
     api_help(p, C.compare)
     return p
 
-def _ci(v, lo, hi)->str: return f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')
+def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')  # NaN: no verdict, no figure
 
 def cmd_compare(a):
     from pathlib import Path
@@ -476,7 +476,8 @@ def cmd_compare(a):
     t = C.compare(w[0], w[1:], **_kw(a, drop=('what',)))
     show = t.assign(**{'B/A img/s [95% CI]': [_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
                        'p50 B/A': [_ci(*x) for x in zip(t.p50_ratio, t.p50_low, t.p50_high)],
-                       'A img/s': t.a_img_s.map('{:.1f}'.format), 'B img/s': t.b_img_s.map('{:.1f}'.format), 'p': t.p_value.map('{:.2g}'.format)})
+                       'A img/s': t.a_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'), 'B img/s': t.b_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
+                       'p': t.p_value.map(lambda v: f"{v:.2g}" if v == v else '—')})
     print(show[['b', 'a', 'A img/s', 'B img/s', 'B/A img/s [95% CI]', 'p', 'verdict', 'rounds', 'p50 B/A']].to_string(index=False))
     for s in t.sentence: print(s)
 

@@ -107,9 +107,11 @@ def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_ro
         if n < 1 or (busy and n < min_rounds):
             why = (f"no verdict: {n} round(s) ran on a quiet host and {busy} on a busy one (kept, not used); {min_rounds} are needed: "
                    f"re-run on a quieter host (--wait-idle 60)")
-            out.append(dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,
-                            b_img_s=float(np.mean(vals[i]['throughput'])) if n else math.nan, ratio=math.nan, ratio_low=math.nan, ratio_high=math.nan,
-                            p_value=math.nan, verdict='no verdict (busy host)', rounds=n, busy_rounds=busy, sentence=f"{labels[i]} vs {labels[0]}: {why}"))
+            nan = dict.fromkeys(('ratio', 'ratio_low', 'ratio_high', 'p_value', 'b_faster_rounds', 'p50_ratio', 'p50_low', 'p50_high',
+                                 'p99_ratio', 'p99_low', 'p99_high'), math.nan)  # the same columns as a verdict's row: a table of none still prints
+            out.append(nan | dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,
+                                  b_img_s=float(np.mean(vals[i]['throughput'])) if n else math.nan, verdict='no verdict (busy host)',
+                                  p50_verdict='', rounds=n, busy_rounds=busy, sentence=f"{labels[i]} vs {labels[0]}: {why}"))
             continue
         r = paired_ratio(vals[0]['throughput'], vals[i]['throughput'], confidence)
         l50 = paired_ratio(vals[0]['p50'], vals[i]['p50'], confidence); l99 = paired_ratio(vals[0]['p99'], vals[i]['p99'], confidence)
