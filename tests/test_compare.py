@@ -24,16 +24,19 @@ def test_same_configuration_twice_shows_no_difference_and_a_batch_eight_times_la
     firsts = rows.groupby(rows.stage.str.split(',').str[0], sort=True).head(1).stage.str[-1].tolist()
     assert firsts == ['A', 'B', 'C'], firsts
     out = r.stdout
-    aa = next(l for l in out.splitlines() if l.startswith('B (batch=1) is'))
-    big = next(l for l in out.splitlines() if l.startswith('C (batch=8) is'))
-    assert 'faster than A (batch=1); significant' in big, big
-    # A/A: the same configuration is never claimed to differ by more than the noise of one process here (its CI is the test)
-    tp = rows.set_index('stage').throughput_mean
-    ratios = [tp[f"round {n}, B"] / tp[f"round {n}, A"] for n in (1, 2, 3)]
-    lo, hi = (float(x) for x in aa.split('[')[1].split(']')[0].split(','))
-    gm = float(np.exp(np.mean(np.log(ratios))))
-    assert abs(max(gm, 1 / gm) - float(aa.split(' is ')[1].split('×')[0])) < 0.006  # the printed ratio is the geometric mean of the rounds'
-    assert 'not significant' in aa or (lo > 0.9 and hi < 1.1), aa
+    if rows.contended.any():  # a busy host (CI beside other work): a round with a contended member is not used, so no verdict is claimed
+        assert out.count(': no verdict: ') == 2 and 'significant' not in out, out
+    else:
+        aa = next(l for l in out.splitlines() if l.startswith('B (batch=1) is'))
+        big = next(l for l in out.splitlines() if l.startswith('C (batch=8) is'))
+        assert 'faster than A (batch=1); significant' in big, big
+        # A/A: the same configuration is never claimed to differ by more than the noise of one process here (its CI is the test)
+        tp = rows.set_index('stage').throughput_mean
+        ratios = [tp[f"round {n}, B"] / tp[f"round {n}, A"] for n in (1, 2, 3)]
+        lo, hi = (float(x) for x in aa.split('[')[1].split(']')[0].split(','))
+        gm = float(np.exp(np.mean(np.log(ratios))))
+        assert abs(max(gm, 1 / gm) - float(aa.split(' is ')[1].split('×')[0])) < 0.006  # the printed ratio is the geometric mean of the rounds'
+        assert 'not significant' in aa or (lo > 0.9 and hi < 1.1), aa
     # the same command again finds its rounds: nothing measured
     again = tbench('compare', 'resnet18', 'batch=1', 'batch=1', 'batch=8', *TINY, '--min-rounds', '3', '--max-rounds', '3', cwd=work)
     assert again.returncode == 0 and len(read_results(only_csv(work))) == 9 and '(stored)' in again.stdout
@@ -81,14 +84,17 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     import torch
     from throughput_bench.devices import precision_support
     precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, torch.device('cpu')) is None]  # bf16 too on a CPU with AVX-512 bf16 or AMX
-    assert len(screens) == 2 * 2 * 4 * len(precs)  # 2 batches x 2 thread counts x (eager, NHWC, OpenVINO x 2 hints) x precisions: every one screened
+    # 2 batches x 2 thread counts x (fp32: eager, NHWC, OpenVINO x 2 hints; each other precision: eager, NHWC): every one screened
+    assert len(screens) == 2 * 2 * (4 + 2 * (len(precs) - 1)), (len(screens), precs)
     assert screens.status.eq('ok').all()
     # the winner: the best throughput among the rows of the last stage, and it passed the correctness gate (or is the reference)
     cmd = next(l for l in r.stdout.splitlines() if l.startswith('measure the winner again: ')).split(': ', 1)[1]
     best = next(l for l in r.stdout.splitlines() if l.startswith('best throughput: '))
     words = shlex.split(cmd)
     backend = words[words.index('--backends') + 1]
-    assert 'faster than fp32 eager' in r.stdout or 'slower than fp32 eager' in r.stdout or backend == 'pytorch'
+    vs = rows[rows.study.str.endswith('-vs-eager')]
+    if vs.contended.any(): assert 'no verdict' in r.stdout or backend == 'pytorch', r.stdout[-1500:]  # a busy host: no ratio claimed
+    else: assert 'faster than fp32 eager' in r.stdout or 'slower than fp32 eager' in r.stdout or backend == 'pytorch'
     assert (work / 'results' / 'tune-resnet18-cpu_amd_epyc.png').exists() or list((work / 'results').glob('tune-resnet18-*.png'))
     # a second tune with the same arguments measures nothing new
     n = len(rows)

@@ -406,7 +406,7 @@ def _config_words(r)->str:
     return ' '.join(w)
 
 def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
-    "Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`): every configuration against A, from the rounds all of them completed."
+    "Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`): every configuration against A, from the rounds all of them completed on a quiet host (a round with a contended member is left out, as `tbench compare` leaves it)."
     if 'study' not in df or 'stage' not in df: return pd.DataFrame(columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict', 'rounds', 'sentence'])
     d = df[~plain_rows(df) & df.stage.fillna('').str.match(r'^round \d+, \w+$') & df.status.eq('ok')]
     out = []
@@ -414,14 +414,19 @@ def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
         g = g.assign(rnd=g.stage.str.extract(r'^round (\d+)')[0].astype(int), who=g.stage.str.rsplit(', ', n=1).str[1])
         piv = g.pivot_table(index='rnd', columns='who', values='throughput_mean', aggfunc='last').dropna()
         if 'A' not in piv or piv.empty: continue
+        busy = g[g.contended.fillna(False).astype(bool)].rnd.unique() if 'contended' in g else []
+        quiet = piv.drop(index=[r for r in busy if r in piv.index])  # a round with a member on a busy host is kept, never used (as `tbench compare` does)
         first = g.drop_duplicates('who').set_index('who')
         words = {w: _config_words(first.loc[w]) for w in piv.columns}
         if len(set(words.values())) < len(words): words = {w: f"{w}: {v}" for w, v in words.items()}  # A/A in the study: every member by its letter
         for w in [c for c in piv.columns if c != 'A']:
-            r = paired_ratio(piv['A'], piv[w])
             a, b = words['A'], words[w]
-            out.append(dict(study=sid, model=first.loc['A'].model_name, device=device_label(first.loc['A'].gpu_name), a=a, b=b, ratio=r.ratio,
-                            ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, sentence=sentence(b, a, r)))
+            row = dict(study=sid, model=first.loc['A'].model_name, device=device_label(first.loc['A'].gpu_name), a=a, b=b)
+            if quiet.empty:
+                out.append(row | dict(ratio=np.nan, ratio_low=np.nan, ratio_high=np.nan, p_value=np.nan, verdict='no verdict (busy host)', rounds=0,
+                                      sentence=f"{b} vs {a}: no verdict: every one of its {len(piv)} round(s) ran on a busy host")); continue
+            r = paired_ratio(quiet['A'], quiet[w])
+            out.append(row | dict(ratio=r.ratio, ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, sentence=sentence(b, a, r)))
     return pd.DataFrame(out, columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict', 'rounds', 'sentence'])
 
 def chart_comparisons(df:pd.DataFrame):
@@ -436,6 +441,7 @@ def chart_comparisons(df:pd.DataFrame):
     for v, c in colour.items():
         m = d.verdict.eq(v).to_numpy()
         if m.any(): ax.errorbar(d.ratio[m], y[m], xerr=[lo[m], hi[m]], fmt='o', color=c, capsize=3, label=v)
+    for yi in y[d.verdict.eq('no verdict (busy host)').to_numpy()]: ax.text(1, yi, '  no verdict: every round ran on a busy host', va='center', fontsize=8, color='#555')
     ax.axvline(1, color='k', lw=0.8, ls='--')
     ax.set_yticks(y, d.row, fontsize=8)
     ax.set_xlim(min(0.9, d.ratio_low.min() * 0.95), max(1.1, d.ratio_high.max() * 1.05)); ax.set_ylim(-0.7, len(d) - 0.3)
