@@ -12,9 +12,9 @@ from fastcore.basics import patch
 from .core import *
 
 # %% auto #0
-__all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'parse_csv',
-           'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row', 'key_matches',
-           'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'superseded']
+__all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'CsvScan', 'scan_csv',
+           'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row',
+           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'superseded']
 
 # %% ../nbs/10_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -52,53 +52,90 @@ def read_bounded(path, what:str='results file', max_mb:Optional[float]=None)->by
     if len(raw) > limit: raise BenchError(f"{str(p)!r} is larger than {max_mb:g} MiB: not a {what} this tool wrote; it was not read")
     return raw
 
-def _split_lines(raw:bytes)->list:
-    "`(line number, text or None if not UTF-8, raw bytes)` per physical line (the final newline is not a line); linear in the file's size."
-    parts = raw.split(b'\n')
-    if raw.endswith(b'\n'): parts.pop()
-    out = []
-    for i, b in enumerate(parts, 1):
-        try: out.append((i, b.decode('utf-8').rstrip('\r'), b))
-        except UnicodeDecodeError: out.append((i, None, b))
-    return out
+def _lines(raw:bytes, start:int=0):
+    "`(line number, raw bytes)` per physical line of `raw` (the final newline is not a line): one line in memory at a time, linear in the file's size."
+    i, n = 1, len(raw)
+    while start < n:
+        end = raw.find(b'\n', start)
+        if end < 0: end = n
+        yield i, raw[start:end]
+        start, i = end + 1, i + 1
 
-def parse_csv(path)->tuple:
-    "`(header, rows, bad)`: rows are dicts of strings; bad is `[(line number, raw bytes, why)]`. Raises `UnreadableFile` if there is no usable header."
+def _fields(b:bytes, width:int)->tuple:
+    "`(fields, text, why)` of one line: `why` says what makes it bad; `fields` is None for a bad or blank line; `text` is the line as plain text."
+    try: text = b.decode('utf-8').rstrip('\r')
+    except UnicodeDecodeError: return None, None, 'not UTF-8'
+    if not text.strip(): return None, text, None
+    if '\x00' in text: return None, text, 'a NUL byte'
+    text = plain_text(text)  # ESC, BEL, DEL, C1 from someone else's file: text from here on, in every output
+    if text.count('"') % 2: return None, text, 'unbalanced quotes (a quoted field that runs over lines?)'
+    try: recs = list(csv.reader([text], strict=True))
+    except csv.Error as e: return None, text, f"unbalanced quotes ({e})"
+    if len(recs) != 1 or len(recs[0]) != width: return None, text, f"{len(recs[0]) if recs else 0} fields where the header has {width}"
+    return recs[0], text, None
+
+@dataclasses.dataclass
+class CsvScan:
+    "What one strict pass over a results file found: nothing per good row is kept, so a big file costs its bytes and little more."
+    path:Path
+    header:list      # the columns
+    raw:bytes        # the file's bytes
+    body:int         # where the first line after the header starts
+    rows:int         # how many good rows
+    bad:list         # `[(line number, raw bytes, why)]`
+    plain:bool       # True: the rows are the file's own bytes (no bad, blank or changed line), readable as they are
+
+    def good(self):
+        "`(fields, text)` of each good row, in order."
+        for _, b in _lines(self.raw, self.body):
+            fields, text, why = _fields(b, len(self.header))
+            if fields is not None: yield fields, text
+
+    def dicts(self):
+        "Each good row as a dict of strings."
+        return (dict(zip(self.header, f)) for f, _ in self.good())
+
+def scan_csv(path)->CsvScan:
+    "Check every line of a results file in one pass; `UnreadableFile` if there is no usable header, `BenchError` if it is not a file to read."
     path = Path(path)
     raw = read_bounded(path)
-    if not raw.strip(): return [], [], []
-    lines = _split_lines(raw)
-    n0, h, hb = lines[0]
-    if h is None: raise UnreadableFile(f"{path}:1: not UTF-8 text (a binary file?)")
+    if not raw.strip(): return CsvScan(path, [], b'', 0, 0, [], True)
+    _, hb = next(_lines(raw))
+    try: h = hb.decode('utf-8').rstrip('\r')
+    except UnicodeDecodeError: raise UnreadableFile(f"{path}:1: not UTF-8 text (a binary file?)")
     if '\x00' in h: raise UnreadableFile(f"{path}:1: a NUL byte in the header (a binary file?)")
     header = next(csv.reader([h.lstrip('\ufeff')]), [])
     if 'model_name' not in header:
         raise UnreadableFile(f"{path}:1: no results header (the first line has no 'model_name' column); the file was not changed")
     dup = {c for c in header if header.count(c) > 1}
     if dup: raise UnreadableFile(f"{path}:1: repeated column(s) {', '.join(sorted(dup))} in the header; the file was not changed")
-    rows, bad = [], []
-    for i, text, b in lines[1:]:
-        if text is None: bad.append((i, b, 'not UTF-8')); continue
-        if not text.strip(): continue
-        if '\x00' in text: bad.append((i, b, 'a NUL byte')); continue
-        text = plain_text(text)  # ESC, BEL, DEL, C1 from someone else's file: text from here on, in every output
-        if text.count('"') % 2: bad.append((i, b, 'unbalanced quotes (a quoted field that runs over lines?)')); continue
-        try: recs = list(csv.reader([text], strict=True))
-        except csv.Error as e: bad.append((i, b, f"unbalanced quotes ({e})")); continue
-        if len(recs) != 1 or len(recs[0]) != len(header):
-            n = len(recs[0]) if recs else 0
-            bad.append((i, b, f"{n} fields where the header has {len(header)}")); continue
-        rows.append(dict(zip(header, recs[0])))
-    return header, rows, bad
+    body = len(hb) + 1
+    n, bad, plain = 0, [], True
+    for i, b in _lines(raw, body):
+        fields, text, why = _fields(b, len(header))
+        if why: bad.append((i + 1, b, why)); plain = False
+        elif fields is None: plain = plain and not b.strip(b' \t\r')  # an empty line reads as nothing; a line of spaces would read as a row
+        else: n += 1; plain = plain and text.encode() == b
+    return CsvScan(path, header, raw, body, n, bad, plain)
+
+def parse_csv(path)->tuple:
+    "`(header, rows, bad)`: rows are dicts of strings; bad is `[(line number, raw bytes, why)]`. Raises `UnreadableFile` if there is no usable header."
+    s = scan_csv(path)
+    return s.header, list(s.dicts()), s.bad
+
+def _refuse_bad(s:CsvScan):
+    "An `UnreadableFile` naming the first bad line of `s`, if it has one."
+    if not s.bad: return
+    i, _, why = s.bad[0]
+    more = f" (and {len(s.bad) - 1} more bad line(s))" if len(s.bad) > 1 else ''
+    raise UnreadableFile(f"{s.path}:{i}: {why}{more}; the file was not changed: `tbench repair {s.path}` keeps the good rows")
 
 def check_csv(path)->tuple:
     "`(header, rows)` of a results file, or an `UnreadableFile` naming its first bad line."
-    header, rows, bad = parse_csv(path)
-    if bad:
-        i, _, why = bad[0]
-        more = f" (and {len(bad) - 1} more bad line(s))" if len(bad) > 1 else ''
-        raise UnreadableFile(f"{path}:{i}: {why}{more}; the file was not changed: `tbench repair {path}` keeps the good rows")
-    return header, rows
+    s = scan_csv(path)
+    _refuse_bad(s)
+    return s.header, list(s.dicts())
+
 
 # %% ../nbs/10_store.ipynb #85bc545a
 def _default_mode()->int:
@@ -174,25 +211,34 @@ class ResultStore:
             if p.exists() and not p.is_file(): raise BenchError(f"results file {str(p)!r} is not a regular file")
             if p.exists() and not os.access(p, os.W_OK): raise BenchError(f"results file {str(p)!r} is not writable")
 
+    def scan(self)->Optional[CsvScan]:
+        "The CSV checked line by line (None: no file yet); `UnreadableFile` if any line cannot be parsed."
+        if not self.csv_path.exists(): return None
+        s = scan_csv(self.csv_path)
+        _refuse_bad(s)
+        return s
+
     def rows(self)->list:
         "Every row of the CSV as a dict of strings; `UnreadableFile` if any line cannot be parsed."
-        if not self.csv_path.exists(): return []
-        return check_csv(self.csv_path)[1]
+        s = self.scan()
+        return list(s.dicts()) if s else []
 
     def check(self):
         "Raise `UnreadableFile` (or `BenchError`) now if a file of this store cannot be read losslessly."
-        self.rows(); self.read_hardware(); read_index(self.index_path)
+        self.scan(); self.read_hardware(); read_index(self.index_path)
 
     def done(self)->dict:
         "Resume key → status of every stored row (the last row wins); a row of the seed tool has `*` (any) for the batch size and threads, which it does not key on."
-        return {row_key(r, wildcards=not r.get('status')): row_status(r) for r in self.rows()}
+        s = self.scan()  # one row at a time: a long history costs its bytes, not a dict per row
+        return {row_key(r, wildcards=not r.get('status')): row_status(r) for r in (s.dicts() if s else ())}
 
 # %% ../nbs/10_store.ipynb #1c9d2e01
 @patch
 def _write_rows(self:ResultStore, new:list):
     "Append `new` (dicts) to the CSV: an append where the header has every column, else an atomic rewrite."
     exists = self.csv_path.exists() and self.csv_path.stat().st_size > 0
-    header, old = check_csv(self.csv_path) if exists else ([], [])
+    s = self.scan() if exists else None  # never add to a file with a bad line
+    header = s.header if s else []
     cols = list(COLUMNS) + [c for c in header if c not in COLUMNS]
     if exists and set(COLUMNS) <= set(header):
         size = self.csv_path.stat().st_size
@@ -204,7 +250,7 @@ def _write_rows(self:ResultStore, new:list):
         except BaseException:
             os.truncate(os.path.realpath(self.csv_path), size)  # no half row left behind
             raise
-    else: _atomic_write(self.csv_path, _csv_text(cols, [migrate_row(r) for r in old] + new))
+    else: _atomic_write(self.csv_path, _csv_text(cols, [migrate_row(r) for r in (s.dicts() if s else ())] + new))
 
 class StoreFull(BenchError):
     "A row could not be written to the results file; it was kept in a pending file, and the sweep stops."
@@ -288,10 +334,10 @@ def upgrade(self:ResultStore)->int:
     "Rewrite the CSV in today's columns, every row migrated, if an older version wrote it; returns the rows rewritten (0: already current)."
     if not self.csv_path.exists(): return 0
     with self.lock:
-        header, rows = check_csv(self.csv_path)
-        if set(COLUMNS) <= set(header): return 0
+        s = self.scan()
+        if set(COLUMNS) <= set(s.header): return 0
         self._write_rows([])
-        return len(rows)
+        return s.rows
 
 # %% ../nbs/10_store.ipynb #6f6d03e3
 DONE_REASONS = ('', 'memory', 'oom', 'time-cap')  # a row halved for these is the requested configuration, done
@@ -317,13 +363,13 @@ def repair(path)->tuple:
     "Move the unparseable lines of a results file to `<file>.rejected`; keep every good row. Returns `(good rows, bad lines, side file)`."
     if not str(path).strip(): raise BenchError("no results file named (an empty path)")
     path = Path(path)
-    header, rows, bad = parse_csv(path)  # a folder, a device, a dangling link or a huge file: one-line BenchError
+    s = scan_csv(path)  # a folder, a device, a dangling link or a huge file: one-line BenchError
     side = path.with_name(path.name + '.rejected')
-    if not bad: return len(rows), 0, None
+    if not s.bad: return s.rows, 0, None
     with FileLock(str(path.parent / f".{path.stem}.lock")):
-        with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for _, b, _ in bad))
-        _atomic_write(path, _csv_text(header, rows))
-    return len(rows), len(bad), side
+        with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for _, b, _ in s.bad))
+        _atomic_write(path, _csv_lines(s.header, []) + ''.join(t + '\n' for _, t in s.good()))  # each good row as it was written
+    return s.rows, len(s.bad), side
 
 # %% ../nbs/10_store.ipynb #4b1f0a08
 def _alive(pid:int, started:float)->bool:
@@ -416,10 +462,18 @@ def _frame_of(f:Path)->'pd.DataFrame':
     "One results file as a DataFrame of strings; `UnreadableFile` for anything that is not a whole results file."
     import pandas as pd
     if f.stat().st_size == 0: raise UnreadableFile(f"{f}: empty file, not a results file")
-    header, rows = check_csv(f)
-    nameless = [i for i, r in enumerate(rows, 2) if not r.get('model_name', '').strip()]
-    if nameless: raise UnreadableFile(f"{f}:{nameless[0]}: a row without a model ({len(nameless)} such row(s))")
-    return pd.DataFrame(rows, columns=header, dtype=str)
+    s = scan_csv(f)
+    _refuse_bad(s)
+    if not s.header: return pd.DataFrame()
+    # pandas' C reader over the checked bytes: one string object per distinct value, so a frame costs about the file's size
+    # (a dict per row cost 16x); a file with a changed or blank line is read from its checked lines instead
+    src = s.raw if s.plain else b'\n'.join([s.raw[:s.body - 1]] + [t.encode() for _, t in s.good()])
+    df = pd.read_csv(io.BytesIO(src), header=None, skiprows=1, names=s.header, dtype=object, na_filter=False, engine='c', encoding='utf-8')
+    if len(df) != s.rows: df = pd.DataFrame(list(s.dicts()), columns=s.header, dtype=object)  # never trust a second reader over the first
+    del src, s
+    nameless = df.index[df.model_name.str.strip().eq('')]
+    if len(nameless): raise UnreadableFile(f"{f}:{nameless[0] + 2}: a row without a model ({len(nameless)} such row(s))")
+    return df
 
 def read_results(*paths)->'pd.DataFrame':
     "One tidy DataFrame from result CSVs (ours or the seed tool's), files or folders."
@@ -427,12 +481,11 @@ def read_results(*paths)->'pd.DataFrame':
     frames = []
     for f in result_files(*paths):
         df = _frame_of(f)
-        df['source'] = f.name
-        frames.append(df)
+        frames.append(pd.concat([df, pd.Series(f.name, index=df.index, name='source', dtype=object)], axis=1))  # pandas' reader gives a block a column: no insert
     if not frames: return pd.DataFrame(columns=COLUMNS + ['source'])
-    df = pd.concat(frames, ignore_index=True).fillna('')  # a column one file lacks is blank in its rows, as in a file that has it empty
-    for c in COLUMNS:
-        if c not in df: df[c] = ''
+    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).fillna('')  # a column one file lacks is blank in its rows, as in a file that has it empty
+    del frames
+    df = df.reindex(columns=list(df.columns) + [c for c in COLUMNS if c not in df], fill_value='')  # one new block, not a column at a time
     blank = lambda c: df[c].eq('')
     oom = df.status.eq('') & df.throughput_mean.str.strip().str.upper().eq('OOM')  # the seed tool writes OOM in place of a number
     df.loc[oom, 'status'], df.loc[oom, 'error'] = 'oom', 'out of memory (the seed tool wrote OOM as its throughput)'
@@ -448,6 +501,7 @@ def read_results(*paths)->'pd.DataFrame':
     for c in df.columns:
         if c in _BOOL: df[c] = _as_bool(df[c])
         elif c not in _TEXT: df[c] = pd.to_numeric(df[c].replace('', None), errors='coerce')
+        else: df[c] = df[c].astype(str)
     return df[COLUMNS + [c for c in df.columns if c not in COLUMNS]]
 
 # %% ../nbs/10_store.ipynb #7e3ff5ed
