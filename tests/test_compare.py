@@ -44,7 +44,7 @@ def test_same_configuration_twice_shows_no_difference_and_a_batch_eight_times_la
     rep = cli('report', 'results', '--output', 'rep', '--formats', 'png', cwd=work)
     assert rep.returncode == 0 and (work / 'rep' / 'comparisons.png').is_file(), rep.stderr
     md = (work / 'rep' / 'summary.md').read_text()
-    assert '## Comparisons' in md and 'C: pytorch bs=8' in md and md.count('(study cmp-') == 2
+    assert '## Comparisons' in md and 'C: fp32 threads=1 bs=8' in md and md.count('(study cmp-') == 2
 
 def test_stored_results_compare_what_both_hold_and_name_the_rest(work, cli):
     for side, sizes in (('a', ['1', '2']), ('b', ['1'])):

@@ -12,18 +12,19 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines
 import matplotlib.pyplot as plt
 import seaborn as sns
-from .core import config_columns, paired_ratio, verdict, sentence, shorten, plain_text
+from .core import BenchSpec, config_columns, config_words, paired_ratio, verdict, sentence, shorten, plain_text
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
 # %% auto #0
-__all__ = ['CONFIG', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'MFU_TITLES', 'KIND_COLORS', 'SCENARIO_COLOURS',
-           'MAP_STAGES', 'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN', 'device_label', 'input_label',
-           'plain_rows', 'best_rows', 'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci',
-           'shared_legend', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu',
-           'chart_scaling', 'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead',
-           'comparison_rows', 'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown',
-           'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report']
+__all__ = ['CONFIG', 'SAID', 'PLACED', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'VARIED', 'MFU_TITLES', 'KIND_COLORS',
+           'SCENARIO_COLOURS', 'COMPARED', 'MAP_STAGES', 'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN',
+           'device_label', 'input_label', 'plain_rows', 'variant_words', 'best_rows', 'at_native_input', 'native_rows',
+           'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
+           'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs', 'chart_geo_compare',
+           'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows', 'chart_comparisons', 'mapping_rows',
+           'chart_mapping', 'md_text', 'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown',
+           'paged', 'write_report']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -43,16 +44,25 @@ def plain_rows(df:pd.DataFrame)->pd.Series:
     "Whether each row is a plain measurement, not a step of a comparison or a tuning (`study`): those have their own chart."
     return df['study'].fillna('').eq('') if 'study' in df else pd.Series(True, index=df.index)
 
+SAID = ('precision', 'compile_mode', 'backend', 'backend_options', 'optimizer', 'world_size')  # a bar always says these
+PLACED = ('mode', 'model_name', 'batch_size', 'input_channels', 'input_size', 'timesteps')  # the panel, the label or the best batch says these
+
+def variant_words(df:pd.DataFrame)->pd.Series:
+    "Each row's variant in words (`config_words`): `SAID`, and every other `KEY` field that takes two values among the rows of its device, model and input, so that no two configurations share a bar."
+    group = [c for c in ('gpu_name',) + PLACED if c in df and c != 'batch_size']
+    rest = [k for k in BenchSpec.KEY if k in df and k not in SAID + PLACED]
+    if df.empty: return pd.Series([], dtype=object, index=df.index)
+    canon = df[group + rest].astype(object).fillna('').astype(str)  # a missing value is a value of its own (no threads set against 2)
+    varies = canon.groupby(group, dropna=False)[rest].transform('nunique').gt(1) if rest else pd.DataFrame(index=df.index)
+    return pd.Series([config_words(r, SAID + tuple(k for k in rest if varies.at[i, k])) for i, r in df.iterrows()], index=df.index)
+
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
     ok = df[df.status.eq('ok') & df.throughput_mean.notna() & ~df['mode'].isin(['serving', 'mapping']) & plain_rows(df)].reset_index(drop=True)  # mapping rows: `chart_mapping`  # a study's rows: its own chart  # served rows: `chart_serving`
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
-    ok['variant'] = (ok.precision + np.where(ok.compile_mode.eq('none'), '', ' + compile ' + ok.compile_mode.astype(str))
-                     + np.where(ok['mode'].eq('training'), ' · ' + ok.optimizer.astype(str), '')
-                     + (np.where(ok.world_size.notna(), ' · DDP×' + ok.world_size.astype('Int64').astype(str), '') if 'world_size' in ok else '')
-                     + (np.where(ok.backend.fillna('pytorch').isin(['pytorch', '']), '', ' · ' + ok.backend.astype(str)) if 'backend' in ok else ''))
+    ok['variant'] = variant_words(ok)
     keys = [c for c in CONFIG if c in ok]
     idx = ok.groupby(keys, dropna=False)['throughput_mean'].idxmax()
     b = ok.loc[idx].reset_index(drop=True)
@@ -99,7 +109,7 @@ def variant_colours(hues:list)->list:
     out, seen = [], {}
     for hv in hues:
         prec = next((tok for tok in str(hv).split() if tok in PRECISION_COLOURS), None)
-        mode = next((m for m in COMPILE_SHADES if f"compile {m}" in str(hv)), 'none')
+        mode = next((m for m in COMPILE_SHADES if f"compile={m}" in str(hv).split()), 'none')
         c = _shade(PRECISION_COLOURS.get(prec, (0.55, 0.55, 0.55)), COMPILE_SHADES[mode])
         n = seen.get(c, 0); seen[c] = n + 1
         out.append(_shade(c, 1 + 0.3 * n) if n else c)
@@ -128,7 +138,7 @@ def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, h
     colors = variant_colours(hues)
     h, spans = 0.8 / max(len(hues), 1), []
     for j, (hv, c) in enumerate(zip(hues, colors)):
-        sub = df[df[hue] == hv].drop_duplicates(y).set_index(y)
+        sub = df[df[hue] == hv].sort_values(x, ascending=False).drop_duplicates(y).set_index(y)  # two rows on one bar: the faster is drawn
         pos = [i + (j - (len(hues) - 1) / 2) * h for i, yv in enumerate(ys) if yv in sub.index]
         vals = [sub.loc[yv, x] for yv in ys if yv in sub.index]
         if lo and hi:
@@ -163,13 +173,17 @@ def shared_legend(fig, axes, title:Optional[str]=None):
         if leg: leg.remove()
     order = lambda l: next((i for i, p in enumerate(PRECISION_COLOURS) if p in l.split()), 9)  # fp32 fp16 bf16 amp
     labels = sorted(seen, key=order)
-    head = (0.35 if title else 0) + (0.35 if labels else 0) + 0.05  # inches of title and legend, added above the panels
-    W, H = fig.get_size_inches(); H += head
+    W, H = fig.get_size_inches()
+    per = 0.6 + 0.075 * max((len(l) for l in labels), default=0)  # inches an entry takes at this font: its mark and its words
+    ncol = max(1, min(len(labels), 6, int(W // per)))  # as many columns as fit the figure's width: a long label never runs off it
+    lines = -(-len(labels) // ncol) if labels else 0
+    head = (0.35 if title else 0) + 0.25 * lines + (0.1 if labels else 0) + 0.05  # inches of title and legend, added above the panels
+    H += head
     fig.set_size_inches(W, H)  # the panels keep their height, so the title and legend never sit on them
     top = 1 - head / H
     if title: fig.suptitle(title, y=1 - 0.05 / H, va='top')
     if labels: fig.legend([seen[l] for l in labels], labels, loc='upper center', bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H),
-                          ncol=min(len(labels), 6), fontsize='small', frameon=False)
+                          ncol=ncol, fontsize='small', frameon=False)
     fig.tight_layout(rect=(0, 0, 1, top))
 
 def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
@@ -190,9 +204,11 @@ def chart_throughput(best:pd.DataFrame, mode:str='inference'):
     shared_legend(fig, axes, f"{mode} throughput (best batch size; bars: 95% CI)")
     return fig
 
+VARIED = ('precision', 'compile_mode', 'backend', 'backend_options')  # what a speed-up over fp32 eager PyTorch varies
+
 def speedups(best:pd.DataFrame)->pd.DataFrame:
     "Throughput of each precision/compile variant over fp32 eager of the same device, mode, model and input."
-    keys = ['device', 'mode', 'model_name', 'input', 'channels_last', 'data_mode', 'optimizer']
+    keys = ['device'] + [k for k in config_columns(batch=False) if k in best and k not in VARIED]  # all but what a variant varies
     pytorch = best.backend.fillna('pytorch').isin(['pytorch', '']) if 'backend' in best else pd.Series(True, index=best.index)
     is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch  # fp32 eager PyTorch: the runtimes are variants of it
     base = best[is_base].set_index(keys)['throughput_mean']
@@ -396,14 +412,11 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     return pd.DataFrame(out)
 
 # %% ../nbs/11_charts.ipynb #4d704a91
+COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'batch_size')  # what `tbench compare` varies
+
 def _config_words(r)->str:
-    "A stored row's configuration in a few words, for a comparison's label."
-    w = [r.backend] + ([r.backend_options] if r.backend_options else []) + [f"bs={r.batch_size}"]
-    if pd.notna(r.threads) and str(r.threads) not in ('', 'nan'): w.append(f"{int(float(r.threads))} thr")
-    if r.precision != 'fp32': w.append(r.precision)
-    if r.compile_mode != 'none': w.append(f"compile={r.compile_mode}")
-    if str(r.channels_last) == 'True': w.append('NHWC')
-    return ' '.join(w)
+    "A stored row's configuration in a few words, for a comparison's label (`config_words` of what a comparison varies)."
+    return config_words(r, COMPARED)
 
 def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
     "Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`): every configuration against A, from the rounds all of them completed on a quiet host (a round with a contended member is left out, as `tbench compare` leaves it)."

@@ -6,13 +6,13 @@
 from __future__ import annotations
 import os, re, sys, datetime, dataclasses
 from dataclasses import dataclass, field, asdict, fields
-from typing import Optional
+from typing import Optional, Iterable
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SEED_COLUMNS', 'COLUMNS',
-           'CONTROL', 'ALPHA', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'config_columns',
-           'BenchResult', 'model_task', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio',
-           'verdict', 'sentence']
+__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS', 'SHORT_WORDS',
+           'SEED_COLUMNS', 'COLUMNS', 'CONTROL', 'ALPHA', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec',
+           'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task', 'now_iso',
+           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -103,17 +103,8 @@ class BenchSpec:
         return config_key({k: getattr(self, k) for k in self.KEY})
 
     def short(self)->str:
-        "A compact one-line label for progress bars."
-        parts = [self.model_name, self.precision]
-        if self.backend != 'pytorch': parts.append(self.backend)
-        if self.backend_options: parts.append(self.backend_options)
-        if self.compile_mode != 'none': parts.append(f"compile={self.compile_mode}")
-        if self.channels_last: parts.append('NHWC')
-        if self.mode == 'training': parts.append(self.optimizer)
-        if self.num_classes: parts.append(f"{self.num_classes} classes")
-        if self.world_size: parts.append(f"DDP x{self.world_size}")
-        t = f"x{self.timesteps}t" if (self.timesteps or 1) > 1 else ''
-        return ' '.join(parts + [f"bs={self.batch_size}", f"{self.input_channels}x{self.input_size}px{t}"])
+        "A compact one-line label for progress bars and warnings: `config_words` of what ran (no study or stage)."
+        return config_words(self, SHORT_WORDS)
 
 # %% ../nbs/00_core.ipynb #74fcd140
 def _canon(v)->str:
@@ -132,6 +123,32 @@ def _canon(v)->str:
 def config_key(d:dict)->tuple:
     "Canonical resume key of a mapping with (at least) the `BenchSpec.KEY` fields; an empty field reads as its `KEY_DEFAULTS` value."
     return tuple(_canon(d.get(k)) or _canon(BenchSpec.KEY_DEFAULTS.get(k)) for k in BenchSpec.KEY)
+
+WORDS = ('model_name', 'mode', 'precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'optimizer',
+         'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps', 'map_options', 'study', 'stage')  # `KEY` in the order words say it
+SHORT_WORDS = tuple(k for k in WORDS if k not in ('mode', 'study', 'stage'))  # what ran: the mode and the study are said around it
+
+def field_words(k:str, v)->str:
+    "One field of a configuration in words; '' where it has its usual value (inference, eager PyTorch, NCHW, synthetic data, one frame, no DDP)."
+    v = _canon(v)
+    usual = {'mode': 'inference', 'compile_mode': 'none', 'backend': 'pytorch', 'channels_last': 'False', 'optimizer': 'none',
+             'data_mode': 'synthetic', 'timesteps': '1'}
+    if not v or v == usual.get(k): return ''
+    form = {'compile_mode': 'compile={}', 'channels_last': 'NHWC', 'threads': 'threads={}', 'num_classes': '{} classes',
+            'world_size': 'DDP×{}', 'data_mode': 'data={}', 'batch_size': 'bs={}', 'timesteps': '{} frames'}
+    return form.get(k, '{}').format(v)
+
+def config_words(d, fields:Iterable=WORDS)->str:
+    "A configuration (a `BenchSpec`, a row or a dict) in words, always in one order: `resnet18 fp32 openvino hint=LATENCY threads=2 bs=8 3x224px`. `fields` picks which; `input` is channels x size."
+    get = d.get if hasattr(d, 'get') else lambda k, default=None: getattr(d, k, default)
+    out = []
+    for k in WORDS:
+        if k not in fields and not (k == 'input' and {'input_channels', 'input_size'} & set(fields)): continue
+        if k == 'input':
+            c, s = _canon(get('input_channels')), _canon(get('input_size'))
+            if c or s: out.append(f"{c or '?'}x{s or '?'}px")
+        else: out.append(field_words(k, get(k)))
+    return ' '.join(w for w in out if w)
 
 def config_columns(batch:bool=True)->list:
     "The columns that tell one configuration from another (the resume key), without `batch_size` where the best batch is wanted."

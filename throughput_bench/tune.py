@@ -57,6 +57,8 @@ def reproduce(spec, device:str)->str:
     "The `tbench infer` command that measures `spec` again."
     w = ['tbench', 'infer', '--models', spec.model_name, '--device', device, '--input-size', str(spec.input_size),
          '--batch-sizes', str(spec.batch_size), '--precisions', spec.precision, '--compile-modes', spec.compile_mode]
+    if spec.input_channels: w += ['--input-channels', str(spec.input_channels)]  # tune takes them: the command says them
+    if (spec.timesteps or 1) > 1: w += ['--timesteps', str(spec.timesteps)]
     if spec.threads: w += ['--threads', str(spec.threads)]
     if spec.channels_last: w += ['--channels-last']
     w += ['--backends', spec.backend]

@@ -1,0 +1,55 @@
+"Charts never merge two configurations into one bar: rows that differ in one field of the configuration's key alone are both drawn, labelled apart, or the faster is."
+import numpy as np, pandas as pd, pytest
+import matplotlib; matplotlib.use('Agg')
+import matplotlib.pyplot as plt
+from throughput_bench.core import BenchSpec, config_words
+from throughput_bench.charts import best_rows, chart_throughput, chart_coverage, chart_speedup, chart_mfu, speedups
+
+BASE = dict(gpu_name='Intel(R) Xeon(R) Processor', mode='inference', model_name='resnet18', precision='fp32', compile_mode='none',
+            channels_last=False, input_channels=3, input_size=224, data_mode='synthetic', optimizer='none', status='ok', batch_size=8,
+            threads=1, backend='pytorch', backend_options='', timesteps=1, num_classes=np.nan, world_size=np.nan, study='', stage='',
+            map_options='')
+# each field of the key, and a second value for it (the mode and the model have charts and panels of their own; the batch: the best is drawn)
+OTHER = {'precision': 'bf16', 'compile_mode': 'default', 'channels_last': True, 'input_channels': 4, 'input_size': 64, 'data_mode': 'dataloader',
+         'threads': 2, 'optimizer': 'adamw', 'timesteps': 4, 'num_classes': 10, 'world_size': 2, 'backend': 'openvino',
+         'backend_options': 'hint=LATENCY', 'batch_size': 32}
+
+def test_every_key_field_is_covered():
+    assert set(OTHER) | {'mode', 'model_name', 'study', 'stage', 'map_options'} == set(BenchSpec.KEY)
+
+def _widths(fig)->set:
+    return {round(float(p.get_width()), 6) for ax in fig.axes for p in ax.patches if hasattr(p, 'get_width')}
+
+@pytest.mark.parametrize('field', list(OTHER))
+def test_rows_that_differ_in_one_field_are_never_one_bar(field):
+    mode = 'training' if field in ('optimizer', 'world_size') else 'inference'
+    first = BASE | dict(mode=mode, optimizer='sgd' if mode == 'training' else 'none')
+    if field == 'backend_options': first['backend'] = 'openvino'
+    slow = first | dict(throughput_mean=100.0, throughput_ci_low=95.0, throughput_ci_high=105.0, mfu_measured=0.10, mfu=np.nan)
+    fast = first | {field: OTHER[field]} | dict(throughput_mean=180.0, throughput_ci_low=170.0, throughput_ci_high=190.0, mfu_measured=0.18, mfu=np.nan)
+    for order in ([slow, fast], [fast, slow]):  # the first row read used to win a bar
+        best = best_rows(pd.DataFrame(order))
+        assert 180.0 in _widths(chart_throughput(best, mode)), (field, best[['label', 'variant']].to_dict('records'))
+        if field != 'batch_size':  # two configurations: both on the chart, told apart by their label and their variant
+            assert len(best) == 2 and len(set(zip(best.label, best.variant))) == 2, best[['label', 'variant']]
+        assert 18.0 in _widths(chart_mfu(best))
+        if mode == 'inference':
+            cov = chart_coverage(best)
+            km2 = 180.0 * (best.loc[best.throughput_mean.idxmax(), 'input_size'] * 10) ** 2 / 1e6  # the faster row's km²/s at 10 m
+            assert round(km2, 6) in _widths(cov), field
+        if field in ('precision', 'compile_mode', 'backend'):  # a variant of fp32 eager PyTorch: its speed-up is drawn
+            assert 1.8 in _widths(chart_speedup(best)), field
+        plt.close('all')
+
+def test_a_speed_up_is_over_the_eager_row_of_the_same_threads():
+    rows = [BASE | dict(threads=t, precision=p, throughput_mean=v, throughput_ci_low=v, throughput_ci_high=v)
+            for t, p, v in [(1, 'fp32', 100.0), (2, 'fp32', 200.0), (1, 'bf16', 150.0), (2, 'bf16', 250.0)]]
+    s = speedups(best_rows(pd.DataFrame(rows)))
+    assert sorted(s.speedup.round(3)) == [1.25, 1.5]  # not 150/200 or 250/100: each against its own threads
+    assert sorted(s.variant) == ['bf16 threads=1', 'bf16 threads=2']
+
+def test_words_say_every_field_that_is_not_its_usual_value():
+    s = BenchSpec('resnet18', precision='bf16', compile_mode='default', channels_last=True, batch_size=8, input_channels=3, input_size=64,
+                  threads=2, timesteps=4, num_classes=10, backend='openvino', backend_options='hint=LATENCY', data_mode='dataloader')
+    assert config_words(s) == 'resnet18 bf16 openvino hint=LATENCY compile=default NHWC threads=2 10 classes data=dataloader bs=8 3x64px 4 frames'
+    assert config_words(BenchSpec('resnet18', batch_size=8, input_channels=3, input_size=224)) == 'resnet18 fp32 bs=8 3x224px'
