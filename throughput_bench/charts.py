@@ -58,7 +58,7 @@ def variant_words(df:pd.DataFrame)->pd.Series:
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
-    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & ~df['mode'].isin(['serving', 'mapping']) & plain_rows(df)].reset_index(drop=True)  # mapping rows: `chart_mapping`  # a study's rows: its own chart  # served rows: `chart_serving`
+    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & ~df['mode'].isin(['serving', 'mapping']) & plain_rows(df)].reset_index(drop=True).copy()  # mapping rows: `chart_mapping`  # a study's rows: its own chart  # served rows: `chart_serving`
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
