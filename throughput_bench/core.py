@@ -10,9 +10,9 @@ from typing import Optional, Iterable
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS', 'SHORT_WORDS',
-           'SEED_COLUMNS', 'COLUMNS', 'CONTROL', 'ALPHA', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec',
-           'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task', 'now_iso',
-           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
+           'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'BenchError', 'rss_mb', 'cpu_features',
+           'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task',
+           'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -334,6 +334,8 @@ def shorten(s:str, n:int)->str:
     return s if len(s) <= n else s[:n].rsplit(' ', 1)[0].rstrip(',;:') + ' …'
 
 # %% ../nbs/00_core.ipynb #8c866a51
+BACKEND_GROUP = 'throughput_bench.backends'  # the entry-point group in which another package names its backends
+
 CONTROL = re.compile('[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]')  # C0 but tab and line ends, DEL, C1: what retitles a terminal or rings its bell
 
 def plain_text(v):

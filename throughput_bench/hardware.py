@@ -8,7 +8,7 @@ import os, re, sys, platform, subprocess, json
 from pathlib import Path
 from typing import Optional
 import psutil
-from .core import cpu_features
+from .core import cpu_features, BACKEND_GROUP
 
 # %% auto #0
 __all__ = ['THREAD_ENV', 'RUNTIME_PACKAGES', 'cpu_name', 'device_name', 'slugify', 'device_slug', 'device_memory_gb', 'nvml_info',
@@ -119,15 +119,17 @@ def cpu_info()->dict:
                 cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
                 cpu_vector_units=' '.join(units), host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
 
-RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino')
+RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino')  # the built-in backends' `packages` (a test keeps them equal)
 
 def runtime_versions()->dict:
-    "The installed versions of the runtimes' packages (read from their metadata: nothing is imported)."
+    "The installed versions of the runtimes' packages and of every package that adds a backend (read from their metadata: nothing is imported)."
     import importlib.metadata as md
     out = {}
     for p in RUNTIME_PACKAGES:
         try: out[p] = md.version(p)
         except md.PackageNotFoundError: pass
+    for ep in md.entry_points(group=BACKEND_GROUP):  # a plugin's own version: what its rows ran
+        if ep.dist is not None: out[ep.dist.name] = ep.dist.version
     return out
 
 class Host:

@@ -23,6 +23,7 @@ def candidates(device_type:str, # `cpu` or `cuda`
                compile_modes:list=(), # torch.compile modes worth their compile time here
               )->list:
     "The configurations worth a screen, in words (`backend=openvino threads=2 batch=8 hint=LATENCY`)."
+    from throughput_bench.backends.base import get_backend  # here, not at the top: `tbench --help` reads this module without torch
     threads = sorted({cores, max(1, cores // 2)}, reverse=True) if device_type == 'cpu' else [None]
     out = []
     for b in batches:
@@ -30,17 +31,8 @@ def candidates(device_type:str, # `cpu` or `cuda`
             th = f" threads={t}" if t else ''
             for p in precisions:
                 base = f"batch={b}{th} precision={p}"
-                if 'pytorch' in backends:
-                    out.append(f"backend=pytorch {base}")
-                    out.append(f"backend=pytorch {base} channels_last=1")
-                    out += [f"backend=pytorch {base} compile={c}" for c in compile_modes]
-                if p != 'fp32': continue  # the runtimes run fp32 here
-                if 'onnxruntime' in backends and device_type == 'cpu':
-                    out.append(f"backend=onnxruntime {base}")
-                    if t and t > 1: out.append(f"backend=onnxruntime {base} mode=parallel inter_threads={t}")
-                if 'openvino' in backends and device_type == 'cpu':
-                    out.append(f"backend=openvino {base}")  # LATENCY at batch 1, THROUGHPUT above (its guide's advice)
-                    out.append(f"backend=openvino {base} hint={'THROUGHPUT' if b == 1 else 'LATENCY'}")  # and the other one
+                for name in backends:  # each backend says what is worth screening for it (`Backend.tune_words`): a plugin's too
+                    out += [f"backend={name} {base}" + (f" {w}" if w else '') for w in get_backend(name).tune_words(b, t, p, device_type, tuple(compile_modes))]
     return out
 
 # %% ../nbs/28_tune.ipynb #2f03b7db

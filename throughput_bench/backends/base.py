@@ -4,7 +4,7 @@
 
 # %% ../../nbs/12_backends_base.ipynb #465dd0f7
 from __future__ import annotations
-import difflib, importlib, importlib.util, math
+import difflib, importlib, importlib.metadata, importlib.util, math
 from dataclasses import dataclass
 from typing import Callable, Optional
 import numpy as np
@@ -12,8 +12,9 @@ from ..core import *
 from ..devices import *
 
 # %% auto #0
-__all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'TOLERANCES', 'GATE_SAMPLES', 'register', 'get_backend', 'Prepared', 'Backend',
-           'needs_gate', 'tolerance', 'gate_input', 'tiled', 'as_samples', 'output_diff', 'judge']
+__all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'plugin_backends', 'register',
+           'get_backend', 'Prepared', 'Backend', 'needs_gate', 'tolerance', 'gate_input', 'tiled', 'as_samples',
+           'output_diff', 'judge']
 
 # %% ../../nbs/12_backends_base.ipynb #2ff71138
 BACKENDS = {  # name -> module defining `BACKEND`; adding a backend adds one line here
@@ -23,7 +24,14 @@ BACKENDS = {  # name -> module defining `BACKEND`; adding a backend adds one lin
     'openvino': 'throughput_bench.backends.ov',
 }
 RUNTIMES_EXTRA = "pip install 'throughput_bench[runtimes]'"
+ENTRY_POINTS = BACKEND_GROUP  # where another package names its backends: `name = "module"` or `"module:OBJECT"`
 _instances = {}
+
+def plugin_backends()->dict:
+    "Backends other installed packages declare in the `throughput_bench.backends` entry-point group: name -> `module` or `module:object` (read from their metadata: nothing is imported)."
+    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINTS)}
+
+BACKENDS.update({k: v for k, v in plugin_backends().items() if k not in BACKENDS})  # every process finds them, the forked workers too; a built-in name wins
 
 def register(backend:'Backend'):
     "Make `backend` available under its name (for a backend defined outside this package)."
@@ -36,8 +44,14 @@ def get_backend(name:str)->'Backend':
         close = difflib.get_close_matches(str(name), list(BACKENDS), n=3, cutoff=0.5)
         raise BenchError(f"unknown backend {name!r}" + (f"; did you mean {', '.join(close)}?" if close else '') + f" (backends: {', '.join(BACKENDS)})")
     if name not in _instances:
-        mod = importlib.import_module(BACKENDS[name])
-        for b in getattr(mod, 'BACKENDS', [mod.BACKEND]): _instances.setdefault(b.name, b)
+        where, _, obj = BACKENDS[name].partition(':')
+        try:
+            mod = importlib.import_module(where)
+            found = [getattr(mod, obj)] if obj else getattr(mod, 'BACKENDS', None) or [mod.BACKEND]
+        except Exception as e:  # a plugin that does not import is named, in one line
+            raise BenchError(f"backend {name!r} ({BACKENDS[name]}) could not be loaded: {type(e).__name__}: {e}")
+        for b in found: _instances.setdefault(b.name, b)
+        if name not in _instances: raise BenchError(f"backend {name!r}: {BACKENDS[name]} defines no backend of that name")
     return _instances[name]
 
 # %% ../../nbs/12_backends_base.ipynb #570ff218
@@ -64,6 +78,12 @@ class Backend:
     modes:tuple = ('inference',)
     data_modes:tuple = ('synthetic',)
     options:dict = {}                 # the runtime's own settings a configuration may set: name -> the values it takes (a tuple, or `int`)
+    packages:tuple = ()               # the distributions whose versions the hardware record lists (the runtime's and its exporter's)
+
+    def tune_words(self, batch:int, threads:Optional[int], precision:str, device_type:str, compile_modes:tuple=())->list:
+        "The settings `tbench tune` screens for this backend at one batch, thread count and precision, each as words (`''`: its defaults); none where it cannot run them."
+        ok = device_type in self.devices and precision in self.precisions and 'inference' in self.modes
+        return [''] if ok else []
 
     def parse_options(self, text:str)->dict:
         "`backend_options` words (`hint=THROUGHPUT streams=2`) as a dict, each checked against `options`; a bad one is a one-line `BenchError`."

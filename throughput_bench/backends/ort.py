@@ -19,6 +19,12 @@ class OnnxRuntime(Backend):
     devices = ('cpu', 'cuda')
     provider = {'cpu': 'CPUExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
     options = {'mode': ('sequential', 'parallel'), 'inter_threads': int}
+    packages = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu')  # the exporter's and the runtime's (the GPU build has its own name)
+
+    def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
+        "On a CPU, fp32: its defaults, and with several threads its parallel executor with as many inter-op threads."
+        if device_type != 'cpu' or device_type not in self.devices or precision != 'fp32': return []
+        return [''] + ([f"mode=parallel inter_threads={threads}"] if threads and threads > 1 else [])
 
     def unsupported(self, spec:BenchSpec)->Optional[str]:
         why = super().unsupported(spec)
@@ -62,6 +68,7 @@ class OnnxRuntime(Backend):
 class OnnxRuntimeTensorRT(OnnxRuntime):
     "ONNX Runtime with its TensorRT execution provider (CUDA; the engine is built on the first call)."
     name, devices = 'onnxruntime-trt', ('cuda',)
+    def tune_words(self, *a, **k): return []  # an engine build takes minutes: measured when asked for, never screened
     provider = {'cuda': 'TensorrtExecutionProvider'}
 
 BACKENDS = [OnnxRuntime(), OnnxRuntimeTensorRT()]

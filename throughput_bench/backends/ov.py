@@ -18,6 +18,12 @@ class OpenVINO(Backend):
     name, package = 'openvino', 'openvino'
     devices = ('cpu',)
     options = {'hint': ('LATENCY', 'THROUGHPUT', 'CUMULATIVE_THROUGHPUT'), 'streams': int, 'requests': int}
+    packages = ('onnx', 'onnxscript', 'openvino')
+
+    def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
+        "fp32 on a CPU: the hint its guide recommends for the batch (LATENCY at 1, THROUGHPUT above), and the other one."
+        if device_type not in self.devices or precision != 'fp32': return []
+        return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"]
 
     def compiled(self, core, graph, spec:BenchSpec, batch:int):
         "`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or the `hint` and `streams` asked for), f32, `spec.threads`."

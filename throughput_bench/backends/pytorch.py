@@ -30,6 +30,10 @@ class PyTorch(Backend):
     precisions, compile_modes, layouts = PRECISIONS, COMPILE_MODES, (False, True)
     devices, modes, data_modes = ('cpu', 'cuda', 'mps'), ('inference', 'training'), DATA_MODES
 
+    def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
+        "Eager, NHWC and each compile mode worth its time here, in every precision."
+        return ['', 'channels_last=1'] + [f"compile={c}" for c in compile_modes] if device_type in self.devices else []
+
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
         dtype, _ = precision_dtypes(spec.precision, device)
         model = model.to(dtype=dtype)
