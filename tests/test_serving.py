@@ -166,9 +166,18 @@ def test_sigterm_stops_the_server_quietly_and_says_so(tmp_path):
     try:
         assert wait_ready(f"http://127.0.0.1:{port}", 240, p), 'the server did not come up'
         kids = psutil.Process(p.pid).children(recursive=True)
+        stop = threading.Event()
+        def health():  # requests in flight while the server stops (CI once caught one going through a dead manager)
+            while not stop.is_set():
+                try: httpx.get(f"http://127.0.0.1:{port}/v1/health/ready", timeout=1.0)
+                except httpx.HTTPError: pass
+        pollers = [threading.Thread(target=health, daemon=True) for _ in range(4)]
+        for t in pollers: t.start()
+        time.sleep(0.5)
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=60)
     finally:
+        stop.set()
         if p.poll() is None: p.kill()
     assert p.returncode == 143 and 'Traceback' not in err and 'Monitoring worker crashed' not in err, err[-2000:]
     assert 'stopped (SIGTERM)' in err and err.count('stopped (SIGTERM)') == 1, err

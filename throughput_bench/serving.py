@@ -314,13 +314,13 @@ def _stop_children(signum, frame):
     if os.getpid() != _server_pid: os._exit(128 + signum)  # a worker that got the group's signal: the server stops it, silently
     logging.getLogger('litserve').disabled = True  # its monitor thread logs a BrokenPipeError traceback as the workers it watches stop
     kids = psutil.Process().children(recursive=True)
-    for k in kids:
-        try: k.terminate()
-        except psutil.Error: pass
-    _, alive = psutil.wait_procs(kids, timeout=5)
-    for k in alive:
-        try: k.kill()
-        except psutil.Error: pass
+    # Freeze them all, then kill them all: a process that outlived another (an API server answering a health check
+    # through LitServe's manager process) would log that one's broken pipe as a traceback.
+    for how in ('suspend', 'kill'):
+        for k in kids:
+            try: getattr(k, how)()
+            except psutil.Error: pass
+    psutil.wait_procs(kids, timeout=10)
     print(f"stopped ({signal.Signals(signum).name}): the server and its {len(kids)} worker process(es) are gone", file=sys.stderr, flush=True)
     os._exit(128 + signum)
 
