@@ -44,7 +44,7 @@ def test_option_help_is_the_api_docment():
     for parser in (cli.infer_parser(), cli.train_parser()):
         shared = [a for a in parser._actions if a.dest in d and not a.option_strings[0].startswith(('--no-', '-h')) and a.help != argparse.SUPPRESS]  # a --no- flag says what it turns off
         assert len(shared) > 40
-        for a in shared: assert a.help == d[a.dest].replace('%', '%%'), a.dest
+        for a in shared: assert a.help == " ".join(d[a.dest].split()).replace("%", "%%"), a.dest
     batch = next(a for a in cli.train_parser()._actions if a.dest == 'batch_sizes')
     assert '256 training' in batch.help  # training's default batch on a GPU, which the help once gave as 512
 
@@ -79,3 +79,43 @@ def test_notebooks_are_named_as_their_modules_and_none_imports_a_later_one():
             for t in targets:
                 if t in mods and mods[t][0] > n: later.append(f"{name} ({n}) imports {t} ({mods[t][0]})")
     assert not later, later
+
+API_ONLY = {'mode', 'quiet', 'run_id', 'conventions', 'wandb_run_name'}  # options of the API that no flag sets
+
+def test_options_are_written_once():
+    "`SweepOptions` is the one list of a sweep's options: `api.sweep`'s parameters (names, defaults, docs) and the flags of `tbench infer` and `tbench train` are made from it."
+    import dataclasses, inspect
+    from fastcore.docments import docments
+    from throughput_bench import api, cli
+    fields = {f.name: f for f in dataclasses.fields(api.SweepOptions)}
+    params = inspect.signature(api.sweep).parameters
+    assert list(params) == list(fields)
+    for name, f in fields.items():
+        assert params[name].default == f.default, name
+        assert docments(api.sweep)[name] == docments(api.SweepOptions)[name] and docments(api.SweepOptions)[name], name
+    grouped = [n for names in api.SweepOptions.GROUPS.values() for n in names.split()]
+    assert len(grouped) == len(set(grouped)) and set(grouped) | API_ONLY == set(fields)
+    assert set(api.SweepOptions.NUMBERS) <= set(fields) and set(api.SweepOptions.CHOICES) <= set(fields)
+    dests = set()
+    for parser in (cli.infer_parser(), cli.train_parser()):
+        dests |= {a.dest for a in parser._actions if a.dest != 'help'}
+    assert dests == set(grouped), dests ^ set(grouped)
+
+def test_options_are_checked_into_a_copy_never_changed():
+    "No step changes the options another reads: they are frozen, and `check` returns a checked copy."
+    import dataclasses
+    from throughput_bench import api
+    from throughput_bench.core import BenchError
+    o = api.SweepOptions.of(models='resnet18', device='cpu')
+    with pytest.raises(dataclasses.FrozenInstanceError): o.models = ['x']
+    c = api.check(o)
+    assert o.models == 'resnet18' and o.backends is None and c.models == ['resnet18'] and c.backends == ['pytorch']
+    with pytest.raises(BenchError, match="did you mean batch_sizes"): api.SweepOptions.of(batch_size=[4])
+
+@pytest.mark.parametrize('argv,field,value', [
+    (['--no-progress'], 'progress', False), (['--no-isolate'], 'isolate', False), (['--no-tf32'], 'tf32', False),
+    (['--output-dir', 'x'], 'results_dir', 'x'), (['--batch_sizes', '2', '4'], 'batch_sizes', [2, 4]),
+    (['--wandb-tags'], 'wandb_tags', []), (['--row-ci', '0.05'], 'row_ci', 0.05)])
+def test_every_flag_lands_on_its_option(argv, field, value):
+    from throughput_bench import cli
+    assert getattr(cli.infer_parser().parse_args(argv), field) == value

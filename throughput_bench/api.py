@@ -4,7 +4,8 @@
 
 # %% ../nbs/26_api.ipynb #2a8ddb3f
 from __future__ import annotations
-import os, sys, math, dataclasses
+import os, sys, math, inspect, dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
 from fastcore.meta import delegates
@@ -15,9 +16,10 @@ from .registry import check_model
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'VIEW', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check',
            'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
-           'wandb_logger', 'check_backends', 'with_backends', 'SweepArgs', 'check_options', 'repeats_for', 'setup',
-           'configurations', 'run', 'sweep', 'rows_for', 'infer', 'train', 'view', 'models', 'hw', 'report', 'globe',
-           'sync', 'repair', 'serve', 'latency']
+           'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers',
+           'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup',
+           'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'rows_for', 'infer',
+           'train', 'view', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve', 'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -141,19 +143,23 @@ def scaling_efficiency(res, store):
     if base: res.scaling_efficiency = res.throughput_mean / (res.world_size * float(base[-1]['throughput_mean']))
     return res
 
-def slurm_sweep(specs, results_dir, tc, partition, gpus_per_node, time_min, account, constraint, array_parallelism, group_by, wait,
-                executor, repeats, runner_kw, retry_failed, log)->'pd.DataFrame':
-    "Submit `specs` as SLURM jobs (submitit); with `wait`, wait and collect. The jobs of the manifest, with their states."
+def slurm_sweep(specs:list, su:Setup)->'pd.DataFrame':
+    "Submit `specs` as SLURM jobs (submitit); with `slurm_wait`, wait and collect. The jobs of the manifest, with their states."
     import pandas as pd
     from throughput_bench import slurm as sl
-    params = sl.sbatch_parameters(partition, gpus_per_node, time_min, account, constraint, array_parallelism)
-    entries = sl.submit(specs, results_dir, tc, params, executor, group_by, repeats, runner_kw, retry_failed, log)
-    if wait:
-        if entries: sl.wait(results_dir, entries, executor, time_min * 60 + 600, log=log)
-        sl.collect(results_dir, log)
-    m = sl.load_manifest(results_dir)
-    rows = [dict(job_id=j['job_id'], state=j.get('state'), configurations=len(j['specs']), models=' '.join(dict.fromkeys(s['model_name'] for s in j['specs'])),
-                 new=j['job_id'] in {e['job_id'] for e in entries}, log=j['stdout']) for sub in m['submissions'] for j in sub['jobs']]
+    o, log = su.options, su.msg.log
+    params = sl.sbatch_parameters(o.slurm, o.slurm_gpus_per_node, o.slurm_time, o.slurm_account, o.slurm_constraint,
+                                  o.slurm_array_parallelism)
+    entries = sl.submit(specs, o.results_dir, su.timing, params, o.slurm_executor, o.slurm_group_by, su.repeats,
+                        runner_kw(o), o.retry_failed, log)
+    if o.slurm_wait:
+        if entries: sl.wait(o.results_dir, entries, o.slurm_executor, o.slurm_time * 60 + 600, log=log)
+        sl.collect(o.results_dir, log)
+    m = sl.load_manifest(o.results_dir)
+    new = {e['job_id'] for e in entries}
+    rows = [dict(job_id=j['job_id'], state=j.get('state'), configurations=len(j['specs']),
+                 models=' '.join(dict.fromkeys(s['model_name'] for s in j['specs'])), new=j['job_id'] in new, log=j['stdout'])
+            for sub in m['submissions'] for j in sub['jobs']]
     return pd.DataFrame(rows, columns=['job_id', 'state', 'configurations', 'models', 'new', 'log'])
 
 def collect(results_dir:str='results', # the results folder the jobs' shards are under
@@ -202,220 +208,361 @@ def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cac
     return list(out.values())
 
 # %% ../nbs/26_api.ipynb #9825faf8
-class SweepArgs(dict):
-    "A sweep's arguments as attributes (`a.mode`), with its two message functions: `log` (stdout) and `warn` (stderr, each message once)."
-    def __getattr__(self, k):
-        try: return self[k]
-        except KeyError: raise AttributeError(k) from None
-    def __setattr__(self, k, v): self[k] = v
+@dataclass(frozen=True)
+class SweepOptions:
+    """Every option of a sweep: its name, default and meaning (the comments are `tbench infer --help` and the API's
+    docs). `sweep`'s parameters, the CLI's flags, and `compare`'s and `tune`'s settings are made from these fields."""
+    mode:str='inference' # `inference` or `training`
+    models:Optional[list]=None # registry or timm names (default: every timm model of the registry)
+    device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)
+    gpu_id:Optional[int]=None # CUDA device index (the seed tool's flag; default: that of the device, else 0)
+    threads:Optional[int]=None # CPU intra-op threads (default: PyTorch's)
+    tf32:bool=True # let fp32 matmuls use TF32 on Ampere and newer (recorded on the row; default on)
+    force:bool=False # measure even if other processes compute on the GPU
+    # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without
+    # native units unless named)
+    precisions:Optional[list]=None
+    # none default reduce-overhead max-autotune (default: none default on CUDA, none elsewhere)
+    compile_modes:Optional[list]=None
+    batch_sizes:Optional[list]=None # default: 512 (256 training) on GPU, 32 on CPU; halves on OOM
+    # CPU at the default batch: halve it until a step is predicted to take at most this (default 2; 0: off)
+    max_step_seconds:float=2.0
+    max_memory_mb:Optional[float]=None # CPU: the most peak RSS a configuration may use (default: 90% of what is free)
+    channels_last:bool=False # NHWC memory layout
+    input_channels:Optional[int]=None # default: the model's native channels
+    input_size:Optional[int]=None # default: the model's native size
+    timesteps:int=1 # frames per sample, for geo encoders with a time axis (default 1)
+    dataloader:bool=False # end to end: DataLoader workers, pinned memory, host-to-device copy
+    workers:int=4 # DataLoader workers with the data loader (default 4)
+    warmup:Optional[int]=None # warm-up iterations (at least; default 2 on CPU, 5 on GPU)
+    warmup_seconds:Optional[float]=None # warm-up seconds (at least; default 0.5 on CPU, 2 on GPU)
+    min_seconds:Optional[float]=None # shortest timed phase of a process (default 1 on CPU, 3 on GPU)
+    max_seconds:Optional[float]=None # longest timed phase of a process (default 3 on CPU, 30 on GPU)
+    # stop a process once its 95% CI half-width is this fraction of its mean (default 0.02 CPU, 0.01 GPU)
+    target_ci:Optional[float]=None
+    # fix each process's timed phase at this many seconds (default: adaptive, from the shortest to the longest timed
+    # phase)
+    timed_seconds:Optional[float]=None
+    timed_iters:Optional[int]=None # fix each process's timed phase at this many iterations (default: adaptive)
+    # exactly this many worker processes per configuration (default: CPU 5-20 until `row_ci`, GPU 3); the row's CI is
+    # over their means
+    repeats:Optional[int]=None
+    # CPU: add worker processes until the row's 95% CI is within this share of its mean (default 0.03)
+    row_ci:Optional[float]=None
+    max_repeats:Optional[int]=None # CPU: at most this many worker processes (default 20)
+    min_repeats:Optional[int]=None # CPU: at least this many worker processes (default 5)
+    # CPU: or stop adding processes once this much worker time went into the configuration (default 30)
+    config_seconds:Optional[float]=None
+    wait_idle:float=10.0 # seconds to wait for a busy host to go quiet before each run (default 10)
+    strict:bool=False # skip (with the reason) instead of measuring on a busy host
+    busy_threshold:float=0.1 # share of the host's CPU others may use before it counts as busy (default 0.1)
+    # peak TFLOP/s for mfu, for a device the peak table does not know (default: the table's)
+    peak_tflops:Optional[float]=None
+    isolate:bool=True # each run in its own worker process (False: in this process, one repeat)
+    results_dir:str='results' # where <device>.csv goes (default results)
+    # write to this CSV file instead of results/<device>.csv (the seed tool's flag; default: unset)
+    output:Optional[str]=None
+    rerun:bool=False # measure again what is already stored
+    retry_failed:bool=False # measure again stored oom/error rows
+    progress:bool=True # a progress bar (a widget in a notebook)
+    quiet:bool=False # no messages (the plan, warnings, where the results went)
+    # log each configuration as a W&B run: disabled | offline | online | auto (default auto: online with an API key,
+    # else offline)
+    wandb:str='auto'
+    wandb_project:str='throughput-bench' # W&B project (default throughput-bench)
+    wandb_entity:Optional[str]=None # W&B entity (default: your default entity)
+    wandb_tags:tuple=() # tags for each run (default: none)
+    wandb_dir:str='.' # W&B runs go under this folder's wandb/ (default .)
+    wandb_init_timeout:float=30.0 # seconds to wait for W&B online before falling back to offline (default 30)
+    wandb_run_name:Optional[str]=None # the W&B runs' name (default: model-mode-precision-compile-batch)
+    # geo encoders at native inputs, then timm baselines (the models; default resnet50 vit_base_patch16_224;
+    # throughput-bench: every timm model, in fp32) at each geo input shape
+    geo_compare:bool=False
+    optimizers:tuple=('sgd',) # training: sgd (momentum) and/or adamw (default sgd)
+    lr:float=0.01 # training: learning rate (recorded; irrelevant to speed; default 0.01)
+    # training: also measure the data/forward/backward/optimizer shares of a step (with nproc: and the exposed
+    # all-reduce)
+    breakdown:bool=False
+    # training under DistributedDataParallel on this many processes via torchrun (NCCL on CUDA, gloo on CPU), beside
+    # world size 1 (default: unset, one plain process)
+    nproc:Optional[int]=None
+    ddp_timeout:float=300.0 # seconds a collective may wait for a rank before the group gives up (default 300)
+    # submit the planned configurations to this SLURM partition (submitit) instead of measuring here (default: unset,
+    # measure here)
+    slurm:Optional[str]=None
+    slurm_gpus_per_node:int=1 # GPUs per job (default 1; 0: CPU nodes)
+    slurm_time:int=60 # minutes per job (default 60)
+    slurm_account:Optional[str]=None # the account to charge (default: your default)
+    slurm_constraint:Optional[str]=None # a node feature, e.g. a GPU type such as h100 (default: none)
+    slurm_array_parallelism:int=8 # jobs of the array running at once (default 8)
+    slurm_group_by:str='model' # one job per model, or per configuration (default model)
+    # wait for the jobs, then collect their rows into the per-device CSVs (default: return once submitted)
+    slurm_wait:bool=False
+    # slurm, or local: submitit's LocalExecutor runs the jobs as local processes (default slurm)
+    slurm_executor:str='slurm'
+    run_id:str='' # recorded on each row that has none
+    # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models
+    # in the defaults)
+    conventions:str='tbench'
+    # inference: the runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes
+    # need the [runtimes] extra (default pytorch)
+    backends:Optional[list]=None
+    # the runtimes' own settings as key=value words, e.g. 'hint=THROUGHPUT streams=2' (OpenVINO: hint, streams,
+    # requests; ONNX Runtime: mode, inter_threads; default: each runtime's own choice)
+    backend_options:str=''
+
+    # What a field's type cannot say: the numbers' kind and whether 0 is allowed, the words a field takes, and how the
+    # options group in `--help`. `check` and the CLI's flags both read these (one place, not two).
+    NUMBERS = dict(batch_sizes=(int, False), threads=(int, False), gpu_id=(int, True), input_channels=(int, False),
+                   input_size=(int, False), timesteps=(int, False), workers=(int, True), max_step_seconds=(float, True),
+                   max_memory_mb=(float, False), warmup=(int, True), warmup_seconds=(float, True),
+                   min_seconds=(float, True), max_seconds=(float, False), target_ci=(float, False),
+                   timed_seconds=(float, False), timed_iters=(int, False), repeats=(int, False), row_ci=(float, False),
+                   max_repeats=(int, False), min_repeats=(int, False), config_seconds=(float, False),
+                   wait_idle=(float, True), busy_threshold=(float, False), peak_tflops=(float, False),
+                   wandb_init_timeout=(float, False), lr=(float, False), nproc=(int, False), ddp_timeout=(float, False),
+                   slurm_gpus_per_node=(int, True), slurm_time=(int, False), slurm_array_parallelism=(int, False))
+    CHOICES = dict(mode=('inference', 'training'), precisions=PRECISIONS, compile_modes=COMPILE_MODES,
+                   wandb=('disabled', 'offline', 'online', 'auto'), optimizers=('sgd', 'adamw'),
+                   slurm_group_by=('model', 'config'), slurm_executor=('slurm', 'local'), conventions=CONVENTIONS)
+    GROUPS = {'device': 'device gpu_id threads tf32 force',
+              'configurations': 'models precisions compile_modes batch_sizes max_step_seconds max_memory_mb '
+                                'channels_last input_channels input_size timesteps dataloader workers',
+              'timing (each worker process)': 'warmup warmup_seconds min_seconds max_seconds target_ci timed_seconds '
+                                              'timed_iters',
+              'repeats and a busy machine': 'repeats row_ci min_repeats max_repeats config_seconds wait_idle strict '
+                                            'busy_threshold',
+              'running and storing': 'peak_tflops isolate results_dir rerun retry_failed progress',
+              'a SLURM cluster (submitit)': 'slurm slurm_gpus_per_node slurm_time slurm_account slurm_constraint '
+                                            'slurm_array_parallelism slurm_group_by slurm_wait slurm_executor',
+              'Weights & Biases': 'wandb wandb_project wandb_entity wandb_tags wandb_dir wandb_init_timeout',
+              'inference': 'backends backend_options geo_compare output',
+              'training': 'optimizers lr breakdown nproc ddp_timeout'}
+
+    @classmethod
+    def of(cls, **kw)->SweepOptions:
+        "Options from keyword arguments; an unknown keyword is one line naming the closest option."
+        return make_options(cls, (), kw)
+
+    def doc(self, name:str)->str:
+        "The docment of option `name`, on one line."
+        from fastcore.docments import docments
+        return ' '.join((docments(type(self))[name] or '').split())
+
+    def model_names(self)->list:
+        "The models asked for, or the default set of the conventions."
+        return list(self.models) if self.models else default_models(self.conventions)
+
+# %% ../nbs/26_api.ipynb #3b137158
+def make_options(cls, args:tuple, kwargs:dict):
+    "An options dataclass `cls` from a call's arguments (positional ones in field order); a wrong one is one line."
+    import difflib
+    names = [f.name for f in dataclasses.fields(cls)]
+    if len(args) > len(names): raise BenchError(f"{len(args)} positional arguments given; there are {len(names)} options")
+    for k in kwargs:
+        if k not in names:
+            close = difflib.get_close_matches(k, names, n=2)
+            raise BenchError(f"unknown option {k!r}" + (f"; did you mean {' or '.join(close)}?" if close else ''))
+    given = dict(zip(names, args))
+    if twice := set(given) & set(kwargs): raise BenchError(f"{sorted(twice)[0]} given twice (by position and by name)")
+    return cls(**given, **kwargs)
+
+def flag(name:str)->str:
+    "The command-line spelling of option `name`: `--batch-sizes` for `batch_sizes`."
+    return '--' + name.replace('_', '-')
+
+def check_numbers(o:SweepOptions):
+    "Every number of `o`: whole where it must be, positive (or zero where allowed), finite, within `LIMITS`."
+    for name, (kind, zero) in o.NUMBERS.items(): _positive(flag(name), getattr(o, name), kind, allow_zero=zero)
+    if not 0 < o.busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {o.busy_threshold}")
+    if o.row_ci is not None and not 0 < o.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {o.row_ci}")
+
+def check_words(o:SweepOptions):
+    "Every word of `o` one of its choices, and every text option non-empty."
+    for name, choices in o.CHOICES.items():
+        v = getattr(o, name)
+        for w in ([v] if isinstance(v, str) else v or []):
+            if w not in choices:
+                raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {w!r}: use {', '.join(choices)}")
+    for name in ('device', 'results_dir', 'output', 'slurm'): _text(flag(name), getattr(o, name))
+
+def check_together(o:SweepOptions):
+    "The options that cannot go together, or only with another."
+    if o.rerun and o.retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
+    if o.nproc is not None and o.mode != 'training':
+        raise BenchError("--nproc is for training (tbench train --nproc N)")
+    if o.repeats is not None and any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds)):
+        raise BenchError("--repeats fixes the count; it cannot be combined with "
+                         "--row-ci/--min-repeats/--max-repeats/--config-seconds")
+    if o.repeats is not None and o.repeats > 1 and not o.isolate:
+        raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
+
+def check(o:SweepOptions)->SweepOptions:
+    "`o` checked before anything is built (a one-line `BenchError` for the first wrong option), its backends settled."
+    from throughput_bench.registry import get_model
+    check_words(o); check_numbers(o); check_together(o)
+    o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
+                            backends=check_backends(o.backends, o.mode))
+    for m in o.model_names(): check_model(get_model(m))
+    return o
+
+class Messages:
+    "A sweep's two message functions: `log` (stdout) and `warn` (stderr, above a progress bar, each message once)."
+    def __init__(self, quiet:bool=False): self.quiet, self.seen = quiet, set()
     def log(self, m):
-        if not self['quiet']: print(m, flush=True)
+        if not self.quiet: print(m, flush=True)
     def warn(self, m):
-        seen = self.setdefault('_warned', set())
-        if self['quiet'] or m in seen: return
-        seen.add(m)
+        if self.quiet or m in self.seen: return
+        self.seen.add(m)
         from tqdm.auto import tqdm
         tqdm.write(f"warning: {m}", file=sys.stderr)  # above a progress bar, never on its line
 
-def check_options(a:SweepArgs):
-    "Every option of a sweep checked before anything is built: a one-line `BenchError` for the first that is wrong."
-    if a.mode not in ('inference', 'training'): raise BenchError(f"unknown mode {a.mode!r}: use inference or training (serving: `latency`)")
-    if a.conventions not in CONVENTIONS: raise BenchError(f"unknown conventions {a.conventions!r}: use {' or '.join(CONVENTIONS)}")
-    if a.rerun and a.retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
-    _positive('--batch-sizes', a.batch_sizes); _positive('--threads', a.threads); _positive('--repeats', a.repeats)
-    _positive('--input-size', a.input_size); _positive('--input-channels', a.input_channels); _positive('--timesteps', a.timesteps)
-    _positive('--workers', a.workers, allow_zero=True); _positive('--wait-idle', a.wait_idle, float, allow_zero=True)
-    _positive('--max-step-seconds', a.max_step_seconds, float, allow_zero=True); _positive('--max-memory-mb', a.max_memory_mb, float)
-    if not 0 < a.busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {a.busy_threshold}")
-    for p in a.precisions or []:
-        if p not in PRECISIONS: raise BenchError(f"unknown precision {p!r}: use {', '.join(PRECISIONS)}")
-    for c in a.compile_modes or []:
-        if c not in COMPILE_MODES: raise BenchError(f"unknown compile mode {c!r}: use {', '.join(COMPILE_MODES)}")
-    if a.nproc is not None:
-        _positive('--nproc', a.nproc)
-        if a.mode != 'training': raise BenchError("--nproc is for training (tbench train --nproc N)")
-    _positive('--ddp-timeout', a.ddp_timeout, float); _positive('--lr', a.lr, float)
-    for name, v in (('--device', a.device), ('--results-dir', a.results_dir), ('--output', a.output), ('--slurm', a.slurm)): _text(name, v)
-    if a.mode == 'training':
-        for o in a.optimizers:
-            if o not in ('sgd', 'adamw'): raise BenchError(f"unknown optimizer {o!r}: use sgd or adamw")
-    if a.repeats is not None and any(v is not None for v in (a.row_ci, a.max_repeats, a.min_repeats, a.config_seconds)):
-        raise BenchError("--repeats fixes the count; it cannot be combined with --row-ci/--min-repeats/--max-repeats/--config-seconds")
-    _positive('--max-repeats', a.max_repeats); _positive('--min-repeats', a.min_repeats); _positive('--config-seconds', a.config_seconds, float)
-    if a.row_ci is not None and not 0 < a.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {a.row_ci}")
-    if a.repeats is not None and a.repeats > 1 and not a.isolate: raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
-    if isinstance(a.models, str): a.models = [a.models]
-    a.backends = check_backends(a.backends, a.mode)
-    a.names = list(a.models) if a.models else default_models(a.conventions)
-    from throughput_bench.registry import get_model
-    for m in a.names: check_model(get_model(m))
-
 # %% ../nbs/26_api.ipynb #3e329728
-def repeats_for(a:SweepArgs, device_type:str):
+def repeats_for(o:SweepOptions, device_type:str):
     "How many worker processes measure each configuration: fixed (`repeats`, one without isolation, GPU 3), or adaptive on a CPU."
     from throughput_bench.sweep import Repeats
-    if not a.isolate: return Repeats(1)
-    if a.repeats is not None: return Repeats(a.repeats)
-    if (device_type == 'cpu' and not a.nproc) or any(v is not None for v in (a.row_ci, a.max_repeats, a.min_repeats, a.config_seconds)):  # a DDP launch costs ~15 s: 3 of them
+    if not o.isolate: return Repeats(1)
+    if o.repeats is not None: return Repeats(o.repeats)
+    adaptive = any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds))
+    if (device_type == 'cpu' and not o.nproc) or adaptive:  # a DDP launch costs ~15 s: 3 of them
         d = CPU_REPEATS
-        reps = Repeats(most=a.max_repeats or d['most'], least=min(a.min_repeats or d['least'], a.max_repeats or d['most']),
-                       ci=a.row_ci or d['ci'], seconds=a.config_seconds or d['seconds'])
+        most = o.max_repeats or d['most']
+        reps = Repeats(most=most, least=min(o.min_repeats or d['least'], most), ci=o.row_ci or d['ci'],
+                       seconds=o.config_seconds or d['seconds'])
         if reps.least < 2: raise BenchError("--min-repeats must be at least 2: one process gives no interval")
         return reps
     return Repeats(REPEATS)
 
-def setup(a:SweepArgs)->tuple:
-    "`(device, repeats, results store)`: the device resolved, the timing settled (`a.tc`), the store checked and its pending rows added."
-    import torch
-    from throughput_bench.devices import resolve_device  # torch: only once something is measured
-    if a.slurm and a.slurm_executor == 'slurm' and a.device == 'auto': dev = torch.device('cuda' if a.slurm_gpus_per_node else 'cpu')  # the nodes', not this machine's
-    else: dev = resolve_device(a.device, a.gpu_id)
-    a.tc = timing_config(dev.type, a.warmup, a.warmup_seconds, a.min_seconds, a.max_seconds, a.target_ci, a.timed_seconds, a.timed_iters)
-    reps = repeats_for(a, dev.type)
+@dataclass(frozen=True)
+class Setup:
+    "What `setup` settles from the options: the device, one process's timing, the repeats, the results store, the messages."
+    options:SweepOptions
+    device:object          # a `torch.device`
+    timing:object          # a `TimingConfig`
+    repeats:object         # a `sweep.Repeats`
+    store:object           # a `store.ResultStore` (None for a SLURM submission: the jobs write shards)
+    msg:Messages
+
+def open_store(o:SweepOptions, dev, warn:Callable):
+    "The results store of `o` on `dev`, checked, with the rows a full disk kept aside last time added."
     from throughput_bench.hardware import device_name, device_slug
     from throughput_bench.store import ResultStore
-    if a.slurm: return dev, reps, None  # the jobs write shards; `collect` merges them
-    if a.output:
-        out = Path(a.output)
-        if out.suffix.lower() != '.csv' or out.is_dir(): raise BenchError(f"--output {a.output}: give a .csv file path (or --results-dir for a folder)")
-        store = ResultStore(out.parent, out.stem, device_name(dev), warn=a.warn)
-    else: store = ResultStore(a.results_dir, device_slug(dev), device_name(dev), warn=a.warn)
+    if o.output:
+        out = Path(o.output)
+        if out.suffix.lower() != '.csv' or out.is_dir():
+            raise BenchError(f"--output {o.output}: give a .csv file path (or --results-dir for a folder)")
+        store = ResultStore(out.parent, out.stem, device_name(dev), warn=warn)
+    else: store = ResultStore(o.results_dir, device_slug(dev), device_name(dev), warn=warn)
     store.ensure_writable(); store.check()
-    n = store.flush_pending()  # rows a full disk kept aside last time: stored before planning, so they are not measured twice
-    if n: a.warn(f"added {n} pending row(s) to {store.csv_path}")
-    return dev, reps, store
+    n = store.flush_pending()  # stored before planning, so they are not measured twice
+    if n: warn(f"added {n} pending row(s) to {store.csv_path}")
+    return store
+
+def setup(o:SweepOptions, msg:Optional[Messages]=None)->Setup:
+    "The device resolved, the timing and the repeats settled, the store opened: what a sweep runs with."
+    import torch
+    from throughput_bench.devices import resolve_device  # torch: only once something is measured
+    msg = msg or Messages(o.quiet)
+    if o.slurm and o.slurm_executor == 'slurm' and o.device == 'auto':  # the nodes', not this machine's
+        dev = torch.device('cuda' if o.slurm_gpus_per_node else 'cpu')
+    else: dev = resolve_device(o.device, o.gpu_id)
+    tc = timing_config(dev.type, o.warmup, o.warmup_seconds, o.min_seconds, o.max_seconds, o.target_ci,
+                       o.timed_seconds, o.timed_iters)
+    store = None if o.slurm else open_store(o, dev, msg.warn)
+    return Setup(o, dev, tc, repeats_for(o, dev.type), store, msg)
 
 # %% ../nbs/26_api.ipynb #b60ab078
-def configurations(a:SweepArgs, dev)->list:
+def configurations(o:SweepOptions, dev)->list:
     "The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed tool's conventions, optimizers, world sizes and backends."
     import torch
     from throughput_bench.registry import REGISTRY
     from throughput_bench.sweep import expand
-    seed = a.conventions == 'throughput-bench'
-    th = a.threads or (max(1, (os.cpu_count() or 1) // a.nproc) if a.nproc and dev.type == 'cpu' else torch.get_num_threads())  # DDP on CPU: the cores shared
-    kw = dict(explicit_precisions=a.precisions is not None, mode=a.mode, device=str(dev), threads=th, tf32=a.tf32,
-              data_mode='dataloader' if a.dataloader else 'synthetic', workers=a.workers, timesteps=a.timesteps,
-              max_step_seconds=(a.max_step_seconds or None) if dev.type == 'cpu' and not a.batch_sizes else None,
-              max_memory_mb=a.max_memory_mb)
-    grid = (a.precisions or (['fp32'] if seed and a.geo_compare else default_precisions(a.mode)), a.compile_modes or default_compile_modes(dev.type),
-            a.batch_sizes or [default_batch(a.mode, dev.type)], [a.channels_last])
-    if a.geo_compare:
-        if a.input_channels or a.input_size: raise BenchError("--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size")
-        specs = geo_compare_specs(a.models, grid, kw, a.log, baselines=[n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES)
-    else: specs = expand(a.names, *grid, input_channels=a.input_channels, input_size=a.input_size, **kw)
-    if seed: specs = seed_specs(specs, inputs_given=bool(a.input_channels or a.input_size))
-    specs = with_backends(specs, a.backends, explicit_precisions=a.precisions is not None,
-                          cache_dir=str(Path(a.output).parent if a.output else Path(a.results_dir)) + '/exported', options=a.backend_options or '')
-    if a.mode == 'training': specs = [dataclasses.replace(s, optimizer=o, lr=a.lr) for s in specs for o in a.optimizers]
-    if a.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
-        specs = [dataclasses.replace(s, world_size=w, ddp_timeout=a.ddp_timeout, probe_batch=False, max_step_seconds=None)
-                 for s in specs for w in dict.fromkeys([1, a.nproc])]
+    seed = o.conventions == 'throughput-bench'
+    cpu_ddp = o.nproc and dev.type == 'cpu'
+    th = o.threads or (max(1, (os.cpu_count() or 1) // o.nproc) if cpu_ddp else torch.get_num_threads())  # cores shared
+    kw = dict(explicit_precisions=o.precisions is not None, mode=o.mode, device=str(dev), threads=th, tf32=o.tf32,
+              data_mode='dataloader' if o.dataloader else 'synthetic', workers=o.workers, timesteps=o.timesteps,
+              max_step_seconds=(o.max_step_seconds or None) if dev.type == 'cpu' and not o.batch_sizes else None,
+              max_memory_mb=o.max_memory_mb)
+    grid = (o.precisions or (['fp32'] if seed and o.geo_compare else default_precisions(o.mode)),
+            o.compile_modes or default_compile_modes(dev.type), o.batch_sizes or [default_batch(o.mode, dev.type)],
+            [o.channels_last])
+    if o.geo_compare:
+        if o.input_channels or o.input_size:
+            raise BenchError("--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size")
+        bases = [n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES
+        specs = geo_compare_specs(o.models, grid, kw, Messages(o.quiet).log, baselines=bases)
+    else: specs = expand(o.model_names(), *grid, input_channels=o.input_channels, input_size=o.input_size, **kw)
+    if seed: specs = seed_specs(specs, inputs_given=bool(o.input_channels or o.input_size))
+    cache = str(Path(o.output).parent if o.output else Path(o.results_dir)) + '/exported'
+    specs = with_backends(specs, o.backends, explicit_precisions=o.precisions is not None, cache_dir=cache,
+                          options=o.backend_options or '')
+    if o.mode == 'training': specs = [dataclasses.replace(s, optimizer=x, lr=o.lr) for s in specs for x in o.optimizers]
+    if o.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
+        specs = [dataclasses.replace(s, world_size=w, ddp_timeout=o.ddp_timeout, probe_batch=False, max_step_seconds=None)
+                 for s in specs for w in dict.fromkeys([1, o.nproc])]
     return specs
 
 # %% ../nbs/26_api.ipynb #ee3be306
-def run(a:SweepArgs, p, dev, reps, store)->list:
-    "Measure the plan's configurations: the hardware record, W&B, the contention watch, then `sweep.run_sweep`; the new rows."
+def run(su:Setup, p)->list:
+    "Measure what plan `p` left to do: the hardware record, W&B, the contention watch, then `sweep.run_sweep`; the new rows."
     from throughput_bench.sweep import hardware_record, run_sweep, server_pid
     from throughput_bench.contention import Contention
     from throughput_bench.flops import annotate_mfu
-    hw = hardware_record(store, dev, log=a.log) if p.todo else {}
-    wb = wandb_logger(a.wandb, hw, a.warn, a.wandb_project, a.wandb_entity, a.wandb_tags, a.wandb_dir, a.wandb_init_timeout, a.wandb_run_name) if p.todo else None
+    o, msg, store = su.options, su.msg, su.store
+    hw = hardware_record(store, su.device, log=msg.log) if p.todo else {}
+    wb = wandb_logger(o.wandb, hw, msg.warn, o.wandb_project, o.wandb_entity, o.wandb_tags, o.wandb_dir,
+                      o.wandb_init_timeout, o.wandb_run_name) if p.todo else None
     def post(res):
-        res.run_id = res.run_id or a.run_id
+        res.run_id = res.run_id or o.run_id
         scaling_efficiency(res, store)
-        res = annotate_mfu(res, hw, a.peak_tflops, a.warn)
+        res = annotate_mfu(res, hw, o.peak_tflops, msg.warn)
         if wb is not None:
             try: res.run_id = wb(res) or res.run_id
-            except Exception as e: a.warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
+            except Exception as e: msg.warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
         return res
-    cont = Contention(wait=a.wait_idle, threshold=a.busy_threshold, strict=a.strict, roots=lambda: [server_pid()]) if dev.type == 'cpu' else None
-    return run_sweep(p, store, a.tc, isolate=a.isolate, progress=a.progress, runner_kw={'breakdown': a.breakdown} if a.mode == 'training' else None,
-                     post=post, repeats=reps, contention=cont, log=a.warn)
+    cont = contention_watch(o, su.device)
+    return run_sweep(p, store, su.timing, isolate=o.isolate, progress=o.progress, runner_kw=runner_kw(o),
+                     post=post, repeats=su.repeats, contention=cont, log=msg.warn)
+
+def contention_watch(o:SweepOptions, dev, strict:Optional[bool]=None):
+    "On a CPU, the `Contention` policy of `o` (waiting, threshold, strict) over the sweep's own process tree; else None."
+    from throughput_bench.sweep import server_pid
+    from throughput_bench.contention import Contention
+    if dev.type != 'cpu': return None
+    return Contention(wait=o.wait_idle, threshold=o.busy_threshold, strict=o.strict if strict is None else strict,
+                      roots=lambda: [server_pid()])
+
+def runner_kw(o:SweepOptions)->Optional[dict]:
+    "What a worker process needs beyond the configuration: training's `breakdown`."
+    return {'breakdown': o.breakdown} if o.mode == 'training' else None
 
 # %% ../nbs/26_api.ipynb #ca7d56e1
-def sweep(mode:str='inference', # `inference` or `training`
-          models:Optional[list]=None, # registry or timm names (default: every timm model of the registry)
-          device:str='auto', # auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)
-          gpu_id:Optional[int]=None, # CUDA device index (the seed tool's flag; default: that of the device, else 0)
-          threads:Optional[int]=None, # CPU intra-op threads (default: PyTorch's)
-          tf32:bool=True, # let fp32 matmuls use TF32 on Ampere and newer (recorded on the row; default on)
-          force:bool=False, # measure even if other processes compute on the GPU
-          precisions:Optional[list]=None, # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without native units unless named)
-          compile_modes:Optional[list]=None, # none default reduce-overhead max-autotune (default: none default on CUDA, none elsewhere)
-          batch_sizes:Optional[list]=None, # default: 512 (256 training) on GPU, 32 on CPU; halves on OOM
-          max_step_seconds:float=2.0, # CPU at the default batch: halve it until a step is predicted to take at most this (default 2; 0: off)
-          max_memory_mb:Optional[float]=None, # CPU: the most peak RSS a configuration may use (default: 90% of what is free)
-          channels_last:bool=False, # NHWC memory layout
-          input_channels:Optional[int]=None, # default: the model's native channels
-          input_size:Optional[int]=None, # default: the model's native size
-          timesteps:int=1, # frames per sample, for geo encoders with a time axis (default 1)
-          dataloader:bool=False, # end to end: DataLoader workers, pinned memory, host-to-device copy
-          workers:int=4, # DataLoader workers with the data loader (default 4)
-          warmup:Optional[int]=None, # warm-up iterations (at least; default 2 on CPU, 5 on GPU)
-          warmup_seconds:Optional[float]=None, # warm-up seconds (at least; default 0.5 on CPU, 2 on GPU)
-          min_seconds:Optional[float]=None, # shortest timed phase of a process (default 1 on CPU, 3 on GPU)
-          max_seconds:Optional[float]=None, # longest timed phase of a process (default 3 on CPU, 30 on GPU)
-          target_ci:Optional[float]=None, # stop a process once its 95% CI half-width is this fraction of its mean (default 0.02 CPU, 0.01 GPU)
-          timed_seconds:Optional[float]=None, # fix each process's timed phase at this many seconds (default: adaptive, from the shortest to the longest timed phase)
-          timed_iters:Optional[int]=None, # fix each process's timed phase at this many iterations (default: adaptive)
-          repeats:Optional[int]=None, # exactly this many worker processes per configuration (default: CPU 5-20 until `row_ci`, GPU 3); the row's CI is over their means
-          row_ci:Optional[float]=None, # CPU: add worker processes until the row's 95% CI is within this share of its mean (default 0.03)
-          max_repeats:Optional[int]=None, # CPU: at most this many worker processes (default 20)
-          min_repeats:Optional[int]=None, # CPU: at least this many worker processes (default 5)
-          config_seconds:Optional[float]=None, # CPU: or stop adding processes once this much worker time went into the configuration (default 30)
-          wait_idle:float=10.0, # seconds to wait for a busy host to go quiet before each run (default 10)
-          strict:bool=False, # skip (with the reason) instead of measuring on a busy host
-          busy_threshold:float=0.1, # share of the host's CPU others may use before it counts as busy (default 0.1)
-          peak_tflops:Optional[float]=None, # peak TFLOP/s for mfu, for a device the peak table does not know (default: the table's)
-          isolate:bool=True, # each run in its own worker process (False: in this process, one repeat)
-          results_dir:str='results', # where <device>.csv goes (default results)
-          output:Optional[str]=None, # write to this CSV file instead of results/<device>.csv (the seed tool's flag; default: unset)
-          rerun:bool=False, # measure again what is already stored
-          retry_failed:bool=False, # measure again stored oom/error rows
-          progress:bool=True, # a progress bar (a widget in a notebook)
-          quiet:bool=False, # no messages (the plan, warnings, where the results went)
-          wandb:str='auto', # log each configuration as a W&B run: disabled | offline | online | auto (default auto: online with an API key, else offline)
-          wandb_project:str='throughput-bench', # W&B project (default throughput-bench)
-          wandb_entity:Optional[str]=None, # W&B entity (default: your default entity)
-          wandb_tags:tuple=(), # tags for each run (default: none)
-          wandb_dir:str='.', # W&B runs go under this folder's wandb/ (default .)
-          wandb_init_timeout:float=30.0, # seconds to wait for W&B online before falling back to offline (default 30)
-          wandb_run_name:Optional[str]=None, # the W&B runs' name (default: model-mode-precision-compile-batch)
-          geo_compare:bool=False, # geo encoders at native inputs, then timm baselines (the models; default resnet50 vit_base_patch16_224; throughput-bench: every timm model, in fp32) at each geo input shape
-          optimizers:tuple=('sgd',), # training: sgd (momentum) and/or adamw (default sgd)
-          lr:float=0.01, # training: learning rate (recorded; irrelevant to speed; default 0.01)
-          breakdown:bool=False, # training: also measure the data/forward/backward/optimizer shares of a step (with nproc: and the exposed all-reduce)
-          nproc:Optional[int]=None, # training under DistributedDataParallel on this many processes via torchrun (NCCL on CUDA, gloo on CPU), beside world size 1 (default: unset, one plain process)
-          ddp_timeout:float=300.0, # seconds a collective may wait for a rank before the group gives up (default 300)
-          slurm:Optional[str]=None, # submit the planned configurations to this SLURM partition (submitit) instead of measuring here (default: unset, measure here)
-          slurm_gpus_per_node:int=1, # GPUs per job (default 1; 0: CPU nodes)
-          slurm_time:int=60, # minutes per job (default 60)
-          slurm_account:Optional[str]=None, # the account to charge (default: your default)
-          slurm_constraint:Optional[str]=None, # a node feature, e.g. a GPU type such as h100 (default: none)
-          slurm_array_parallelism:int=8, # jobs of the array running at once (default 8)
-          slurm_group_by:str='model', # one job per model, or per configuration (default model)
-          slurm_wait:bool=False, # wait for the jobs, then collect their rows into the per-device CSVs (default: return once submitted)
-          slurm_executor:str='slurm', # slurm, or local: submitit's LocalExecutor runs the jobs as local processes (default slurm)
-          run_id:str='', # recorded on each row that has none
-          conventions:str='tbench', # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models in the defaults)
-          backends:Optional[list]=None, # inference: the runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes need the [runtimes] extra (default pytorch)
-          backend_options:str='', # the runtimes' own settings as key=value words, e.g. 'hint=THROUGHPUT streams=2' (OpenVINO: hint, streams, requests; ONNX Runtime: mode, inter_threads; default: each runtime's own choice)
-         )->'pd.DataFrame':
-    "Plan, measure and store a sweep; the rows of every configuration asked for."
-    a = SweepArgs(**{k: v for k, v in locals().items()})
-    check_options(a)
-    dev, reps, store = setup(a)
-    specs = configurations(a, dev)
-    if a.slurm: return slurm_sweep(specs, a.results_dir, a.tc, a.slurm, a.slurm_gpus_per_node, a.slurm_time, a.slurm_account, a.slurm_constraint,
-                                   a.slurm_array_parallelism, a.slurm_group_by, a.slurm_wait, a.slurm_executor, reps,
-                                   {'breakdown': a.breakdown} if a.mode == 'training' else None, a.retry_failed, a.log)
-    idle_check(dev, a.force)
+def takes_options(cls):
+    "Give the decorated function `cls`'s fields as its parameters (signature and docments): options written once."
+    def deco(f):
+        ret = inspect.signature(f).return_annotation
+        f.__signature__ = inspect.Signature([inspect.Parameter(x.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                               default=x.default, annotation=x.type)
+                                             for x in dataclasses.fields(cls)], return_annotation=ret)
+        f.__delwrap__ = cls  # `docments(f)` reads the fields' comments
+        return f
+    return deco
+
+@takes_options(SweepOptions)
+def sweep(*args, **kwargs)->'pd.DataFrame':
+    "Plan, measure and store a sweep; the rows of every configuration asked for. Its parameters are `SweepOptions`'."
+    o = check(make_options(SweepOptions, args, kwargs))
+    su = setup(o)
+    specs = configurations(o, su.device)
+    if o.slurm: return slurm_sweep(specs, su)
+    idle_check(su.device, o.force)
     from throughput_bench.sweep import plan
-    p = plan(specs, store, rerun=a.rerun, retry_failed=a.retry_failed)
-    a.log(p.line() + (f"; {reps.text()}" if p.todo and reps.most > 1 else ''))
-    new = run(a, p, dev, reps, store)
-    a.log(f"results: {store.csv_path} ({len(new)} new rows), hardware: {store.hw_path}")
-    return rows_for(store, specs, new)
+    p = plan(specs, su.store, rerun=o.rerun, retry_failed=o.retry_failed)
+    su.msg.log(p.line() + (f"; {su.repeats.text()}" if p.todo and su.repeats.most > 1 else ''))
+    new = run(su, p)
+    su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
+    return rows_for(su.store, specs, new)
 
 # %% ../nbs/26_api.ipynb #465aa46b
 def rows_for(store, specs:list, new:list=())->'pd.DataFrame':

@@ -12,12 +12,13 @@ from .core import PRECISIONS, COMPILE_MODES
 from . import api
 
 # %% auto #0
-__all__ = ['Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'api_help', 'add_common',
-           'print_rows', 'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser',
-           'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw',
-           'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve',
-           'latency_parser', 'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune',
-           'map_parser', 'cmd_map', 'main_parser', 'Terminated', 'tbench']
+__all__ = ['SPELLINGS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'api_help',
+           'whole_number', 'number', 'option_flag', 'add_options', 'print_rows', 'infer_parser', 'examples',
+           'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg',
+           'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe',
+           'cmd_collect', 'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table',
+           'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map',
+           'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -85,72 +86,48 @@ def api_help(p:Parser, fn, negated:tuple=('isolate', 'progress')):
     from fastcore.docments import docments
     d = docments(fn)
     for a in p._actions:
-        if a.help is None and d.get(a.dest) and a.dest not in negated: a.help = d[a.dest].replace('%', '%%')
+        if a.help is None and d.get(a.dest) and a.dest not in negated: a.help = ' '.join(d[a.dest].split()).replace('%', '%%')
 
-def add_common(p:Parser):
-    "Device, input, timing, repeats, contention, store and W&B flags; a flag's help is its `api.sweep` parameter's (written once)."
-    S = argparse.SUPPRESS
-    g = p.add_argument_group('device')
-    g.add_argument('--device', default=S)
-    g.add_argument('--gpu-id', type=int, default=S)
-    g.add_argument('--threads', type=positive_int, default=S)
-    g.add_argument('--tf32', action=argparse.BooleanOptionalAction, default=S)
-    g.add_argument('--force', action='store_true', default=S)
-    g = p.add_argument_group('configurations')
-    g.add_argument('--models', nargs='+', default=S)
-    g.add_argument('--precisions', nargs='+', choices=PRECISIONS, default=S)
-    g.add_argument('--compile-modes', nargs='+', choices=COMPILE_MODES, default=S)
-    g.add_argument('--batch-sizes', nargs='+', type=positive_int, default=S)
-    g.add_argument('--max-step-seconds', type=nonneg_float, default=S)
-    g.add_argument('--max-memory-mb', type=positive_float, default=S)
-    g.add_argument('--channels-last', action='store_true', default=S)
-    g.add_argument('--input-channels', type=positive_int, default=S)
-    g.add_argument('--input-size', type=positive_int, default=S)
-    g.add_argument('--timesteps', type=positive_int, default=S)
-    g.add_argument('--dataloader', action='store_true', default=S)
-    g.add_argument('--workers', type=int, default=S)
-    g = p.add_argument_group('timing (each worker process)')
-    g.add_argument('--warmup', type=int, default=S)
-    g.add_argument('--warmup-seconds', type=nonneg_float, default=S)
-    g.add_argument('--min-seconds', type=nonneg_float, default=S)
-    g.add_argument('--max-seconds', type=positive_float, default=S)
-    g.add_argument('--target-ci', type=positive_float, default=S)
-    g.add_argument('--timed-seconds', type=positive_float, default=S)
-    g.add_argument('--timed-iters', type=positive_int, default=S)
-    g = p.add_argument_group('repeats and a busy machine')
-    g.add_argument('--repeats', type=positive_int, default=S)
-    g.add_argument('--row-ci', type=positive_float, default=S)
-    g.add_argument('--min-repeats', type=positive_int, default=S)
-    g.add_argument('--max-repeats', type=positive_int, default=S)
-    g.add_argument('--config-seconds', type=positive_float, default=S)
-    g.add_argument('--wait-idle', type=nonneg_float, default=S)
-    g.add_argument('--strict', action='store_true', default=S)
-    g.add_argument('--busy-threshold', type=positive_float, default=S)
-    g = p.add_argument_group('running and storing')
-    g.add_argument('--peak-tflops', type=positive_float, default=S)
-    g.add_argument('--no-isolate', dest='isolate', action='store_false', default=S, help="run every configuration in this process (one repeat)")
-    g.add_argument('--results-dir', '--output-dir', default=S)
-    g.add_argument('--rerun', action='store_true', default=S)
-    g.add_argument('--retry-failed', action='store_true', default=S)
-    g.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
-    g = p.add_argument_group('a SLURM cluster (submitit)')
-    g.add_argument('--slurm', metavar='PARTITION', default=S)
-    g.add_argument('--slurm-gpus-per-node', type=int, default=S)
-    g.add_argument('--slurm-time', type=positive_int, default=S)
-    g.add_argument('--slurm-account', default=S)
-    g.add_argument('--slurm-constraint', default=S)
-    g.add_argument('--slurm-array-parallelism', type=positive_int, default=S)
-    g.add_argument('--slurm-group-by', choices=('model', 'config'), default=S)
-    g.add_argument('--slurm-wait', action='store_true', default=S)
-    g.add_argument('--slurm-executor', choices=('slurm', 'local'), default=S)
-    g = p.add_argument_group('Weights & Biases')
-    g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S)
-    g.add_argument('--wandb-project', default=S)
-    g.add_argument('--wandb-entity', default=S)
-    g.add_argument('--wandb-tags', nargs='*', default=S)
-    g.add_argument('--wandb-dir', default=S)
-    g.add_argument('--wandb-init-timeout', type=positive_float, default=S)
-    api_help(p, api.sweep)
+def whole_number(s:str)->int:
+    "A flag's whole number (its bounds are `api.check`'s, so the API and the CLI refuse the same values in the same words)."
+    try: return int(s)
+    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
+
+def number(s:str)->float:
+    "A flag's number (its bounds are `api.check`'s)."
+    try: return float(s)
+    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number")
+
+# What an option's name, type and default do not say about its flag: other spellings, a `--no-` form, a metavar.
+SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
+                             help="run every configuration in this process (one repeat)"),
+             'progress': dict(flags=('--no-progress',), action='store_false', help="no progress bar"),
+             'results_dir': dict(flags=('--results-dir', '--output-dir')),
+             'optimizers': dict(flags=('--optimizers', '--optimizer')),
+             'wandb_tags': dict(nargs='*'), 'slurm': dict(metavar='PARTITION'), 'output': dict(metavar='FILE.csv'),
+             'backends': dict(metavar='BACKEND'), 'backend_options': dict(metavar="'KEY=VALUE ...'")}
+
+def option_flag(name:str)->tuple:
+    "`(flags, argparse keywords)` of `api.SweepOptions` field `name`: from its type, default, `NUMBERS` and `CHOICES`."
+    O = api.SweepOptions
+    f = O.__dataclass_fields__[name]
+    kw = dict(dest=name, default=argparse.SUPPRESS, help=O().doc(name).replace('%', '%%'))
+    if isinstance(f.default, bool): kw['action'] = argparse.BooleanOptionalAction if f.default else 'store_true'
+    else:
+        if 'list' in str(f.type) or 'tuple' in str(f.type): kw['nargs'] = '+'
+        if name in O.NUMBERS: kw['type'] = whole_number if O.NUMBERS[name][0] is int else number
+        if name in O.CHOICES: kw['choices'] = O.CHOICES[name]
+    extra = dict(SPELLINGS.get(name, {}))
+    return extra.pop('flags', (api.flag(name),)), kw | extra
+
+def add_options(p:Parser, drop:tuple=()):
+    "Add the flags of `api.SweepOptions`, in its `GROUPS` (but those in `drop`), each made by `option_flag`."
+    for title, names in api.SweepOptions.GROUPS.items():
+        if title in drop: continue
+        g = p.add_argument_group(title)
+        for name in names.split():
+            flags, kw = option_flag(name)
+            g.add_argument(*flags, **kw)
 
 # %% ../nbs/30_cli.ipynb #f5c19485
 def print_rows(df):
@@ -167,14 +144,10 @@ def _kw(a, drop=())->dict:
 # %% ../nbs/30_cli.ipynb #2f1a0b02
 def infer_parser(prog='tbench infer', parser=None)->Parser:
     p = parser or Parser(prog=prog, description="Measure inference throughput, latency and memory; append rows to results/<device>.csv.")
-    add_common(p)
-    p.add_argument('--backends', nargs='+', default=argparse.SUPPRESS, metavar='BACKEND')
-    p.add_argument('--backend-options', default=argparse.SUPPRESS, metavar="'KEY=VALUE ...'")
+    add_options(p, drop=('training',))
     g = p.add_argument_group("the seed tool's flags")
-    g.add_argument('--output', default=argparse.SUPPRESS, metavar='FILE.csv')
-    g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS, help="synthetic data on the device (the default; the seed tool's flag)")
-    p.add_argument('--geo-compare', action='store_true', default=argparse.SUPPRESS)
-    api_help(p, api.sweep)
+    g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS,
+                   help="synthetic data on the device (the default; the seed tool's flag)")
     examples(p, """  tbench infer --models resnet50 --device cpu                       # every precision this CPU runs natively
   tbench infer --models resnet50 vit_small_patch16_224 --batch-sizes 1 16 --backends pytorch onnxruntime openvino
   tbench infer --models resnet18 --device cuda --precisions fp16 bf16 --compile-modes none default
@@ -202,14 +175,7 @@ def throughput_bench(argv=None):
 # %% ../nbs/30_cli.ipynb #41b31677
 def train_parser(prog='tbench train', parser=None)->Parser:
     p = parser or Parser(prog=prog, description="Measure training throughput (forward, loss, backward, optimizer step).")
-    add_common(p)
-    g = p.add_argument_group('training')
-    g.add_argument('--optimizers', '--optimizer', nargs='+', default=argparse.SUPPRESS)
-    g.add_argument('--lr', type=float, default=argparse.SUPPRESS)
-    g.add_argument('--breakdown', action='store_true', default=argparse.SUPPRESS)
-    g.add_argument('--nproc', type=positive_int, default=argparse.SUPPRESS)
-    g.add_argument('--ddp-timeout', type=positive_float, default=argparse.SUPPRESS)
-    api_help(p, api.sweep)
+    add_options(p, drop=('inference',))
     return p
 
 def cmd_train(a):

@@ -10,10 +10,11 @@ from typing import Callable, Optional
 import numpy as np
 from .core import *
 from .core import _x
+from . import api
 
 # %% auto #0
 __all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'config_text', 'study_id', 'pair_table', 'busy_rounds',
-           'round_values', 'compare', 'run_rounds', 'welch_ratio', 'compare_results']
+           'round_values', 'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
 
 # %% ../nbs/27_compare.ipynb #34c22258
 def round_order(k:int, r:int)->list:
@@ -158,42 +159,42 @@ def compare(model:str, # a registry or timm name
             **sweep_kw # any other `api.sweep` argument shared by every configuration (e.g. input_channels)
            )->'pd.DataFrame':
     "Measure `configs` of `model` in paired rounds of fresh processes; a table of each against the first: ratios with 95% CIs, p-values, verdicts, sentences."
-    from throughput_bench import api
     if len(configs) < 2: raise BenchError("compare needs two or more configurations")
     if min_rounds < 2: raise BenchError(f"--min-rounds must be at least 2 (one round gives no interval), got {min_rounds}")
     if max_rounds < min_rounds: raise BenchError(f"--max-rounds ({max_rounds}) must be at least --min-rounds ({min_rounds})")
     if budget_minutes <= 0: raise BenchError(f"--budget-minutes must be positive, got {budget_minutes}")
     if not 0 < target_ci < 1: raise BenchError(f"--target-ci must be in (0, 1), got {target_ci}")
     parsed = [parse_config(c) for c in configs]
-    defaults = {k: p.default for k, p in inspect.signature(api.sweep).parameters.items()}
-    a = api.SweepArgs(**defaults | sweep_kw | dict(models=[model], device=device, threads=threads, input_size=input_size,
-                      precisions=[precision], timed_seconds=timed_seconds, warmup_seconds=warmup_seconds, results_dir=results_dir,
-                      wait_idle=wait_idle, quiet=quiet, progress=False, wandb='disabled', repeats=1))
-    api.check_options(a)
-    dev, _, store = api.setup(a)
-    batch = batch_size or (1 if dev.type == 'cpu' else 64)
-    specs = []
-    for c, p in zip(configs, parsed):
-        b = api.SweepArgs(a | dict(batch_sizes=[p.get('batch_size', batch)], precisions=[p.get('precision', precision)],
-                                   compile_modes=[p.get('compile_mode', 'none')], channels_last=p.get('channels_last', False),
-                                   backends=[p.get('backend', 'pytorch')], backend_options=p.get('backend_options', ''),
-                                   threads=p.get('threads', a.threads), input_size=p.get('input_size', a.input_size),
-                                   input_channels=p.get('input_channels', a.input_channels)))
-        b.backends = api.check_backends(b.backends, 'inference')
-        (s,) = api.configurations(b, dev)
-        specs.append(dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True))
+    o = api.check(api.SweepOptions.of(**sweep_kw | dict(
+        models=[model], device=device, threads=threads, input_size=input_size, precisions=[precision],
+        timed_seconds=timed_seconds, warmup_seconds=warmup_seconds, results_dir=results_dir, wait_idle=wait_idle,
+        quiet=quiet, progress=False, wandb='disabled', repeats=1)))
+    su = api.setup(o)
+    batch = batch_size or (1 if su.device.type == 'cpu' else 64)
+    specs = [one_spec(o, su.device, p, batch, precision) for p in parsed]
     sid = study_id('cmp', [s.key() for s in specs], target_ci, min_rounds, max_rounds)
     labels = list(configs) if len(set(configs)) == len(configs) else [f"{_letter(i)} ({c})" for i, c in enumerate(configs)]  # A/A: which is which
-    return run_rounds(specs, labels, sid, store, dev, a, target_ci, min_rounds, max_rounds, budget_minutes)
+    return run_rounds(specs, labels, sid, su, target_ci, min_rounds, max_rounds, budget_minutes)
+
+def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
+    "The one configuration of options `o` with the fields `words` sets (`parse_config`'s), measured as named."
+    b = api.check(dataclasses.replace(
+        o, batch_sizes=[words.get('batch_size', batch)], precisions=[words.get('precision', precision)],
+        compile_modes=[words.get('compile_mode', 'none')], channels_last=words.get('channels_last', False),
+        backends=[words.get('backend', 'pytorch')], backend_options=words.get('backend_options', ''),
+        threads=words.get('threads', o.threads), input_size=words.get('input_size', o.input_size),
+        input_channels=words.get('input_channels', o.input_channels), timesteps=words.get('timesteps', o.timesteps)))
+    (s,) = api.configurations(b, dev)
+    return dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True)
 
 # %% ../nbs/27_compare.ipynb #c523f1d7
-def run_rounds(specs:list, labels:list, sid:str, store, dev, a, target_ci:float, min_rounds:int, max_rounds:int,
+def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds:int, max_rounds:int,
                budget_minutes:float)->'pd.DataFrame':
     "Run (or resume) the paired rounds of study `sid` on `specs` until `stop_rounds` or the budget; the pair table, with `study`."
-    from throughput_bench.sweep import plan, run_sweep, hardware_record, server_pid
-    from throughput_bench.contention import Contention
+    from throughput_bench.sweep import plan, run_sweep, hardware_record
     k, t0, rows, took = len(specs), time.monotonic(), [], []
-    cont = Contention(wait=a.wait_idle, threshold=a.busy_threshold, strict=False, roots=lambda: [server_pid()]) if dev.type == 'cpu' else None
+    store, dev, a = su.store, su.device, su.msg
+    cont = api.contention_watch(su.options, dev, strict=False)
     hw = None
     a.log(f"compare {specs[0].model_name} on {dev}: {k} configurations, {min_rounds}-{max_rounds} rounds until every ratio's 95% CI is within ±{target_ci:.0%}"
           + (f", at most {budget_minutes:g} min" if budget_minutes < math.inf else '') + f"; study {sid} in {store.csv_path}")
@@ -205,7 +206,7 @@ def run_rounds(specs:list, labels:list, sid:str, store, dev, a, target_ci:float,
         tr = time.monotonic()
         if p.todo:
             hw = hw or hardware_record(store, dev, log=a.log)
-            run_sweep(p, store, a.tc, isolate=True, progress=False, repeats=1, contention=cont, log=a.warn)
+            run_sweep(p, store, su.timing, isolate=True, progress=False, repeats=1, contention=cont, log=a.warn)
         got = _stored(store, rs)
         rows.append({i: got.get(rs[i].key(), {}) for i in range(k)})
         if p.todo: took.append(time.monotonic() - tr)

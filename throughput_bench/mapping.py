@@ -5,19 +5,22 @@
 # %% ../nbs/29_mapping.ipynb #07da501a
 from __future__ import annotations
 import dataclasses, math, os, queue, re, shutil, threading, time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 import numpy as np
 from .core import *
 from .coverage import EARTH_LAND_KM2
+from .api import takes_options, make_options
 
 # %% auto #0
 __all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
            'gsd_metres', 'valid_mask', 'RasterFacts', 'count_windows', 'raster_facts', 'remove_stale_partials',
            'cache_root', 'synthetic_scene', 'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection',
            'WriteFailed', 'StripWriter', 'check_output', 'check_fits', 'bounding_stage', 'map_pass', 'stitch_reference',
-           'map_options_text', 'check_map_args', 'check_header', 'share_check', 'stored_row', 'map_raster',
-           'summary_lines']
+           'map_options_text', 'check_map_args', 'check_header', 'share_check', 'stored_row', 'MapOptions',
+           'check_map_options', 'MapPlan', 'plan_map', 'MapRun', 'measure_map', 'map_figures', 'map_facts',
+           'map_raster', 'summary_lines']
 
 # %% ../nbs/29_mapping.ipynb #e4407671
 GEO_MAP_EXTRA = "tbench map reads and writes rasters with rasterio: pip install 'throughput_bench[geo]'"
@@ -502,131 +505,200 @@ def stored_row(store, spec:BenchSpec)->Optional[BenchResult]:
     return BenchResult(**{k: (None if isinstance(v, float) and math.isnan(v) else v.item() if hasattr(v, 'item') else v)
                           for k, v in row.items() if k in names})
 
-# %% ../nbs/29_mapping.ipynb #1c87cd2b
-def map_raster(raster=None, # a GeoTIFF / COG to map (or `synthetic=True`)
-               model:str='resnet18', # registry or timm name; a geo encoder needs the [geo] extra (default resnet18)
-               synthetic:bool=False, # map the tool's own Sentinel-2 L2A-like scene (written once, cached in ~/.cache/throughput_bench/scenes or $TB_CACHE_DIR)
-               scene_size:int=2048, # the synthetic scene's width and height in px (10 m each; default 2048: 419 km²)
-               scene_bands:int=10, # the synthetic scene's bands (default 10)
-               bands:Optional[list]=None, # 1-based band indexes to feed the model (default: all of the raster's)
-               size:Optional[int]=None, # tile size in px (default: the model's native input size)
-               overlap:float=0.5, # share of a tile its neighbour also covers (default 0.5)
-               batch_size:int=16, # tiles per model call (default 16)
-               workers:int=2, # DataLoader worker processes reading and preprocessing (default 2; 0: the main process)
-               prefetch:int=2, # rows of tiles each worker reads ahead (default 2)
-               passes:int=3, # timed passes over the whole raster; the CI is over them (default 3)
-               out_channels:int=3, # channels of the written embedding map (default 3)
-               output_raster=None, # the GeoTIFF to write (default: <results_dir>/maps/<raster>.<model>.tif)
-               device:str='auto', # auto | cpu | cuda | cuda:N (default auto: CUDA if present, else CPU)
-               precision:str='fp32', # fp32 fp16 bf16 amp (default fp32)
-               backend:str='pytorch', # pytorch onnxruntime openvino (default pytorch)
-               backend_options:str='', # the runtime's own settings as key=value words (default: the runtime's own choice)
-               threads:Optional[int]=None, # CPU intra-op threads for the model (default: PyTorch's)
-               model_seconds:float=3.0, # the longest timed phase of the model-only measurement (default 3)
-               wait_idle:float=0.0, # seconds to wait for a busy host to go quiet before measuring (default 0: measure, and mark the row if busy)
-               busy_threshold:float=0.1, # share of the host's CPU others may use before it counts as busy (default 0.1)
-               results_dir='results', # where <device>.csv goes (default results)
-               rerun:bool=False, # measure again a configuration already stored
-               progress:bool=True, # a progress bar per pass
-               quiet:bool=False, # no messages
-              )->BenchResult:
-    "Map a raster end to end and store the `mode = mapping` row; bad input is a one-line `BenchError` before anything is measured."
-    import torch
-    from throughput_bench.devices import resolve_device, result_from_spec, peak_memory_mb
+# %% ../nbs/29_mapping.ipynb #961b94aa
+@dataclass(frozen=True)
+class MapOptions:
+    "Every option of `tbench map` (`map_raster`'s parameters are these fields): the raster, the model, the pipeline, the store."
+    raster:Optional[str]=None # a GeoTIFF / COG to map (or `synthetic=True`)
+    model:str='resnet18' # registry or timm name; a geo encoder needs the [geo] extra (default resnet18)
+    # map the tool's own Sentinel-2 L2A-like scene (written once, cached in ~/.cache/throughput_bench/scenes or
+    # $TB_CACHE_DIR)
+    synthetic:bool=False
+    scene_size:int=2048 # the synthetic scene's width and height in px (10 m each; default 2048: 419 km²)
+    scene_bands:int=10 # the synthetic scene's bands (default 10)
+    bands:Optional[list]=None # 1-based band indexes to feed the model (default: all of the raster's)
+    size:Optional[int]=None # tile size in px (default: the model's native input size)
+    overlap:float=0.5 # share of a tile its neighbour also covers (default 0.5)
+    batch_size:int=16 # tiles per model call (default 16)
+    workers:int=2 # DataLoader worker processes reading and preprocessing (default 2; 0: the main process)
+    prefetch:int=2 # rows of tiles each worker reads ahead (default 2)
+    passes:int=3 # timed passes over the whole raster; the CI is over them (default 3)
+    out_channels:int=3 # channels of the written embedding map (default 3)
+    output_raster:Optional[str]=None # the GeoTIFF to write (default: <results_dir>/maps/<raster>.<model>.tif)
+    device:str='auto' # auto | cpu | cuda | cuda:N (default auto: CUDA if present, else CPU)
+    precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
+    backend:str='pytorch' # pytorch onnxruntime openvino (default pytorch)
+    backend_options:str='' # the runtime's own settings as key=value words (default: the runtime's own choice)
+    threads:Optional[int]=None # CPU intra-op threads for the model (default: PyTorch's)
+    model_seconds:float=3.0 # the longest timed phase of the model-only measurement (default 3)
+    # seconds to wait for a busy host to go quiet before measuring (default 0: measure, and mark the row if busy)
+    wait_idle:float=0.0
+    busy_threshold:float=0.1 # share of the host's CPU others may use before it counts as busy (default 0.1)
+    results_dir:str='results' # where <device>.csv goes (default results)
+    rerun:bool=False # measure again a configuration already stored
+    progress:bool=True # a progress bar per pass
+    quiet:bool=False # no messages
+
+    def log(self, m):
+        "Say `m` unless `quiet`."
+        if not self.quiet: print(m, flush=True)
+
+def check_map_options(o:MapOptions)->MapOptions:
+    "`o` checked before anything is read (a one-line `BenchError` for the first wrong setting), `raster` the file to map."
+    check_map_args(o.overlap, o.workers, o.prefetch, o.batch_size, o.passes, o.out_channels)
+    if o.precision not in PRECISIONS: raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
+    if o.synthetic and o.raster: raise BenchError("give a raster or --synthetic, not both")
+    if not o.synthetic and not o.raster: raise BenchError("no raster given: name a GeoTIFF, or use --synthetic")
+    if not 0 <= o.wait_idle <= 86400: raise BenchError(f"--wait-idle must be 0 to 86400 seconds, got {o.wait_idle}")
+    if not 0 < o.busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {o.busy_threshold}")
+    return dataclasses.replace(o, raster=synthetic_scene(o.scene_size, o.scene_bands)) if o.synthetic else o
+
+# %% ../nbs/29_mapping.ipynb #c970d767
+@dataclass(frozen=True)
+class MapPlan:
+    "What `plan_map` decides from the options and the raster's header, before a pixel is timed."
+    spec:BenchSpec      # the row's configuration (`mode = mapping`), its key with the raster and the pipeline's settings
+    facts:RasterFacts   # the raster's size, bands, resolution and valid area
+    bands:list          # the 1-based bands fed to the model
+    device:object       # the `torch.device`
+    store:object        # the `ResultStore` the row goes to
+    out:Path            # the embedding map to write (never the input, never the store's files)
+
+def plan_map(o:MapOptions)->MapPlan:
+    "The model, device, store, output and tile size checked against the raster's header; the row's `BenchSpec`."
+    from throughput_bench.devices import resolve_device
     from throughput_bench.registry import get_model, check_model
-    from throughput_bench.backend import build_model, describe_device, describe_model, one_line, is_oom
     from throughput_bench.backends.base import get_backend
-    from throughput_bench.hardware import device_slug, device_name, load_average
-    from throughput_bench.registry import n_params
+    from throughput_bench.hardware import device_slug, device_name
     from throughput_bench.store import ResultStore
-    log = (lambda *a: None) if quiet else (lambda m: print(m, flush=True))
-    check_map_args(overlap, workers, prefetch, batch_size, passes, out_channels)
-    if precision not in PRECISIONS: raise BenchError(f"unknown precision {precision!r} (precisions: {', '.join(PRECISIONS)})")
-    if synthetic and raster: raise BenchError("give a raster or --synthetic, not both")
-    if not synthetic and not raster: raise BenchError("no raster given: name a GeoTIFF, or use --synthetic")
-    if not 0 <= wait_idle <= 86400: raise BenchError(f"--wait-idle must be 0 to 86400 seconds, got {wait_idle}")
-    if not 0 < busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {busy_threshold}")
-    if synthetic: raster = synthetic_scene(scene_size, scene_bands)
-    info = get_model(model); check_model(info)
-    dev = resolve_device(device)
-    store = ResultStore(results_dir, device_slug(dev), device_name(dev))
-    out = check_output(output_raster if output_raster else Path(results_dir) / 'maps' / f"{Path(raster).stem}.{model}.tif", raster,
-                       (store.csv_path, store.hw_path, store.index_path))
+    info = get_model(o.model); check_model(info)
+    dev = resolve_device(o.device)
+    store = ResultStore(o.results_dir, device_slug(dev), device_name(dev))
+    default_out = Path(o.results_dir) / 'maps' / f"{Path(o.raster).stem}.{o.model}.tif"
+    out = check_output(o.output_raster or default_out, o.raster, (store.csv_path, store.hw_path, store.index_path))
     remove_stale_partials(out.parent)
-    size = check_header(raster, info, bands, size or info.size, overlap, workers, prefetch, out_channels, out.parent)
-    facts = raster_facts(raster)
+    size = check_header(o.raster, info, o.bands, o.size or info.size, o.overlap, o.workers, o.prefetch,
+                        o.out_channels, out.parent)
+    facts = raster_facts(o.raster)
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
-    bands = list(bands) if bands else list(range(1, facts.bands + 1))
-    be = get_backend(backend)
-    spec = BenchSpec(model, mode='mapping', precision=precision, batch_size=batch_size, input_channels=len(bands), input_size=size,
-                     device=str(dev), threads=threads, backend=backend, backend_options=backend_options,
-                     explicit_precision=True, probe_batch=False,
-                     map_options=map_options_text(overlap, workers, prefetch, facts.name, bands if len(bands) != facts.bands else None))
-    run_spec = dataclasses.replace(spec, mode='inference')
-    if (why := be.unsupported(run_spec)): raise BenchError(why)
+    bands = list(o.bands) if o.bands else list(range(1, facts.bands + 1))
+    words = map_options_text(o.overlap, o.workers, o.prefetch, facts.name, bands if len(bands) != facts.bands else None)
+    spec = BenchSpec(o.model, mode='mapping', precision=o.precision, batch_size=o.batch_size, input_channels=len(bands),
+                     input_size=size, device=str(dev), threads=o.threads, backend=o.backend,
+                     backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words)
+    if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
     store.ensure_writable()
-    if not rerun and (old := stored_row(store, spec)) is not None:
-        log(f"already measured ({store.csv_path}); rerun=True (--rerun) to measure again")
-        return old
+    return MapPlan(spec, facts, bands, dev, store, out)
+
+# %% ../nbs/29_mapping.ipynb #4a040438
+@dataclass
+class MapRun:
+    "What a mapping measurement got so far (a failure keeps it): each timed pass's stats, the model alone's figure."
+    stats:list = field(default_factory=list)
+    alone:Optional[tuple] = None  # (tiles/s, ci low, ci high), measured after the warm-up pass wrote the map
+
+def measure_map(o:MapOptions, mp:MapPlan, res:BenchResult, got:MapRun)->MapRun:
+    """Build the model, warm it with one untimed pass (which writes the map), time the model alone on a batch in memory,
+    then time `o.passes` passes, filling `got` as each part ends."""
+    import torch
+    from throughput_bench.backend import build_model, describe_model
+    from throughput_bench.backends.base import get_backend
+    from throughput_bench.registry import n_params
+    run_spec = dataclasses.replace(mp.spec, mode='inference')
+    _, info, net = build_model(run_spec); net.eval()
+    describe_model(res, info); res.params_M = n_params(net)
+    prep = get_backend(o.backend).prepare(net, run_spec, mp.device)
+    with open_raster(o.raster) as ds: mean, std = band_stats(ds, mp.bands)
+    size = mp.spec.input_size
+    rows = TileRows(o.raster, mp.bands, size, tile_offsets(mp.facts.height, size, o.overlap),
+                    tile_offsets(mp.facts.width, size, o.overlap), mean, std)
+    with open_raster(o.raster) as like:
+        for i in range(o.passes + 1):  # the first pass warms up, untimed
+            bar = _pass_bar(o, i, got.stats[0]['tiles'] if got.stats else None)
+            step = (lambda n, b=bar: (b.update(n - b.n))) if bar is not None else None
+            with torch.inference_mode():
+                r = map_pass(rows, prep.output, mp.out, like, o.batch_size, o.workers, o.prefetch, o.out_channels,
+                             mp.device, step)
+            if bar is not None: bar.close()
+            if i: got.stats.append(r)
+            else: got.alone = _model_alone(prep, o.batch_size, mp.device, o.model_seconds)  # warm, as in the passes
+    return got
+
+def _pass_bar(o:MapOptions, i:int, tiles:Optional[int]):
+    "A progress bar for pass `i` (0: the warm-up), or None when asked for none."
+    if not o.progress or o.quiet: return None
+    from tqdm.auto import tqdm
+    return tqdm(total=tiles, desc=f"{'warm-up' if i == 0 else f'pass {i}/{o.passes}'} {o.model}", unit='tile', leave=False)
+
+# %% ../nbs/29_mapping.ipynb #9d97dba6
+def map_figures(res:BenchResult, mp:MapPlan, stats:list, alone:tuple, workers:int)->BenchResult:
+    "Fill `res` from the passes' `stats` and the model-alone figure: km²/s and tiles/s with CIs, the stages, the share; an impossible share makes the row an `error`."
+    from throughput_bench.devices import peak_memory_mb
+    facts, size = mp.facts, mp.spec.input_size
+    tiles = stats[0]['tiles']; km2_tile = facts.area_km2 / tiles
+    model_tps, lo, hi = alone
+    res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high = _mean_ci([facts.area_km2 / s['seconds'] for s in stats])
+    res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high = _mean_ci([s['tiles'] / s['seconds'] for s in stats])
+    res.throughput_repeats = ';'.join(f"{s['tiles'] / s['seconds']:.4g}" for s in stats)
+    res.repeats, res.iterations, res.seconds_measured = len(stats), tiles * len(stats), sum(s['seconds'] for s in stats)
+    res.model_throughput, res.model_km2_per_sec = model_tps, model_tps * km2_tile
+    res.pipeline_share = res.km2_per_sec / res.model_km2_per_sec
+    per = {s: float(np.mean([p[s] for p in stats])) for s in (*STAGES, 'wait')}
+    why = share_check((res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high),
+                      tuple(None if v is None else v * km2_tile for v in (model_tps, lo, hi)),
+                      tiles / per['model'] if per['model'] else math.nan, model_tps)
+    if why: res.status, res.error = 'error', why  # an impossible figure is a failed measurement, never an `ok` row
+    res.stage_read_s, res.stage_preprocess_s, res.stage_transfer_s = per['read'], per['preprocess'], per['transfer']
+    res.stage_model_s, res.stage_stitch_s, res.stage_write_s = per['model'], per['stitch'], per['write']
+    res.input_wait_s, res.bound_stage = per['wait'], bounding_stage({s: per[s] for s in STAGES}, workers)
+    res.days_to_map_land = EARTH_LAND_KM2 / res.km2_per_sec / 86400
+    res.pixels_per_sec = res.throughput_mean * size ** 2
+    res.peak_memory_mb = peak_memory_mb(mp.device)
+    return res
+
+def map_facts(res:BenchResult, o:MapOptions, mp:MapPlan, stats:list, written:bool)->BenchResult:
+    "Fill `res` with what was mapped, whatever the outcome: the raster, the tiles, the output file."
+    f = mp.facts
+    res.tiles, res.overlap, res.stitch = res.tiles or (stats[0]['tiles'] if stats else None), o.overlap, 'average'
+    res.raster_file, res.raster_mb, res.raster_bands, res.raster_dtype = f.name, f.mb, len(mp.bands), f.dtype
+    res.raster_width, res.raster_height, res.raster_crs, res.gsd_m, res.area_km2 = f.width, f.height, f.crs, f.gsd_m, f.area_km2
+    res.output_file = str(mp.out) if written else ''  # a row whose figures failed the share check still wrote its map
+    return res
+
+# %% ../nbs/29_mapping.ipynb #1c87cd2b
+@takes_options(MapOptions)
+def map_raster(*args, **kwargs)->BenchResult:
+    "Map a raster end to end and store the `mode = mapping` row; bad input is a one-line `BenchError` before anything is measured."
+    from throughput_bench.devices import result_from_spec
+    from throughput_bench.backend import describe_device, one_line, is_oom
+    from throughput_bench.hardware import load_average
     from throughput_bench.contention import Contention
-    cont = Contention(wait=wait_idle, threshold=busy_threshold, roots=[os.getpid()]) if dev.type == 'cpu' else None  # the loader's workers are ours
-    res = describe_device(result_from_spec(spec, load_avg_before=load_average(), map_options=spec.map_options), dev,
-                          spec.tf32 and backend == 'pytorch')
-    xs, ys = tile_offsets(facts.width, size, overlap), tile_offsets(facts.height, size, overlap)
-    pre, written, stats = (cont.before() if cont else None), False, []
-    t_start = time.perf_counter()
-    log(f"map {facts.name}: {facts.width} x {facts.height} px, {facts.bands} bands {facts.dtype}, {facts.gsd_m:g} m, "
-        f"{facts.area_km2:,.1f} km² valid; {model} {precision} {backend} on {dev}, {size} px tiles, overlap {overlap:g}, "
-        f"batch {batch_size}, {workers} workers, {passes} passes")
+    o = check_map_options(make_options(MapOptions, args, kwargs))
+    mp = plan_map(o)
+    if not o.rerun and (old := stored_row(mp.store, mp.spec)) is not None:
+        o.log(f"already measured ({mp.store.csv_path}); rerun=True (--rerun) to measure again")
+        return old
+    dev, f = mp.device, mp.facts
+    cont = Contention(wait=o.wait_idle, threshold=o.busy_threshold, roots=[os.getpid()]) if dev.type == 'cpu' else None  # the loader's workers are ours
+    res = describe_device(result_from_spec(mp.spec, load_avg_before=load_average(), map_options=mp.spec.map_options), dev,
+                          mp.spec.tf32 and o.backend == 'pytorch')
+    pre, got, t_start = (cont.before() if cont else None), MapRun(), time.perf_counter()
+    o.log(f"map {f.name}: {f.width} x {f.height} px, {f.bands} bands {f.dtype}, {f.gsd_m:g} m, {f.area_km2:,.1f} km² valid; "
+          f"{o.model} {o.precision} {o.backend} on {dev}, {mp.spec.input_size} px tiles, overlap {o.overlap:g}, "
+          f"batch {o.batch_size}, {o.workers} workers, {o.passes} passes")
     try:
-        _, info, net = build_model(run_spec); net.eval()
-        describe_model(res, info); res.params_M = n_params(net)
-        prep = be.prepare(net, run_spec, dev)
-        with open_raster(raster) as ds: mean, std = band_stats(ds, bands)
-        rows = TileRows(raster, bands, size, ys, xs, mean, std)
-        bar = None
-        with open_raster(raster) as like:
-            for i in range(passes + 1):  # the first pass warms up, untimed
-                if progress and not quiet:
-                    from tqdm.auto import tqdm
-                    bar = tqdm(total=stats[0]['tiles'] if stats else None, desc=f"{'warm-up' if i == 0 else f'pass {i}/{passes}'} {model}",
-                               unit='tile', leave=False)
-                step = (lambda n, b=bar: (b.update(n - b.n))) if bar is not None else None
-                with torch.inference_mode(): r = map_pass(rows, prep.output, out, like, batch_size, workers, prefetch, out_channels, dev, step)
-                if bar is not None: bar.close()
-                if i: stats.append(r)
-                else: written, model_tps, lo, hi = (True, *_model_alone(prep, batch_size, dev, model_seconds))  # after the warm-up pass: a warm model, as in the passes
-        tiles = stats[0]['tiles']
-        km2_tile = facts.area_km2 / tiles
-        res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high = _mean_ci([facts.area_km2 / s['seconds'] for s in stats])
-        res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high = _mean_ci([s['tiles'] / s['seconds'] for s in stats])
-        res.throughput_repeats = ';'.join(f"{s['tiles'] / s['seconds']:.4g}" for s in stats)
-        res.repeats, res.iterations, res.seconds_measured = passes, tiles * passes, sum(s['seconds'] for s in stats)
-        res.model_throughput, res.model_km2_per_sec = model_tps, model_tps * km2_tile
-        res.pipeline_share = res.km2_per_sec / res.model_km2_per_sec
-        per = {s: float(np.mean([p[s] for p in stats])) for s in (*STAGES, 'wait')}
-        if why := share_check((res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high),
-                              tuple(None if v is None else v * km2_tile for v in (model_tps, lo, hi)), tiles / per['model'] if per['model'] else math.nan, model_tps):
-            res.status, res.error = 'error', why  # an impossible figure is a failed measurement, never an `ok` row
-        res.stage_read_s, res.stage_preprocess_s, res.stage_transfer_s = per['read'], per['preprocess'], per['transfer']
-        res.stage_model_s, res.stage_stitch_s, res.stage_write_s, res.input_wait_s = per['model'], per['stitch'], per['write'], per['wait']
-        res.bound_stage = bounding_stage({s: per[s] for s in STAGES}, workers)
-        res.days_to_map_land = EARTH_LAND_KM2 / res.km2_per_sec / 86400
-        res.pixels_per_sec = res.throughput_mean * size ** 2
-        res.peak_memory_mb = peak_memory_mb(dev)
+        measure_map(o, mp, res, got)
+        map_figures(res, mp, got.stats, got.alone, o.workers)
     except BenchError: raise  # bad input found late, or the output could not be written: one line, no row
     except Exception as e: res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
-    res.tiles, res.overlap, res.stitch = res.tiles or (stats[0]['tiles'] if stats else None), overlap, 'average'
-    res.raster_file, res.raster_mb, res.raster_bands, res.raster_dtype = facts.name, facts.mb, len(bands), facts.dtype
-    res.raster_width, res.raster_height, res.raster_crs, res.gsd_m, res.area_km2 = facts.width, facts.height, facts.crs, facts.gsd_m, facts.area_km2
-    res.output_file = str(out) if written else ''  # a row whose figures failed the share check still wrote its map
+    map_facts(res, o, mp, got.stats, written=got.alone is not None)
     res.load_avg_after, res.wall_seconds = load_average(), time.perf_counter() - t_start
     if cont:  # the same check and marks as an inference row: others' CPU before and during the run
         v = cont.verdict(pre, cont.after())
         res.contended, res.busy_share, res.steal_share = v['contended'], v['busy_share'], v['steal_share']
-        if v['contended']: log(f"warning: {v['reason']}; the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter host")
-    store.append(res)
-    log(f"results: {store.csv_path}; map: {res.output_file or 'not written'}")
+        if v['contended']: o.log(f"warning: {v['reason']}; the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter host")
+    mp.store.append(res)
+    o.log(f"results: {mp.store.csv_path}; map: {res.output_file or 'not written'}")
     return res
 
 # %% ../nbs/29_mapping.ipynb #a80665cf

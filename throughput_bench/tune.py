@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Optional
 import numpy as np
 from .core import *
-from .compare import parse_config, config_text, study_id, run_rounds, _stored, _num
+from . import api
+from .compare import parse_config, config_text, study_id, run_rounds, one_spec, _stored, _num
 
 # %% auto #0
-__all__ = ['candidates', 'front', 'reproduce', 'TuneResult', 'tune', 'draw_front']
+__all__ = ['candidates', 'front', 'reproduce', 'TuneResult', 'tune_space', 'search', 'versus_eager', 'tune_table', 'tune',
+           'draw_front']
 
 # %% ../nbs/28_tune.ipynb #a4cf9a6f
 def candidates(device_type:str, # `cpu` or `cuda`
@@ -83,17 +85,92 @@ def _rank(rows:dict, specs:list, key:str, low:bool=False)->list:
     ok = [s for s in specs if str(rows.get(s.key(), {}).get('status')) == 'ok']
     return sorted(ok, key=lambda s: _num(rows[s.key()].get(key)) * (1 if low else -1))
 
-def _stage(specs:list, name:str, tid:str, reps:int, store, a, dev, cont, log)->dict:
+def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     "Measure (or find stored) `specs` as stage `name` with `reps` processes each; their rows by the specs' keys without study/stage."
     from throughput_bench.sweep import plan, run_sweep, Repeats
     ss = [dataclasses.replace(s, study=tid, stage=name) for s in specs]
+    store, log = su.store, su.msg.log
     p = plan(ss, store)
     for s, why in p.skipped: log(f"{config_text(s)}: skipped: {why}")
     if p.todo:
         log(f"{name}: {len(p.todo)} configuration(s) x {reps} process(es)" + (f", {p.done} stored" if p.done else ''))
-        run_sweep(p, store, a.tc, isolate=True, progress=a.progress, repeats=Repeats(reps), contention=cont, log=a.warn)
+        run_sweep(p, store, su.timing, isolate=True, progress=su.options.progress, repeats=Repeats(reps), contention=cont,
+                  log=su.msg.warn)
     got = _stored(store, ss)
     return {s.key(): got.get(t.key(), {}) for s, t in zip(specs, ss)}
+
+# %% ../nbs/28_tune.ipynb #0d0d1f3e
+def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None,
+               compile_modes:Optional[list]=None)->tuple:
+    "The configurations `tune` screens on `su`'s device (each backend's `tune_words` × batches × the precisions the device runs), and what was chosen, in words."
+    import torch
+    from throughput_bench.backends.base import BACKENDS, get_backend
+    from throughput_bench.devices import precision_support
+    o, dev = su.options, su.device
+    if backends is None:
+        backends = [b for b in BACKENDS if not get_backend(b).missing() and dev.type in get_backend(b).devices
+                    and b != 'onnxruntime-trt']
+    else: backends = api.check_backends(backends, 'inference')
+    batches = batch_sizes or ([1, 4, 16] if dev.type == 'cpu' else [1, 64, 256])
+    precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, dev) is None]
+    cms = compile_modes if compile_modes is not None else ([] if dev.type == 'cpu' else ['default'])
+    words = candidates(dev.type, o.threads or torch.get_num_threads(), backends, batches, precs, [c for c in cms if c != 'none'])
+    specs = [one_spec(o, dev, {'threads': None} | parse_config(w), batch=1) for w in words]
+    said = (f"{', '.join(backends)}; batches {' '.join(map(str, batches))}; "
+            f"threads {' '.join(sorted({str(s.threads) for s in specs}))}; {' '.join(precs)}; "
+            + (f"compile {' '.join(cms)}" if cms else
+               "no torch.compile: its compile time would take the budget (--compile-modes default to add it)"))
+    return specs, said
+
+def _cost(rows:dict)->float:
+    "Seconds the processes of `rows` took, start-up (about a second each) included."
+    return sum(_num(r.get('wall_seconds')) + _num(r.get('repeats') or 1) * 1.0 for r in rows.values()
+               if r and _num(r.get('wall_seconds')) == _num(r.get('wall_seconds')))
+
+def _b1(rows:dict, specs:list)->list:
+    "`specs` at batch 1 that have an ok row, best p50 latency first."
+    return [s for s in _rank(rows, specs, 'latency_p50_ms', low=True) if s.batch_size == 1]
+
+def search(specs:list, tid:str, su, cont, budget:float)->tuple:
+    """Screen every configuration once, the best third again with two processes, the best three with three: as far as
+    `budget` seconds go. The stages' sizes come from the budget and the stored rows' own seconds (not this call's clock),
+    so a second `tune` with the same arguments takes the same decisions and finds every row stored. Returns the last
+    row of each configuration, the ranking by img/s, the ranking at batch 1 by p50, seconds a process, seconds spent."""
+    rows = _stage(specs, 'screen', tid, 1, su, cont)
+    spent = _cost(rows); per_run = spent / max(1, len(rows))
+    last, by_tp, b1 = dict(rows), _rank(rows, specs, 'throughput_mean'), _b1(rows, specs)
+    fit = lambda n, reps: max(1, min(n, int((budget - spent) * 0.8 / (per_run * reps))))  # a fifth kept for eager
+    def again(pick, name, reps):
+        got = _stage(pick, name, tid, reps, su, cont)
+        last.update({k: v for k, v in got.items() if v})
+        return _cost(got), _rank(got, pick, 'throughput_mean'), _b1(got, pick)
+    k = fit(max(3, math.ceil(len(by_tp) / 3)), 2)
+    rung = _union(by_tp[:k], b1[:max(1, k // 3)])  # the best third (and the best batch-1 third), two processes each
+    if budget - spent > per_run * 4 and len(rung) > 1:
+        s, t, b = again(rung, 'rung 2', 2); spent += s; by_tp, b1 = t or by_tp, b or b1
+    conf = _union(by_tp[:fit(3, 3)], b1[:1])  # the best three and the best at batch 1, three processes each
+    if budget - spent > per_run * 6 and conf:
+        s, t, b = again(conf, 'confirm', 3); spent += s; by_tp, b1 = t or by_tp, b or b1
+    return last, by_tp, b1, per_run, spent
+
+def versus_eager(win:BenchSpec, tid:str, su, rounds:int)->'pd.DataFrame':
+    "The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count), in `rounds` paired rounds (fixed from the stored rows, not the clock: a second call resumes them); empty where the winner is eager."
+    import torch, pandas as pd
+    cpu = su.device.type == 'cpu'
+    eager = dataclasses.replace(win, backend='pytorch', backend_options='', precision='fp32', compile_mode='none',
+                                channels_last=False, threads=torch.get_num_threads() if cpu else None, cache_dir=None)
+    if eager.key() == win.key(): return pd.DataFrame()
+    return run_rounds([eager, win], ['fp32 eager', config_text(win)], tid + '-vs-eager', su, 0.03, 3, rounds, math.inf)
+
+def tune_table(specs:list, last:dict)->'pd.DataFrame':
+    "One line per configuration measured: its words, the stage of its last row, its figures and status."
+    import pandas as pd
+    cols = ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high', 'latency_p50_ms', 'latency_p99_ms',
+            'peak_memory_mb', 'repeats')
+    return pd.DataFrame([dict(config=config_text(s), stage=last[s.key()].get('stage', ''),
+                              **{c: _num(last[s.key()].get(c)) for c in cols},
+                              status=last[s.key()].get('status', ''), batch_size=s.batch_size)
+                         for s in specs if last.get(s.key())])
 
 # %% ../nbs/28_tune.ipynb #f710d949
 def tune(model:str, # a registry or timm name
@@ -111,83 +188,34 @@ def tune(model:str, # a registry or timm name
          **sweep_kw # any other `api.sweep` argument (e.g. input_channels, threads to cap the cores)
         )->TuneResult:
     "Search the configurations of `model` that can matter on this device within the budget; the best, the front, and the winner against eager."
-    import inspect, torch
-    from throughput_bench import api
-    from throughput_bench.backends.base import BACKENDS, get_backend
-    from throughput_bench.devices import precision_support
-    from throughput_bench.sweep import server_pid
-    from throughput_bench.contention import Contention
+    from throughput_bench.sweep import hardware_record  # torch: not at import (`tbench tune --help` starts without it)
     if budget_minutes <= 0: raise BenchError(f"--budget-minutes must be positive, got {budget_minutes}")
-    t0 = time.monotonic(); budget = budget_minutes * 60
-    defaults = {k: p.default for k, p in inspect.signature(api.sweep).parameters.items()}
-    a = api.SweepArgs(**defaults | sweep_kw | dict(models=[model], device=device, input_size=input_size, results_dir=results_dir, wait_idle=wait_idle,
-                                                   progress=progress, quiet=quiet, wandb='disabled', repeats=1,
-                                                   timed_seconds=screen_seconds))
-    api.check_options(a)
-    dev, _, store = api.setup(a)
-    if screen_seconds is None: a.tc = dataclasses.replace(a.tc, timed_seconds=1.0 if dev.type == 'cpu' else 2.0)
-    cores = a.threads or torch.get_num_threads()
-    if backends is None: backends = [b for b in BACKENDS if not get_backend(b).missing() and dev.type in get_backend(b).devices and b != 'onnxruntime-trt']
-    else: backends = api.check_backends(backends, 'inference')
-    batches = batch_sizes or ([1, 4, 16] if dev.type == 'cpu' else [1, 64, 256])
-    precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, dev) is None]
-    cms = compile_modes if compile_modes is not None else ([] if dev.type == 'cpu' else ['default'])
-    words = candidates(dev.type, cores, backends, batches, precs, [c for c in cms if c != 'none'])
-    specs = []
-    for w in words:
-        p = parse_config(w)
-        b = api.SweepArgs(a | dict(batch_sizes=[p['batch_size']], precisions=[p['precision']], compile_modes=[p.get('compile_mode', 'none')],
-                                   channels_last=p.get('channels_last', False), backends=[p['backend']], backend_options=p.get('backend_options', ''),
-                                   threads=p.get('threads')))
-        (s,) = api.configurations(b, dev)
-        specs.append(dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True))
-    tid = study_id('tune', model, str(dev), [s.key() for s in specs], a.tc.timed_seconds)
-    log, cont = a.log, (Contention(wait=a.wait_idle, threshold=a.busy_threshold, strict=False, roots=lambda: [server_pid()]) if dev.type == 'cpu' else None)
-    left = lambda: budget - (time.monotonic() - t0)
-    log(f"tune {model} on {dev} within {budget_minutes:g} min: {len(specs)} configurations ({', '.join(backends)}; batches {' '.join(map(str, batches))}; "
-        f"threads {' '.join(sorted({str(s.threads) for s in specs}))}; {' '.join(precs)}" + (f"; compile {' '.join(cms)}" if cms else "; no torch.compile: its compile time would take the budget (--compile-modes default to add it)")
-        + f"); study {tid} in {store.csv_path}")
-    from throughput_bench.sweep import hardware_record
-    hardware_record(store, dev, log=log)
-    # 1. screen everything once. The stages' sizes come from the budget and the stored rows' own seconds (not this call's clock),
-    #    so a second `tune` with the same arguments takes the same decisions and finds every row stored.
-    rows = _stage(specs, 'screen', tid, 1, store, a, dev, cont, log)
-    cost = lambda rs: sum(_num(r.get('wall_seconds')) + _num(r.get('repeats') or 1) * 1.0 for r in rs.values() if r and _num(r.get('wall_seconds')) == _num(r.get('wall_seconds')))
-    spent = cost(rows); per_run = spent / max(1, len(rows))   # seconds a process takes here, start-up included
-    left = lambda: budget - spent
-    last = dict(rows)
-    by_tp = _rank(rows, specs, 'throughput_mean'); b1 = [s for s in _rank(rows, specs, 'latency_p50_ms', low=True) if s.batch_size == 1]
-    # 2. the best third (and the best batch-1 third) again, two processes each, as far as the budget goes (a fifth kept for the comparison)
-    fit = lambda n, reps: max(1, min(n, int(left() * 0.8 / (per_run * reps))))
-    k2 = fit(max(3, math.ceil(len(by_tp) / 3)), 2)
-    rung = _union(by_tp[:k2], b1[:max(1, k2 // 3)])
-    if left() > per_run * 4 and len(rung) > 1:
-        rows2 = _stage(rung, 'rung 2', tid, 2, store, a, dev, cont, log); last.update({k: v for k, v in rows2.items() if v}); spent += cost(rows2)
-        by_tp = _rank(rows2, rung, 'throughput_mean') or by_tp; b1 = [s for s in _rank(rows2, rung, 'latency_p50_ms', low=True) if s.batch_size == 1] or b1
-    # 3. confirm the best three and the best batch-1 with three processes
-    conf = _union(by_tp[:fit(3, 3)], b1[:1])
-    if left() > per_run * 6 and conf:
-        rows3 = _stage(conf, 'confirm', tid, 3, store, a, dev, cont, log); last.update({k: v for k, v in rows3.items() if v}); spent += cost(rows3)
-        by_tp = _rank(rows3, conf, 'throughput_mean') or by_tp; b1 = [s for s in _rank(rows3, conf, 'latency_p50_ms', low=True) if s.batch_size == 1] or b1
-    if not by_tp: raise BenchError(f"no configuration of {model} ran correctly here (study {tid} in {store.csv_path})")
+    t0, budget = time.monotonic(), budget_minutes * 60
+    o = api.check(api.SweepOptions.of(**sweep_kw | dict(
+        models=[model], device=device, input_size=input_size, results_dir=results_dir, wait_idle=wait_idle,
+        progress=progress, quiet=quiet, wandb='disabled', repeats=1, timed_seconds=screen_seconds)))
+    su = api.setup(o)
+    if screen_seconds is None:
+        su = dataclasses.replace(su, timing=dataclasses.replace(su.timing, timed_seconds=1.0 if su.device.type == 'cpu' else 2.0))
+    specs, said = tune_space(su, backends, batch_sizes, compile_modes)
+    tid = study_id('tune', model, str(su.device), [s.key() for s in specs], su.timing.timed_seconds)
+    su.msg.log(f"tune {model} on {su.device} within {budget_minutes:g} min: {len(specs)} configurations ({said}); "
+               f"study {tid} in {su.store.csv_path}")
+    hardware_record(su.store, su.device, log=su.msg.log)
+    cont = api.contention_watch(o, su.device, strict=False)
+    last, by_tp, b1, per_run, spent = search(specs, tid, su, cont, budget)
+    if not by_tp: raise BenchError(f"no configuration of {model} ran correctly here (study {tid} in {su.store.csv_path})")
     win = by_tp[0]
-    # 4. the winner against fp32 eager PyTorch at its batch (PyTorch's own thread count), in paired rounds
-    eager = dataclasses.replace(win, backend='pytorch', backend_options='', precision='fp32', compile_mode='none', channels_last=False,
-                                threads=torch.get_num_threads() if dev.type == 'cpu' else None, cache_dir=None)
-    if eager.key() == win.key(): vs = None
-    else:  # as many rounds as the budget left holds (3 to 8), fixed from the stored rows, not the clock: a second call resumes them
-        rounds = int(np.clip(left() / (2 * per_run), 3, 8))
-        vs = run_rounds([eager, win], ['fp32 eager', config_text(win)], tid + '-vs-eager', store, dev, a, 0.03, 3, rounds, math.inf)
-    import pandas as pd
-    table = pd.DataFrame([dict(config=config_text(s), stage=last[s.key()].get('stage', ''), **{c: _num(last[s.key()].get(c)) for c in
-                               ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high', 'latency_p50_ms', 'latency_p99_ms', 'peak_memory_mb', 'repeats')},
-                               status=last[s.key()].get('status', ''), batch_size=s.batch_size) for s in specs if last.get(s.key())])
+    vs = versus_eager(win, tid, su, rounds=int(np.clip((budget - spent) / (2 * per_run), 3, 8)))
+    table = tune_table(specs, last)
     ok = table[table.status.eq('ok')].reset_index(drop=True)
     fr = front(ok).sort_values('throughput_mean', ascending=False)
-    chart = draw_front(ok, fr, f"{model} on {store.label}: tuned within {budget_minutes:g} min", Path(results_dir) / f"tune-{model}-{store.slug}.png")
-    res = TuneResult(table, dict(last[win.key()], config=config_text(win)), dict(last[b1[0].key()], config=config_text(b1[0])) if b1 else None,
-                     fr, reproduce(win, str(dev)), vs if vs is not None else pd.DataFrame(), chart, tid)
-    log(f"done in {(time.monotonic() - t0) / 60:.1f} min")
+    chart = draw_front(ok, fr, f"{model} on {su.store.label}: tuned within {budget_minutes:g} min",
+                       Path(results_dir) / f"tune-{model}-{su.store.slug}.png")
+    best_b1 = dict(last[b1[0].key()], config=config_text(b1[0])) if b1 else None
+    res = TuneResult(table, dict(last[win.key()], config=config_text(win)), best_b1, fr, reproduce(win, str(su.device)),
+                     vs, chart, tid)
+    su.msg.log(f"done in {(time.monotonic() - t0) / 60:.1f} min")
     return res
 
 # %% ../nbs/28_tune.ipynb #5e687d92
