@@ -23,7 +23,8 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', '
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
-CPU_REPEATS = dict(least=5, most=20, ci=0.03, seconds=30.0)  # on a CPU: 5 to 20 short processes, until the row's 95% CI is within ±3% or 30 s are spent
+# on a CPU: 5 to 20 short processes, until the row's 95% CI is within ±3% or 30 s are spent
+CPU_REPEATS = dict(least=5, most=20, ci=0.03, seconds=30.0)
 
 def default_batch(mode:str, device_type:str)->int:
     "512 (inference) or 256 (training) on a GPU, 32 on a CPU."
@@ -37,16 +38,32 @@ def default_compile_modes(device_type:str)->list:
     "`none` and `default` on CUDA; `none` elsewhere (compiling on a CPU costs minutes per model)."
     return ['none', 'default'] if device_type == 'cuda' else ['none']
 
-def timing_config(device_type:str='cpu', warmup:Optional[int]=None, warmup_seconds:Optional[float]=None, min_seconds:Optional[float]=None,
-                  max_seconds:Optional[float]=None, target_ci:Optional[float]=None, timed_seconds:Optional[float]=None,
-                  timed_iters:Optional[int]=None)->'TimingConfig':
+def timing_config(
+    device_type: str = 'cpu',
+    warmup: Optional[int] = None,
+    warmup_seconds: Optional[float] = None,
+    min_seconds: Optional[float] = None,
+    max_seconds: Optional[float] = None,
+    target_ci: Optional[float] = None,
+    timed_seconds: Optional[float] = None,
+    timed_iters: Optional[int] = None,
+) -> 'TimingConfig':
     "The `TimingConfig` of one worker process: the options given, else the device's defaults."
     from throughput_bench.timing import TimingConfig
-    adaptive = {k: v for k, v in dict(min_seconds=min_seconds, max_seconds=max_seconds, target_ci=target_ci).items() if v is not None}
-    if timed_seconds is not None and timed_iters is not None: raise BenchError("give --timed-seconds or --timed-iters, not both")
+
+    adaptive = {
+        k: v
+        for k, v in dict(min_seconds=min_seconds, max_seconds=max_seconds, target_ci=target_ci).items()
+        if v is not None
+    }
+    if timed_seconds is not None and timed_iters is not None:
+        raise BenchError("give --timed-seconds or --timed-iters, not both")
     fixed = '--timed-seconds' if timed_seconds is not None else '--timed-iters' if timed_iters is not None else None
     if fixed and adaptive:
-        raise BenchError(f"{fixed} fixes the timed phase; it cannot be combined with --{'/--'.join(k.replace('_', '-') for k in adaptive)}")
+        raise BenchError(
+            f"{fixed} fixes the timed phase; it cannot be combined with "
+            f"--{'/--'.join(k.replace('_', '-') for k in adaptive)}"
+        )
     for k, v in dict(warmup=warmup, warmup_seconds=warmup_seconds, min_seconds=min_seconds, max_seconds=max_seconds,
                      target_ci=target_ci, timed_seconds=timed_seconds, timed_iters=timed_iters).items():
         if v is None: continue
@@ -54,21 +71,36 @@ def timing_config(device_type:str='cpu', warmup:Optional[int]=None, warmup_secon
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise BenchError(f"{name} must be a finite number >= 0, got {v!r}")
         if v > (1 if k == 'target_ci' else 10**7 if k.endswith('iters') or k == 'warmup' else 86400):
-            raise BenchError(f"{name} {v} is more than {'1 (a share)' if k == 'target_ci' else 'a day' if 'seconds' in k else '10,000,000 iterations'}")
+            raise BenchError(
+                f"{name} {v} is more than "
+                f"{'1 (a share)' if k == 'target_ci' else 'a day' if 'seconds' in k else '10,000,000 iterations'}"
+            )
     if timed_seconds == 0 or timed_iters == 0: raise BenchError(f"{fixed} must be > 0")
     cpu = device_type == 'cpu'
-    # a CPU row is many short processes (`CPU_REPEATS`): what moves a process's mean is the process, not more seconds of it
-    defaults = dict(min_seconds=1.0, max_seconds=3.0, target_ci=0.02) if cpu else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
+    # a CPU row is many short processes (`CPU_REPEATS`): what moves a process's mean is the process, not more seconds of
+    # it
+    defaults = (
+        dict(min_seconds=1.0, max_seconds=3.0, target_ci=0.02)
+        if cpu
+        else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
+    )
     warmup = warmup if warmup is not None else (2 if cpu else 5)
-    tc = TimingConfig(warmup=warmup, warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.5 if cpu else 2.0),
-                      timed_seconds=timed_seconds, timed_iters=timed_iters, **(defaults | adaptive))
-    if tc.min_seconds > tc.max_seconds: raise BenchError(f"--min-seconds {tc.min_seconds} is more than --max-seconds {tc.max_seconds}")
+    tc = TimingConfig(
+        warmup=warmup,
+        warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.5 if cpu else 2.0),
+        timed_seconds=timed_seconds,
+        timed_iters=timed_iters,
+        **(defaults | adaptive),
+    )
+    if tc.min_seconds > tc.max_seconds:
+        raise BenchError(f"--min-seconds {tc.min_seconds} is more than --max-seconds {tc.max_seconds}")
     return tc
 
 # %% ../nbs/26_api.ipynb #547e0410
 LIMITS = {'--batch-sizes': 65536, '--threads': 1024, '--repeats': 1000, '--input-size': 16384, '--input-channels': 1024,
           '--timesteps': 1024, '--workers': 256, '--nproc': 4096, '--wait-idle': 86400, '--max-step-seconds': 86400,
-          '--ddp-timeout': 86400, '--lr': 1e6}  # far past any real use: a larger value is a typo, refused instead of probed for minutes
+          # far past any real use: a larger value is a typo, refused instead of probed for minutes
+          '--ddp-timeout': 86400, '--lr': 1e6}
 
 def _positive(name:str, v, kind=int, allow_zero=False):
     "Check an option: a positive, finite number no larger than `LIMITS[name]` (or a list of them)."
@@ -77,19 +109,25 @@ def _positive(name:str, v, kind=int, allow_zero=False):
         if not isinstance(x, (int, float)) or isinstance(x, bool) or (kind is int and not float(x).is_integer()):
             raise BenchError(f"{name} must be a {'whole ' if kind is int else ''}number, got {x!r}")
         if not math.isfinite(x): raise BenchError(f"{name} must be a finite number, got {x}")
-        if x < 0 or (x == 0 and not allow_zero): raise BenchError(f"{name} must be > {'=' if allow_zero else ''}0, got {x}")
-        if name in LIMITS and x > LIMITS[name]: raise BenchError(f"{name} {x} is more than {LIMITS[name]:g}: not a value this tool can run")
+        if x < 0 or (x == 0 and not allow_zero):
+            raise BenchError(f"{name} must be > {'=' if allow_zero else ''}0, got {x}")
+        if name in LIMITS and x > LIMITS[name]:
+            raise BenchError(f"{name} {x} is more than {LIMITS[name]:g}: not a value this tool can run")
 
 def _text(name:str, v):
     "Check a text option: `None` (its default) or a non-empty string."
-    if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v).strip()): raise BenchError(f"{name} must not be empty")
+    if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v).strip()):
+        raise BenchError(f"{name} must not be empty")
 
 def idle_check(device, force:bool):
     "Refuse to measure on a GPU other processes are computing on (unless `force`)."
     from throughput_bench.hardware import gpu_processes
     busy = gpu_processes(device)
     if busy and not force:
-        raise BenchError(f"{device} is busy: {len(busy)} other process(es) computing on it ({', '.join(str(p) for p, _ in busy[:5])}); pass --force to measure anyway")
+        raise BenchError(
+            f"{device} is busy: {len(busy)} other process(es) computing on it "
+            f"({', '.join(str(p) for p, _ in busy[:5])}); pass --force to measure anyway"
+        )
 
 # %% ../nbs/26_api.ipynb #f9ed4db6
 GEO_BASELINES = ['resnet50', 'vit_base_patch16_224']
@@ -104,30 +142,39 @@ def geo_compare_specs(models:list, grid:tuple, kw:dict, log:Callable=print, base
     for m in geo + base: check_model(get_model(m))
     phase1 = expand(geo, *grid, **kw)
     t = kw['timesteps']
-    shapes = list(dict.fromkeys((get_model(m).channels * t, get_model(m).size) for m in geo if get_model(m).max_timesteps >= t))
-    phase2 = [s for c, z in shapes for s in expand(base, *grid, input_channels=c, input_size=z, **(kw | {'timesteps': 1}))]
+    shapes = list(
+        dict.fromkeys((get_model(m).channels * t, get_model(m).size) for m in geo if get_model(m).max_timesteps >= t)
+    )
+    phase2 = [
+        s for c, z in shapes for s in expand(base, *grid, input_channels=c, input_size=z, **(kw | {'timesteps': 1}))
+    ]
     log(f"geo-compare: phase 1: {len(geo)} geo encoder(s) at native inputs; phase 2: {', '.join(base)} at "
         f"{len(shapes)} input shape(s): {', '.join(f'{c}x{z}' for c, z in shapes)}")
     return phase1 + phase2
 
 # %% ../nbs/26_api.ipynb #5eed0c02
 CONVENTIONS = ('tbench', 'throughput-bench')
-SEED_INPUTS = {'dofa_base': (3, 224), 'dofa_large': (3, 224), 'vit_huge_plus_patch16_dinov3': (3, 224)}  # the seed tool's inputs where they differ
+# the seed tool's inputs where they differ
+SEED_INPUTS = {'dofa_base': (3, 224), 'dofa_large': (3, 224), 'vit_huge_plus_patch16_dinov3': (3, 224)}
 SEED_NUM_CLASSES = 10
 SEED_GEO = ('dofa_base', 'dofa_large', 'croma_optical', 'croma_sar', 'galileo_nano', 'galileo_base', 'galileo_large',
-            'olmoearth_nano', 'olmoearth_tiny', 'olmoearth_base', 'olmoearth_large')  # the seed tool's geo encoders that a PyPI package builds offline
+            # the seed tool's geo encoders that a PyPI package builds offline
+            'olmoearth_nano', 'olmoearth_tiny', 'olmoearth_base', 'olmoearth_large')
 
 def seed_specs(specs:list, inputs_given:bool)->list:
-    "`specs` as the seed tool builds them: a 10-class head on every timm model, its inputs for DOFA and DINOv3-H+ (unless inputs were given)."
+    """`specs` as the seed tool builds them: a 10-class head on every timm model, its inputs for DOFA and DINOv3-H+
+    (unless inputs were given)."""
     from throughput_bench.registry import get_model
     out = []
     for s in specs:
         kw = {} if get_model(s.model_name).is_geo else {'num_classes': SEED_NUM_CLASSES}
-        if not inputs_given and s.model_name in SEED_INPUTS: kw['input_channels'], kw['input_size'] = SEED_INPUTS[s.model_name]
+        if not inputs_given and s.model_name in SEED_INPUTS:
+            kw['input_channels'], kw['input_size'] = SEED_INPUTS[s.model_name]
         out.append(dataclasses.replace(s, **kw))
     return out
 def default_models(conventions:str='tbench')->list:
-    "The models a sweep runs when none are named: the registry's timm models; under the seed tool's conventions also its geo encoders, when the `[geo]` extra is installed."
+    """The models a sweep runs when none are named: the registry's timm models; under the seed tool's conventions also
+    its geo encoders, when the `[geo]` extra is installed."""
     from throughput_bench.registry import REGISTRY
     from throughput_bench.geo import has_geo
     geo = conventions == 'throughput-bench' and has_geo()
@@ -135,7 +182,8 @@ def default_models(conventions:str='tbench')->list:
 
 # %% ../nbs/26_api.ipynb #de9e2859
 def scaling_efficiency(res, store):
-    "Set a data-parallel row's `scaling_efficiency` from the stored row of the same configuration at world size 1 (measured first in the sweep)."
+    """Set a data-parallel row's `scaling_efficiency` from the stored row of the same configuration at world size 1
+    (measured first in the sweep)."""
     if not res.world_size or res.world_size < 2 or res.status != 'ok': return res
     from throughput_bench.store import row_key
     want = row_key(res.to_row() | {'world_size': 1})
@@ -144,7 +192,8 @@ def scaling_efficiency(res, store):
     return res
 
 def slurm_sweep(specs:list, su:Setup)->'pd.DataFrame':
-    "Submit `specs` as SLURM jobs (submitit); with `slurm_wait`, wait and collect. The jobs of the manifest, with their states."
+    """Submit `specs` as SLURM jobs (submitit); with `slurm_wait`, wait and collect. The jobs of the manifest, with
+    their states."""
     import pandas as pd
     from throughput_bench import slurm as sl
     o, log = su.options, su.msg.log
@@ -157,24 +206,46 @@ def slurm_sweep(specs:list, su:Setup)->'pd.DataFrame':
         sl.collect(o.results_dir, log)
     m = sl.load_manifest(o.results_dir)
     new = {e['job_id'] for e in entries}
-    rows = [dict(job_id=j['job_id'], state=j.get('state'), configurations=len(j['specs']),
-                 models=' '.join(dict.fromkeys(s['model_name'] for s in j['specs'])), new=j['job_id'] in new, log=j['stdout'])
-            for sub in m['submissions'] for j in sub['jobs']]
+    rows = [
+        dict(
+            job_id=j['job_id'],
+            state=j.get('state'),
+            configurations=len(j['specs']),
+            models=' '.join(dict.fromkeys(s['model_name'] for s in j['specs'])),
+            new=j['job_id'] in new,
+            log=j['stdout'],
+        )
+        for sub in m['submissions']
+        for j in sub['jobs']
+    ]
     return pd.DataFrame(rows, columns=['job_id', 'state', 'configurations', 'models', 'new', 'log'])
 
 def collect(results_dir:str='results', # the results folder the jobs' shards are under
             quiet:bool=False)->dict:
-    "Merge the shards of SLURM jobs into the per-device CSVs (idempotent); record failed jobs as error rows. Counts of what happened."
+    """Merge the shards of SLURM jobs into the per-device CSVs (idempotent); record failed jobs as error rows. Counts
+    of what happened."""
     from throughput_bench import slurm as sl
     if not Path(results_dir).is_dir(): raise BenchError(f"no results folder {str(results_dir)!r}")
     return sl.collect(results_dir, (lambda m: None) if quiet else print)
 
-def wandb_logger(mode:str, hw:dict, warn:Callable, project='throughput-bench', entity=None, tags=(), dir='.', init_timeout=30.0, name=None):
+def wandb_logger(
+    mode: str,
+    hw: dict,
+    warn: Callable,
+    project='throughput-bench',
+    entity=None,
+    tags=(),
+    dir='.',
+    init_timeout=30.0,
+    name=None,
+):
     "The W&B logger `mode` asks for (None when disabled)."
     from throughput_bench.tracking import WandbLogger, resolve_mode
     mode = resolve_mode(mode)
     if mode == 'disabled': return None
-    return WandbLogger(mode, project, entity, list(tags), hardware=hw, dir=dir, init_timeout=init_timeout, log=warn, name=name)
+    return WandbLogger(
+        mode, project, entity, list(tags), hardware=hw, dir=dir, init_timeout=init_timeout, log=warn, name=name
+    )
 
 # %% ../nbs/26_api.ipynb #d122ff85
 def check_backends(backends:Optional[list], mode:str)->list:
@@ -189,12 +260,19 @@ def check_backends(backends:Optional[list], mode:str)->list:
         if why: raise BenchError(why)
     return backends
 
-def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cache_dir:Optional[str]=None, options:str='')->list:
-    "Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions it runs; `options` go to every runtime that has settings (checked here: a wrong one is one line)."
+def with_backends(
+    specs: list, backends: list, explicit_precisions: bool = False, cache_dir: Optional[str] = None, options: str = ''
+) -> list:
+    """Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW
+    (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions
+    it runs; `options` go to every runtime that has settings (checked here: a wrong one is one line)."""
     from throughput_bench.backends.base import get_backend
     out = {}
     if options and not any(get_backend(b).options for b in backends):
-        raise BenchError(f"--backend-options {options!r}: none of the backends {', '.join(backends)} has settings (OpenVINO and ONNX Runtime do)")
+        raise BenchError(
+            f"--backend-options {options!r}: none of the backends {', '.join(backends)} has settings (OpenVINO and "
+            "ONNX Runtime do)"
+        )
     for b in backends:
         be = get_backend(b)
         opts = options if be.options else ''
@@ -202,7 +280,8 @@ def with_backends(specs:list, backends:list, explicit_precisions:bool=False, cac
         for s in specs:
             if not explicit_precisions and s.precision not in be.precisions: continue
             t = dataclasses.replace(s, backend=b, cache_dir=cache_dir if b != 'pytorch' else None, backend_options=opts)
-            if t.compile_mode not in be.compile_modes or t.channels_last not in be.layouts:  # the runtime compiles and lays out its own graph
+            # the runtime compiles and lays out its own graph
+            if t.compile_mode not in be.compile_modes or t.channels_last not in be.layouts:
                 t = dataclasses.replace(t, compile_mode=be.compile_modes[0], channels_last=be.layouts[0])
             out.setdefault(t.key(), t)
     return list(out.values())
@@ -358,7 +437,8 @@ def make_options(cls, args:tuple, kwargs:dict):
     "An options dataclass `cls` from a call's arguments (positional ones in field order); a wrong one is one line."
     import difflib
     names = [f.name for f in dataclasses.fields(cls)]
-    if len(args) > len(names): raise BenchError(f"{len(args)} positional arguments given; there are {len(names)} options")
+    if len(args) > len(names):
+        raise BenchError(f"{len(args)} positional arguments given; there are {len(names)} options")
     for k in kwargs:
         if k not in names:
             close = difflib.get_close_matches(k, names, n=2)
@@ -419,7 +499,8 @@ class Messages:
 
 # %% ../nbs/26_api.ipynb #3e329728
 def repeats_for(o:SweepOptions, device_type:str):
-    "How many worker processes measure each configuration: fixed (`repeats`, one without isolation, GPU 3), or adaptive on a CPU."
+    """How many worker processes measure each configuration: fixed (`repeats`, one without isolation, GPU 3), or
+    adaptive on a CPU."""
     from throughput_bench.sweep import Repeats
     if not o.isolate: return Repeats(1)
     if o.repeats is not None: return Repeats(o.repeats)
@@ -435,7 +516,8 @@ def repeats_for(o:SweepOptions, device_type:str):
 
 @dataclass(frozen=True)
 class Setup:
-    "What `setup` settles from the options: the device, one process's timing, the repeats, the results store, the messages."
+    """What `setup` settles from the options: the device, one process's timing, the repeats, the results store, the
+    messages."""
     options:SweepOptions
     device:object          # a `torch.device`
     timing:object          # a `TimingConfig`
@@ -473,7 +555,8 @@ def setup(o:SweepOptions, msg:Optional[Messages]=None)->Setup:
 
 # %% ../nbs/26_api.ipynb #b60ab078
 def configurations(o:SweepOptions, dev)->list:
-    "The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed tool's conventions, optimizers, world sizes and backends."
+    """The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed
+    tool's conventions, optimizers, world sizes and backends."""
     import torch
     from throughput_bench.registry import REGISTRY
     from throughput_bench.sweep import expand
@@ -489,7 +572,9 @@ def configurations(o:SweepOptions, dev)->list:
             [o.channels_last])
     if o.geo_compare:
         if o.input_channels or o.input_size:
-            raise BenchError("--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size")
+            raise BenchError(
+                "--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size"
+            )
         bases = [n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES
         specs = geo_compare_specs(o.models, grid, kw, Messages(o.quiet).log, baselines=bases)
     else: specs = expand(o.model_names(), *grid, input_channels=o.input_channels, input_size=o.input_size, **kw)
@@ -499,13 +584,17 @@ def configurations(o:SweepOptions, dev)->list:
                           options=o.backend_options or '')
     if o.mode == 'training': specs = [dataclasses.replace(s, optimizer=x, lr=o.lr) for s in specs for x in o.optimizers]
     if o.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
-        specs = [dataclasses.replace(s, world_size=w, ddp_timeout=o.ddp_timeout, probe_batch=False, max_step_seconds=None)
-                 for s in specs for w in dict.fromkeys([1, o.nproc])]
+        specs = [
+            dataclasses.replace(s, world_size=w, ddp_timeout=o.ddp_timeout, probe_batch=False, max_step_seconds=None)
+            for s in specs
+            for w in dict.fromkeys([1, o.nproc])
+        ]
     return specs
 
 # %% ../nbs/26_api.ipynb #ee3be306
 def run(su:Setup, p)->list:
-    "Measure what plan `p` left to do: the hardware record, W&B, the contention watch, then `sweep.run_sweep`; the new rows."
+    """Measure what plan `p` left to do: the hardware record, W&B, the contention watch, then `sweep.run_sweep`; the
+    new rows."""
     from throughput_bench.sweep import hardware_record, run_sweep, server_pid
     from throughput_bench.contention import Contention
     from throughput_bench.flops import annotate_mfu
@@ -526,7 +615,8 @@ def run(su:Setup, p)->list:
                      post=post, repeats=su.repeats, contention=cont, log=msg.warn)
 
 def contention_watch(o:SweepOptions, dev, strict:Optional[bool]=None):
-    "On a CPU, the `Contention` policy of `o` (waiting, threshold, strict) over the sweep's own process tree; else None."
+    """On a CPU, the `Contention` policy of `o` (waiting, threshold, strict) over the sweep's own process tree; else
+    None."""
     from throughput_bench.sweep import server_pid
     from throughput_bench.contention import Contention
     if dev.type != 'cpu': return None
@@ -566,7 +656,8 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
 
 # %% ../nbs/26_api.ipynb #465aa46b
 def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
-    "The stored rows (the last per configuration) of `specs`, with `measured`: `now` for rows in `new`, `not measured` for skipped rows, else `stored`."
+    """The stored rows (the last per configuration) of `specs`, with `measured`: `now` for rows in `new`, `not
+    measured` for skipped rows, else `stored`."""
     import pandas as pd
     from throughput_bench.store import read_results, row_key, key_matches
     if not store.csv_path.exists(): return read_results().assign(measured=pd.Series(dtype=str))
@@ -590,7 +681,8 @@ def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
 # %% ../nbs/26_api.ipynb #07898664
 @delegates(sweep, but=['mode', 'models', 'geo_compare', 'optimizers', 'lr', 'breakdown'])
 def infer(models:Optional[list]=None, # registry or timm names (default: every timm model of the registry)
-          geo_compare:bool=False, # geo encoders at native inputs, then the timm `models` (default ResNet-50, ViT-B/16) at each geo input shape
+          # geo encoders at native inputs, then the timm `models` (default ResNet-50, ViT-B/16) at each geo input shape
+          geo_compare:bool=False,
           **kwargs)->'pd.DataFrame':
     "Measure inference throughput, latency and memory; one row per configuration (stored in `results/<device>.csv`)."
     return sweep('inference', models, geo_compare=geo_compare, **kwargs)
@@ -604,24 +696,53 @@ def train(models:Optional[list]=None, # registry or timm names
     return sweep('training', models, optimizers=optimizers, breakdown=breakdown, **kwargs)
 
 # %% ../nbs/26_api.ipynb #2fc26516
-VIEW = {'model_name': 'model', 'mode': 'mode', 'precision': 'precision', 'backend': 'backend', 'batch_size': 'batch', 'input_size': 'px',
-        'throughput_mean': 'img/s', 'ci': '95% CI', 'repeats': 'processes', 'latency_p95_ms': 'p95 ms', 'peak_memory_mb': 'peak MiB',
-        'contended': 'host busy', 'status': 'status', 'measured': 'measured'}  # column -> what the view calls it, in order
+VIEW = {
+    'model_name': 'model',
+    'mode': 'mode',
+    'precision': 'precision',
+    'backend': 'backend',
+    'batch_size': 'batch',
+    'input_size': 'px',
+    'throughput_mean': 'img/s',
+    'ci': '95% CI',
+    'repeats': 'processes',
+    'latency_p95_ms': 'p95 ms',
+    'peak_memory_mb': 'peak MiB',
+    # column -> what the view calls it, in order
+    'contended': 'host busy',
+    'status': 'status',
+    'measured': 'measured',
+}
 
 def view(df:'pd.DataFrame', # rows from `infer`, `train`, `store.read_results`, ...
-         columns:Optional[list]=None, # the columns to show (default: `VIEW`'s, less those that are one value throughout)
+         # the columns to show (default: `VIEW`'s, less those that are one value throughout)
+         columns:Optional[list]=None,
         )->'pd.io.formats.style.Styler':
     "A readable view of result rows: names for people, rounded figures, the 95% CI as one cell, a busy host flagged."
     import math, pandas as pd
     d = df.copy()
     fin = lambda v: v is not None and pd.notna(v) and math.isfinite(float(v))
     if 'throughput_ci_low' in d:
-        d['ci'] = [f"{float(lo):,.1f}–{float(hi):,.1f}" if fin(lo) and fin(hi) else 'no CI' for lo, hi in zip(d.throughput_ci_low, d.throughput_ci_high)]
-    one = lambda c: c in ('mode', 'backend', 'status', 'precision', 'batch_size', 'input_size') and d[c].astype(str).nunique() <= 1 and len(d) > 1
+        d['ci'] = [
+            f"{float(lo):,.1f}–{float(hi):,.1f}" if fin(lo) and fin(hi) else 'no CI'
+            for lo, hi in zip(d.throughput_ci_low, d.throughput_ci_high)
+        ]
+    one = lambda c: (
+        c in ('mode', 'backend', 'status', 'precision', 'batch_size', 'input_size')
+        and d[c].astype(str).nunique() <= 1
+        and len(d) > 1
+    )
     cols = [c for c in (columns or VIEW) if c in d and (columns or not one(c))]
     out = d[cols].copy()
     if 'contended' in out: out['contended'] = out.contended.map(lambda v: '⚠ yes' if str(v) == 'True' else '')
-    fmt = {'throughput_mean': '{:,.1f}', 'latency_p95_ms': '{:,.1f}', 'peak_memory_mb': '{:,.0f}', 'repeats': '{:.0f}', 'batch_size': '{:.0f}', 'input_size': '{:.0f}'}
+    fmt = {
+        'throughput_mean': '{:,.1f}',
+        'latency_p95_ms': '{:,.1f}',
+        'peak_memory_mb': '{:,.0f}',
+        'repeats': '{:.0f}',
+        'batch_size': '{:.0f}',
+        'input_size': '{:.0f}',
+    }
     st = out.style.hide(axis='index').format({c: f for c, f in fmt.items() if c in out}, na_rep='')
     return st.relabel_index([VIEW.get(c, c) for c in cols], axis=1)
 
@@ -647,7 +768,10 @@ def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
     store = ResultStore(results_dir, device_slug(dev), device_name(dev))
     store.ensure_writable(); store.check()
     from throughput_bench.sweep import hardware_record
-    return hardware_record(store, dev, ceilings=True, log=(lambda m: None) if quiet else print) | {'hardware_json': str(store.hw_path)}
+
+    return hardware_record(store, dev, ceilings=True, log=(lambda m: None) if quiet else print) | {
+        'hardware_json': str(store.hw_path)
+    }
 
 # %% ../nbs/26_api.ipynb #6aa5642e
 def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B run folders (`.../wandb`)
@@ -677,7 +801,8 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
 def globe(sources:tuple=('results',), # result CSVs or folders of them: this project's and the seed tool's, side by side
           output:str='globe', # folder for the site (index.html, its scripts, the data)
          )->Path:
-    "The Globe Race page (a static site that makes no request off the machine) for the rows in `sources`; the path of its `index.html`."
+    """The Globe Race page (a static site that makes no request off the machine) for the rows in `sources`; the path of
+    its `index.html`."""
     from throughput_bench.globe import write_globe
     try: return write_globe(*[str(s) for s in (sources or ['results'])], out=output)
     except OSError as e: raise BenchError(f"cannot write the page to {str(output)!r}: {e.strerror or e}")
@@ -715,54 +840,88 @@ def serve(model:str, # a registry or timm name
           port:int=8000, # TCP port
           log_level:str='warning', # uvicorn's log level (info logs every request)
           timeout:float=60.0, # seconds a request may wait for the model before a 504
-          max_batch_per_request:int=64, # the most images one request may ask for (its array's images x `samples`); more get a 422
-          backend:str='pytorch', # the runtime that runs the model: pytorch, onnxruntime, openvino (the runtimes need the [runtimes] extra)
-          cache_dir:Optional[str]=None, # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
+          # the most images one request may ask for (its array's images x `samples`); more get a 422
+          max_batch_per_request:int=64,
+          # the runtime that runs the model: pytorch, onnxruntime, openvino (the runtimes need the [runtimes] extra)
+          backend:str='pytorch',
+          # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
+          cache_dir:Optional[str]=None,
          ):
     "Serve `model` on LitServe with the NIM request format until interrupted."
     from throughput_bench.serving import require_serving
     require_serving()
     from throughput_bench.serving import serve_spec, make_server, run_server
     _positive('--max-batch-size', max_batch_size); _positive('--workers', workers); _positive('--port', port)
-    _positive('--batch-timeout-ms', batch_timeout_ms, float, allow_zero=True); _positive('--max-request-mb', max_request_mb, float)
+    _positive('--batch-timeout-ms', batch_timeout_ms, float, allow_zero=True)
+    _positive('--max-request-mb', max_request_mb, float)
     if port > 65535: raise BenchError(f"--port {port} is not a TCP port (1-65535)")
     import socket
     with socket.socket() as s:
         try: s.bind((host, port))
         except OSError as e: raise BenchError(f"cannot listen on {host}:{port}: {e.strerror or e}")
     check_backends([backend], 'inference')
-    spec = serve_spec(model, device, precision, compile_mode, channels_last, input_channels, input_size, timesteps, threads, workers, backend, cache_dir)
-    print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, compile {spec.compile_mode}"
-          f"{', NHWC' if spec.channels_last else ''}) on {spec.device}: max batch {max_batch_size}, {workers} worker(s)", flush=True)
+    spec = serve_spec(
+        model,
+        device,
+        precision,
+        compile_mode,
+        channels_last,
+        input_channels,
+        input_size,
+        timesteps,
+        threads,
+        workers,
+        backend,
+        cache_dir,
+    )
+    print(
+        f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, compile "
+        f"{spec.compile_mode}"
+        f"{', NHWC' if spec.channels_last else ''}) on {spec.device}: max batch {max_batch_size}, {workers} worker(s)",
+        flush=True,
+    )
     _positive('--max-batch-per-request', max_batch_per_request)
-    run_server(make_server(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb, timeout, max_batch_per_request), host, port, log_level)
+    run_server(
+        make_server(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb, timeout, max_batch_per_request),
+        host,
+        port,
+        log_level,
+    )
 
 # %% ../nbs/26_api.ipynb #b7b916fe
-def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://HOST:PORT)
-            scenario:str='single-stream', # single-stream | server | offline
-            qps:Optional[float]=None, # server: offered load, queries/s (Poisson); with find_max_qps: where the search starts
-            latency_bound_ms:Optional[float]=None, # server: the bound LoadGen judges VALID against
-            latency_percentile:float=0.99, # the percentile the bound applies to
-            find_max_qps:bool=False, # search for the highest VALID load (server runs, bisection)
-            concurrency:Optional[list]=None, # offline: requests in flight, one test per value (default 8)
-            burn_in:int=3, # untimed requests before each run
-            trials:int=10, # timed requests per run, at least
-            runs:int=3, # whole runs per test; the row holds their mean and its CI
-            min_duration:float=5.0, # LoadGen's minimum duration of a run, seconds
-            max_duration:float=60.0, # and its maximum
-            input_file:Optional[str]=None, # a .npy to send (default: randn of the served input shape)
-            form:Optional[list]=None, # KEY=VALUE form fields; a key given several times is swept
-            accept:Optional[str]=None, # the accept header, e.g. application/x-tar
-            timeout:float=60.0, # seconds per request
-            max_steps:int=8, # find_max_qps: at most this many runs
-            max_search_seconds:float=300.0, # and at most this long
-            client_cost:bool=True, # measure the client's own cost against /v1/null (once per payload size; stored)
-            device:str='auto', # the client machine's device: the CSV the rows go to
-            results_dir:str='results', # where <device>.csv goes (default results); LoadGen's logs go in `<device>.loadgen/`
-            progress:bool=True, quiet:bool=False,
-            wandb:str='auto', wandb_project:str='throughput-bench', wandb_entity:Optional[str]=None, wandb_tags:tuple=(),
-            wandb_dir:str='.', wandb_init_timeout:float=30.0,
-           )->'pd.DataFrame':
+def latency(
+    url: str,  # the endpoint: http://HOST:PORT/v1/infer (or just http://HOST:PORT)
+    scenario: str = 'single-stream',  # single-stream | server | offline
+    # server: offered load, queries/s (Poisson); with find_max_qps: where the search starts
+    qps: Optional[float] = None,
+    latency_bound_ms: Optional[float] = None,  # server: the bound LoadGen judges VALID against
+    latency_percentile: float = 0.99,  # the percentile the bound applies to
+    find_max_qps: bool = False,  # search for the highest VALID load (server runs, bisection)
+    concurrency: Optional[list] = None,  # offline: requests in flight, one test per value (default 8)
+    burn_in: int = 3,  # untimed requests before each run
+    trials: int = 10,  # timed requests per run, at least
+    runs: int = 3,  # whole runs per test; the row holds their mean and its CI
+    min_duration: float = 5.0,  # LoadGen's minimum duration of a run, seconds
+    max_duration: float = 60.0,  # and its maximum
+    input_file: Optional[str] = None,  # a .npy to send (default: randn of the served input shape)
+    form: Optional[list] = None,  # KEY=VALUE form fields; a key given several times is swept
+    accept: Optional[str] = None,  # the accept header, e.g. application/x-tar
+    timeout: float = 60.0,  # seconds per request
+    max_steps: int = 8,  # find_max_qps: at most this many runs
+    max_search_seconds: float = 300.0,  # and at most this long
+    client_cost: bool = True,  # measure the client's own cost against /v1/null (once per payload size; stored)
+    device: str = 'auto',  # the client machine's device: the CSV the rows go to
+    # where <device>.csv goes (default results); LoadGen's logs go in `<device>.loadgen/`
+    results_dir: str = 'results',
+    progress: bool = True,
+    quiet: bool = False,
+    wandb: str = 'auto',
+    wandb_project: str = 'throughput-bench',
+    wandb_entity: Optional[str] = None,
+    wandb_tags: tuple = (),
+    wandb_dir: str = '.',
+    wandb_init_timeout: float = 30.0,
+) -> 'pd.DataFrame':
     "Measure a served model's request latency with MLPerf LoadGen; one row per test (mode `serving`)."
     from throughput_bench.serving import require_serving
     require_serving()
@@ -773,16 +932,25 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
     log = (lambda m: None) if quiet else (lambda m: print(m, flush=True))
     warn = (lambda m: None) if quiet else (lambda m: print(f"warning: {m}", file=sys.stderr, flush=True))
     if scenario not in L.SCENARIOS: raise BenchError(f"unknown scenario {scenario!r}: use {', '.join(L.SCENARIOS)}")
-    if find_max_qps and scenario not in ('single-stream', 'server'): raise BenchError("--find-max-qps runs the server scenario; drop --scenario offline")
+    if find_max_qps and scenario not in ('single-stream', 'server'):
+        raise BenchError("--find-max-qps runs the server scenario; drop --scenario offline")
     if find_max_qps and not latency_bound_ms: raise BenchError("--find-max-qps needs --latency-bound-ms")
-    if scenario == 'server' and not find_max_qps and not qps: raise BenchError("--scenario server needs --qps (or use --find-max-qps)")
+    if scenario == 'server' and not find_max_qps and not qps:
+        raise BenchError("--scenario server needs --qps (or use --find-max-qps)")
     if scenario != 'offline' and concurrency: raise BenchError("--concurrency is for --scenario offline (closed loop)")
-    if not 0 < latency_percentile < 1: raise BenchError(f"--latency-percentile must be in (0, 1), got {latency_percentile}")
-    _positive('--qps', qps, float); _positive('--latency-bound-ms', latency_bound_ms, float); _positive('--concurrency', concurrency)
-    _positive('--burn-in', burn_in, allow_zero=True); _positive('--trials', trials); _positive('--runs', runs); _positive('--max-steps', max_steps)
+    if not 0 < latency_percentile < 1:
+        raise BenchError(f"--latency-percentile must be in (0, 1), got {latency_percentile}")
+    _positive('--qps', qps, float)
+    _positive('--latency-bound-ms', latency_bound_ms, float)
+    _positive('--concurrency', concurrency)
+    _positive('--burn-in', burn_in, allow_zero=True)
+    _positive('--trials', trials)
+    _positive('--runs', runs)
+    _positive('--max-steps', max_steps)
     _positive('--min-duration', min_duration, float, allow_zero=True); _positive('--max-duration', max_duration, float)
     _positive('--timeout', timeout, float); _positive('--max-search-seconds', max_search_seconds, float)
-    if min_duration > max_duration: raise BenchError(f"--min-duration {min_duration} is more than --max-duration {max_duration}")
+    if min_duration > max_duration:
+        raise BenchError(f"--min-duration {min_duration} is more than --max-duration {max_duration}")
     base, infer_url = L.split_url(url)
     forms = L.form_variants(form)
     if input_file: L.make_payload({}, input_file)  # a bad --input-file is said before anything is asked of the server
@@ -801,7 +969,8 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
     if client_cost:
         key = str(len(payload))
         cost = L.client_cost(base, payload, forms[0], {'accept': accept} if accept else None)
-        if cost is not None: store.write_hardware({'client_cost_ms': (hw.get('client_cost_ms') or {}) | {key: round(cost, 4)}})
+        if cost is not None:
+            store.write_hardware({'client_cost_ms': (hw.get('client_cost_ms') or {}) | {key: round(cost, 4)}})
         else: cost = (hw.get('client_cost_ms') or {}).get(key)
     wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout)
     def post(res):
@@ -810,10 +979,36 @@ def latency(url:str, # the endpoint: http://HOST:PORT/v1/infer (or just http://H
             except Exception as e: warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
         store.append(res); return res
     log_root = store.csv_path.with_suffix('.loadgen')
-    log(f"{'server (find max QPS)' if find_max_qps else scenario} against {infer_url}"
-        f" ({meta.get('model', 'no /v1/metadata')}); {len(forms)} form variant(s); rows -> {store.csv_path}, LoadGen logs -> {log_root}/")
-    rows = L.latency_tests(url, meta, payload, dev, scenario, qps, latency_bound_ms, latency_percentile, find_max_qps,
-                           tuple(concurrency or ([8] if scenario == 'offline' else [1])), burn_in, trials, runs, min_duration, max_duration,
-                           forms, {'accept': accept} if accept else None, timeout, max_steps, max_search_seconds, cost, log_root, post, progress)
+    log(
+        f"{'server (find max QPS)' if find_max_qps else scenario} against {infer_url}"
+        f" ({meta.get('model', 'no /v1/metadata')}); {len(forms)} form variant(s); rows -> {store.csv_path}, LoadGen "
+        f"logs -> {log_root}/"
+    )
+    rows = L.latency_tests(
+        url,
+        meta,
+        payload,
+        dev,
+        scenario,
+        qps,
+        latency_bound_ms,
+        latency_percentile,
+        find_max_qps,
+        tuple(concurrency or ([8] if scenario == 'offline' else [1])),
+        burn_in,
+        trials,
+        runs,
+        min_duration,
+        max_duration,
+        forms,
+        {'accept': accept} if accept else None,
+        timeout,
+        max_steps,
+        max_search_seconds,
+        cost,
+        log_root,
+        post,
+        progress,
+    )
     df = pd.DataFrame([r.to_row() for r in rows])
     return df

@@ -18,7 +18,8 @@ __all__ = ['TOO_LARGE', 'build_model', 'setup_run', 'describe_model', 'maybe_com
 
 # %% ../nbs/09_backend.ipynb #34ff163a
 def build_model(spec:BenchSpec)->tuple:
-    "`(device, model info, model)` for `spec`: the model built with random weights from a fixed seed (every process builds the same model), fp32, on the device (threads and TF32 set)."
+    """`(device, model info, model)` for `spec`: the model built with random weights from a fixed seed (every process
+    builds the same model), fp32, on the device (threads and TF32 set)."""
     device = torch.device(spec.device)
     if spec.threads: torch.set_num_threads(spec.threads)
     set_tf32(spec.tf32)
@@ -48,7 +49,9 @@ def maybe_compile(model:torch.nn.Module, mode:str)->torch.nn.Module:
 
 # %% ../nbs/09_backend.ipynb #613023c4
 def predictor(model:torch.nn.Module, spec:BenchSpec, device:torch.device, dtype:torch.dtype, cast:bool=True):
-    "`f(x)`: `model(x)` under `inference_mode` and the precision's autocast; with `cast`, `x` is first moved to the model's device, dtype and layout (the server's requests); without, the caller's batch is already there (the timed loop pays for nothing else)."
+    """`f(x)`: `model(x)` under `inference_mode` and the precision's autocast; with `cast`, `x` is first moved to the
+    model's device, dtype and layout (the server's requests); without, the caller's batch is already there (the
+    timed loop pays for nothing else)."""
     fmt = torch.channels_last if spec.channels_last else torch.contiguous_format
     def f(x:torch.Tensor):
         with torch.inference_mode(), autocast(spec.precision, device):
@@ -63,7 +66,9 @@ def synthetic_input(spec:BenchSpec, batch:int, device, dtype)->torch.Tensor:
 
 class RandomImages(Dataset):
     "An endless dataset of `randn` images (a small pool, generated once per worker)."
-    def __init__(self, channels:int, size:int, pool:int=64): self.c, self.s, self.pool, self.data = channels, size, pool, None
+
+    def __init__(self, channels: int, size: int, pool: int = 64):
+        self.c, self.s, self.pool, self.data = channels, size, pool, None
     def __len__(self): return 2**31 - 1
     def __getitem__(self, i):
         if self.data is None: self.data = torch.randn(self.pool, self.c, self.s, self.s)
@@ -80,10 +85,12 @@ def loader_input(spec:BenchSpec, batch:int, device, dtype):
 
 # %% ../nbs/09_backend.ipynb #d720a2e0
 TOO_LARGE = ("out of memory", "can't allocate memory", "cannot allocate memory",  # the allocators
-             "canuse32bitindexmath", "int_max", "invalid configuration argument")     # a batch too large for a kernel's indexing or launch
+             # a batch too large for a kernel's indexing or launch
+             "canuse32bitindexmath", "int_max", "invalid configuration argument")
 
 def is_oom(e:BaseException)->bool:
-    "Whether `e` says the batch is too large: out of memory (CUDA, MPS or the CPU allocator), or past a kernel's 32-bit indexing or launch limits (halving helps both, as the seed tool does)."
+    """Whether `e` says the batch is too large: out of memory (CUDA, MPS or the CPU allocator), or past a kernel's
+    32-bit indexing or launch limits (halving helps both, as the seed tool does)."""
     if isinstance(e, (torch.OutOfMemoryError, MemoryError)): return True
     msg = str(e).lower()
     return any(s in msg for s in TOO_LARGE)
@@ -95,7 +102,8 @@ def one_line(e:BaseException, limit:int=300)->str:
 
 # %% ../nbs/09_backend.ipynb #5744d51e
 def describe_device(res:BenchResult, device, tf32:Optional[bool]=None)->BenchResult:
-    "Stamp the device's name, memory and TF32 state on the row: TF32 as the run sets it (`tf32`, the spec's), else as PyTorch is set now."
+    """Stamp the device's name, memory and TF32 state on the row: TF32 as the run sets it (`tf32`, the spec's), else as
+    PyTorch is set now."""
     res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
     known = res.precision in PRECISIONS  # a served model's precision is whatever its server says, or unknown ('')
     res.tf32_enabled = tf32_active(res.precision, device, tf32) if known else False

@@ -12,7 +12,16 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines
 import matplotlib.pyplot as plt
 import seaborn as sns
-from .core import BenchSpec, config_columns, config_words, paired_ratio, verdict, sentence, shorten, plain_text
+from throughput_bench.core import (
+    BenchSpec,
+    config_columns,
+    config_words,
+    paired_ratio,
+    verdict,
+    sentence,
+    shorten,
+    plain_text,
+)
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
@@ -32,7 +41,8 @@ def device_label(name:str)->str:
     for drop in ('NVIDIA ', 'GeForce ', 'Intel(R) ', '(R)', '(TM)', ' Processor', ' CPU'): name = name.replace(drop, '')
     return ' '.join(name.split())
 
-CONFIG = ['gpu_name'] + config_columns(batch=False)  # a configuration on a device, its best batch (the identity lives in `BenchSpec.KEY`)
+# a configuration on a device, its best batch (the identity lives in `BenchSpec.KEY`)
+CONFIG = ['gpu_name'] + config_columns(batch=False)
 
 def input_label(df:pd.DataFrame)->pd.Series:
     "`CxS` (and `xTt` for several timesteps) per row."
@@ -41,24 +51,37 @@ def input_label(df:pd.DataFrame)->pd.Series:
             + np.where(t > 1, ' x' + t.astype(str) + 't', ''))
 
 def plain_rows(df:pd.DataFrame)->pd.Series:
-    "Whether each row is a plain measurement, not a step of a comparison or a tuning (`study`): those have their own chart."
+    """Whether each row is a plain measurement, not a step of a comparison or a tuning (`study`): those have their own
+    chart."""
     return df['study'].fillna('').eq('') if 'study' in df else pd.Series(True, index=df.index)
 
 SAID = ('precision', 'compile_mode', 'backend', 'backend_options', 'optimizer', 'world_size')  # a bar always says these
-PLACED = ('mode', 'model_name', 'batch_size', 'input_channels', 'input_size', 'timesteps')  # the panel, the label or the best batch says these
+# the panel, the label or the best batch says these
+PLACED = ('mode', 'model_name', 'batch_size', 'input_channels', 'input_size', 'timesteps')
 
 def variant_words(df:pd.DataFrame)->pd.Series:
-    "Each row's variant in words (`config_words`): `SAID`, and every other `KEY` field that takes two values among the rows of its device, model and input, so that no two configurations share a bar."
+    """Each row's variant in words (`config_words`): `SAID`, and every other `KEY` field that takes two values among
+    the rows of its device, model and input, so that no two configurations share a bar."""
     group = [c for c in ('gpu_name',) + PLACED if c in df and c != 'batch_size']
     rest = [k for k in BenchSpec.KEY if k in df and k not in SAID + PLACED]
     if df.empty: return pd.Series([], dtype=object, index=df.index)
-    canon = df[group + rest].astype(object).fillna('').astype(str)  # a missing value is a value of its own (no threads set against 2)
-    varies = canon.groupby(group, dropna=False)[rest].transform('nunique').gt(1) if rest else pd.DataFrame(index=df.index)
-    return pd.Series([config_words(r, SAID + tuple(k for k in rest if varies.at[i, k])) for i, r in df.iterrows()], index=df.index)
+    # a missing value is a value of its own (no threads set against 2)
+    canon = df[group + rest].astype(object).fillna('').astype(str)
+    varies = (
+        canon.groupby(group, dropna=False)[rest].transform('nunique').gt(1) if rest else pd.DataFrame(index=df.index)
+    )
+    return pd.Series(
+        [config_words(r, SAID + tuple(k for k in rest if varies.at[i, k])) for i, r in df.iterrows()], index=df.index
+    )
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured rows, one per configuration but batch size: the fastest batch."
-    ok = df[df.status.eq('ok') & df.throughput_mean.notna() & ~df['mode'].isin(['serving', 'mapping']) & plain_rows(df)].reset_index(drop=True).copy()  # mapping rows: `chart_mapping`  # a study's rows: its own chart  # served rows: `chart_serving`
+    # mapping rows: `chart_mapping`  # a study's rows: its own chart  # served rows: `chart_serving`
+    ok = (
+        df[df.status.eq('ok') & df.throughput_mean.notna() & ~df['mode'].isin(['serving', 'mapping']) & plain_rows(df)]
+        .reset_index(drop=True)
+        .copy()
+    )
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
@@ -71,7 +94,8 @@ def best_rows(df:pd.DataFrame)->pd.DataFrame:
     b['label'] = b.model_name + np.where(multi, ' @ ' + b.input, '')
     return b
 
-# `native_rows` drops the runs of a model at other shapes where it also ran at its own native input (a `--geo-compare` baseline at the geo encoders' shapes); a model measured only at a shape of the user's choosing keeps its rows.
+# `native_rows` drops the runs of a model at other shapes where it also ran at its own native input (a `--geo-compare`
+# baseline at the geo encoders' shapes); a model measured only at a shape of the user's choosing keeps its rows.
 
 # %% ../nbs/11_charts.ipynb #8edaa1b7
 def at_native_input(df:pd.DataFrame)->pd.Series:
@@ -83,12 +107,14 @@ def at_native_input(df:pd.DataFrame)->pd.Series:
     return df.apply(native, axis=1).astype(bool) if len(df) else pd.Series(dtype=bool)
 
 def native_rows(best:pd.DataFrame)->pd.DataFrame:
-    "Rows minus a model's runs at other shapes, where it also ran at its native input on that device in that mode (a `--geo-compare` baseline); a device that ran a model only at another shape keeps it."
+    """Rows minus a model's runs at other shapes, where it also ran at its native input on that device in that mode (a
+    `--geo-compare` baseline); a device that ran a model only at another shape keeps it."""
     if best.empty: return best
     is_native = at_native_input(best)
     has_native = is_native.groupby([best.model_name, best['mode'], best.device]).transform('any')
     b = best[is_native | ~has_native].copy()
-    multi = b.groupby('model_name').input.transform('nunique') > 1  # the shape stays in the label only where a model still has several
+    # the shape stays in the label only where a model still has several
+    multi = b.groupby('model_name').input.transform('nunique') > 1
     b['label'] = b.model_name + np.where(multi, ' @ ' + b.input, '')
     return b
 
@@ -104,7 +130,9 @@ def _shade(c, f:float)->tuple:
     return colorsys.hls_to_rgb(h, min(max(l * f, 0.05), 0.9), s)
 
 def variant_colours(hues:list)->list:
-    "The colour of each hue: one per precision in every chart (fp32 blue, fp16 orange, bf16 green, amp red), darker or lighter per compile mode; a colour met twice in one chart (two devices) gets a lighter shade. Hues without a precision: seaborn's `deep`."
+    """The colour of each hue: one per precision in every chart (fp32 blue, fp16 orange, bf16 green, amp red), darker
+    or lighter per compile mode; a colour met twice in one chart (two devices) gets a lighter shade. Hues without a
+    precision: seaborn's `deep`."""
     if not any(set(str(h).split()) & set(PRECISION_COLOURS) for h in hues): return sns.color_palette('deep', len(hues))
     out, seen = [], {}
     for hv in hues:
@@ -118,27 +146,35 @@ def variant_colours(hues:list)->list:
 NO_CI = dict(marker='o', mfc='white', mec='black', ms=4, mew=0.8, ls='none')  # the mark of a row without an interval
 
 def draw_intervals(ax, spans:list, stretch:float=2.5):
-    "Whiskers for `(y, value, low, high)`; an interval with no finite upper end, or one past `stretch` × the longest bar, is drawn dashed to the axis edge instead of setting the axis for all the others; a row with no interval gets an open circle at its value (`NO_CI`), never a whisker."
+    """Whiskers for `(y, value, low, high)`; an interval with no finite upper end, or one past `stretch` × the longest
+    bar, is drawn dashed to the axis edge instead of setting the axis for all the others; a row with no interval
+    gets an open circle at its value (`NO_CI`), never a whisker."""
     v = np.array([s[1] for s in spans], float); hi = np.array([s[3] for s in spans], float)
     finite = hi[np.isfinite(hi)]
     edge = max(np.nanmax(v) * 1.05, min(np.nanmax(finite) if len(finite) else 0, stretch * np.nanmax(v))) * 1.04
     for y, val, l, u in spans:
         if not np.isfinite(val): continue
-        if np.isnan(l) and np.isnan(u): ax.plot(val, y, **NO_CI); continue  # no interval at all (one run, or a file without one)
+        # no interval at all (one run, or a file without one)
+        if np.isnan(l) and np.isnan(u): ax.plot(val, y, **NO_CI); continue
         l = val if not np.isfinite(l) else l
-        if np.isfinite(u) and u <= edge: ax.errorbar(val, y, xerr=[[max(val - l, 0)], [max(u - val, 0)]], fmt='none', ecolor='black', lw=0.8, capsize=2)
+        if np.isfinite(u) and u <= edge:
+            ax.errorbar(
+                val, y, xerr=[[max(val - l, 0)], [max(u - val, 0)]], fmt='none', ecolor='black', lw=0.8, capsize=2
+            )
         else:  # open: the upper end is unbounded or off the chart
             ax.errorbar(val, y, xerr=[[max(val - l, 0)], [0]], fmt='none', ecolor='black', lw=0.8, capsize=2)
             ax.plot([val, edge], [y, y], color='black', lw=0.8, ls=':')
     ax.set_xlim(0, edge * 1.02)
 
 def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None):
-    "Grouped horizontal bars of `x` per `y`, coloured by `hue` (`variant_colours`), with error bars from `lo`/`hi` columns."
+    """Grouped horizontal bars of `x` per `y`, coloured by `hue` (`variant_colours`), with error bars from `lo`/`hi`
+    columns."""
     ys, hues = list(dict.fromkeys(df[y])), list(dict.fromkeys(df[hue]))
     colors = variant_colours(hues)
     h, spans = 0.8 / max(len(hues), 1), []
     for j, (hv, c) in enumerate(zip(hues, colors)):
-        sub = df[df[hue] == hv].sort_values(x, ascending=False).drop_duplicates(y).set_index(y)  # two rows on one bar: the faster is drawn
+        # two rows on one bar: the faster is drawn
+        sub = df[df[hue] == hv].sort_values(x, ascending=False).drop_duplicates(y).set_index(y)
         pos = [i + (j - (len(hues) - 1) / 2) * h for i, yv in enumerate(ys) if yv in sub.index]
         vals = [sub.loc[yv, x] for yv in ys if yv in sub.index]
         if lo and hi:
@@ -148,18 +184,25 @@ def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, h
         if lo and hi: spans.extend(zip(pos, np.array(vals, float), l, u))
         if 'contended' in sub:
             for bar, yv in zip(bars, [yv for yv in ys if yv in sub.index]):
-                if bool(sub.loc[yv, 'contended']): bar.set_hatch('////'); bar.set_edgecolor('black'); bar.set_linewidth(0.4)
+                if bool(sub.loc[yv, 'contended']):
+                    bar.set_hatch('////')
+                    bar.set_edgecolor('black')
+                    bar.set_linewidth(0.4)
     if spans: draw_intervals(ax, spans)
     ax.set_yticks(range(len(ys)), ys); ax.invert_yaxis()
     handles, labels = ax.get_legend_handles_labels()
     if any(np.isnan(l) and np.isnan(u) for _, _, l, u in spans):
         handles.append(matplotlib.lines.Line2D([], [], **NO_CI)); labels.append('no interval')
     if any(not np.isfinite(u) for _, v, l, u in spans if not np.isnan(l)):
-        handles.append(matplotlib.lines.Line2D([], [], color='black', lw=0.8, ls=':')); labels.append('interval open or off the chart')
+        handles.append(matplotlib.lines.Line2D([], [], color='black', lw=0.8, ls=':'))
+        labels.append('interval open or off the chart')
     if 'contended' in df and df.contended.fillna(False).astype(bool).any():
-        handles.append(matplotlib.patches.Patch(facecolor='white', edgecolor='black', hatch='////', label='contended: host busy'))
+        handles.append(
+            matplotlib.patches.Patch(facecolor='white', edgecolor='black', hatch='////', label='contended: host busy')
+        )
         labels.append('contended: host busy')
-    ax.legend(handles, labels, fontsize='x-small', loc='upper left', bbox_to_anchor=(1.01, 1), frameon=False)  # beside the panel, never on a bar
+    # beside the panel, never on a bar
+    ax.legend(handles, labels, fontsize='x-small', loc='upper left', bbox_to_anchor=(1.01, 1), frameon=False)
     return ax
 
 # %% ../nbs/11_charts.ipynb #a771dbdf
@@ -168,22 +211,37 @@ def shared_legend(fig, axes, title:Optional[str]=None):
     seen = {}
     for ax in np.ravel(axes):
         leg = ax.get_legend()
-        pairs = zip(leg.legend_handles, [t.get_text() for t in leg.get_texts()]) if leg else zip(*ax.get_legend_handles_labels())
+        pairs = (
+            zip(leg.legend_handles, [t.get_text() for t in leg.get_texts()])
+            if leg
+            else zip(*ax.get_legend_handles_labels())
+        )
         for h, l in pairs: seen.setdefault(l, h)  # the panel's legend as drawn, with extra entries such as "contended"
         if leg: leg.remove()
     order = lambda l: next((i for i, p in enumerate(PRECISION_COLOURS) if p in l.split()), 9)  # fp32 fp16 bf16 amp
     labels = sorted(seen, key=order)
     W, H = fig.get_size_inches()
-    per = 0.6 + 0.075 * max((len(l) for l in labels), default=0)  # inches an entry takes at this font: its mark and its words
-    ncol = max(1, min(len(labels), 6, int(W // per)))  # as many columns as fit the figure's width: a long label never runs off it
+    # inches an entry takes at this font: its mark and its words
+    per = 0.6 + 0.075 * max((len(l) for l in labels), default=0)
+    # as many columns as fit the figure's width: a long label never runs off it
+    ncol = max(1, min(len(labels), 6, int(W // per)))
     lines = -(-len(labels) // ncol) if labels else 0
-    head = (0.35 if title else 0) + 0.25 * lines + (0.1 if labels else 0) + 0.05  # inches of title and legend, added above the panels
+    # inches of title and legend, added above the panels
+    head = (0.35 if title else 0) + 0.25 * lines + (0.1 if labels else 0) + 0.05
     H += head
     fig.set_size_inches(W, H)  # the panels keep their height, so the title and legend never sit on them
     top = 1 - head / H
     if title: fig.suptitle(title, y=1 - 0.05 / H, va='top')
-    if labels: fig.legend([seen[l] for l in labels], labels, loc='upper center', bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H),
-                          ncol=ncol, fontsize='small', frameon=False)
+    if labels:
+        fig.legend(
+            [seen[l] for l in labels],
+            labels,
+            loc='upper center',
+            bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H),
+            ncol=ncol,
+            fontsize='small',
+            frameon=False,
+        )
     fig.tight_layout(rect=(0, 0, 1, top))
 
 def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
@@ -208,9 +266,13 @@ VARIED = ('precision', 'compile_mode', 'backend', 'backend_options')  # what a s
 
 def speedups(best:pd.DataFrame)->pd.DataFrame:
     "Throughput of each precision/compile variant over fp32 eager of the same device, mode, model and input."
-    keys = ['device'] + [k for k in config_columns(batch=False) if k in best and k not in VARIED]  # all but what a variant varies
-    pytorch = best.backend.fillna('pytorch').isin(['pytorch', '']) if 'backend' in best else pd.Series(True, index=best.index)
-    is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch  # fp32 eager PyTorch: the runtimes are variants of it
+    # all but what a variant varies
+    keys = ['device'] + [k for k in config_columns(batch=False) if k in best and k not in VARIED]
+    pytorch = (
+        best.backend.fillna('pytorch').isin(['pytorch', '']) if 'backend' in best else pd.Series(True, index=best.index)
+    )
+    # fp32 eager PyTorch: the runtimes are variants of it
+    is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch
     base = best[is_base].set_index(keys)['throughput_mean']
     d = best.join(base.rename('fp32_eager'), on=keys).dropna(subset=['fp32_eager'])
     d = d.assign(speedup=d.throughput_mean / d.fp32_eager, speedup_lo=d.throughput_ci_low / d.fp32_eager,
@@ -235,16 +297,25 @@ def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     d = add_coverage(d, gsd_m)
     d = d.loc[d.groupby(['device', 'label']).km2_per_sec.idxmax()]  # the fastest variant
     f = (d.input_size * gsd_m) ** 2 / 1e6
-    d = d.assign(km2_lo=d.throughput_ci_low * f, km2_hi=d.throughput_ci_high * f).sort_values('km2_per_sec', ascending=False)
+    d = d.assign(km2_lo=d.throughput_ci_low * f, km2_hi=d.throughput_ci_high * f).sort_values(
+        'km2_per_sec', ascending=False
+    )
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 0.35 * d.label.nunique() * d.device.nunique() + 1.5))
     barh_ci(a1, d, 'label', 'km2_per_sec', 'device', 'km2_lo', 'km2_hi')
     a1.set(xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision; bars: 95% CI)', ylabel=None, title='Coverage rate')
     barh_ci(a2, d.assign(days_lo=EARTH_LAND_KM2 / d.km2_hi / 86400, days_hi=EARTH_LAND_KM2 / d.km2_lo / 86400),
             'label', 'days_to_map_land', 'device', 'days_lo', 'days_hi')
-    a2.set(xlabel=f"days to map the Earth's land ({EARTH_LAND_KM2 / 1e6:.2f} M km²)", ylabel=None, title='Time to map the world')
+    a2.set(
+        xlabel=f"days to map the Earth's land ({EARTH_LAND_KM2 / 1e6:.2f} M km²)",
+        ylabel=None,
+        title='Time to map the world',
+    )
     shared_legend(fig, [a1, a2]); return fig
 
-MFU_TITLES = {'mfu_measured': 'MFU against the measured GEMM ceiling', 'mfu': 'MFU against the datasheet / theoretical peak'}
+MFU_TITLES = {
+    'mfu_measured': 'MFU against the measured GEMM ceiling',
+    'mfu': 'MFU against the datasheet / theoretical peak',
+}
 
 def chart_mfu(best:pd.DataFrame):
     "MFU per model (against the measured GEMM ceiling, and the datasheet/theoretical peak where known)."
@@ -252,18 +323,31 @@ def chart_mfu(best:pd.DataFrame):
     if d.empty: return None
     d = d.assign(row=d.label + np.where(d['mode'].eq('training'), ' (train)', ''), hue=d.device + ' ' + d.variant)
     cols = [c for c in ('mfu_measured', 'mfu') if d[c].notna().any()]
-    fig, axes = plt.subplots(1, len(cols), figsize=(6 * len(cols), 0.35 * d.row.nunique() * d.hue.nunique() / 2 + 1.5), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(cols), figsize=(6 * len(cols), 0.35 * d.row.nunique() * d.hue.nunique() / 2 + 1.5), squeeze=False
+    )
     for ax, c in zip(axes.flat, cols):
         e = d.assign(pct=100 * d[c], lo=100 * d[c] * d.throughput_ci_low / d.throughput_mean,
                      hi=100 * d[c] * d.throughput_ci_high / d.throughput_mean)
         barh_ci(ax, e.dropna(subset=['pct']), 'row', 'pct', 'hue', 'lo', 'hi')
         name = MFU_TITLES[c]
-        ax.set(xlabel='% of ' + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'), ylabel=None, title=name)
+        ax.set(
+            xlabel='% of '
+            + ('the measured GEMM ceiling' if c == 'mfu_measured' else 'the datasheet / theoretical peak'),
+            ylabel=None,
+            title=name,
+        )
         top = e.pct.max()
         if top <= 100: ax.set_xlim(0, 100)
         else: ax.set_title(f"{name} (a value of {top:.0f}% is above 100%: check the peak)", color='darkred')
-    missing = sorted(set(best.device) - set(d.device))  # say who is not on the chart, and why, instead of leaving them out silently
-    note = f"\nno MFU for {', '.join(missing)}: no FLOP count or no peak on their rows (the reference tool's files carry neither)" if missing else ''
+    # say who is not on the chart, and why, instead of leaving them out silently
+    missing = sorted(set(best.device) - set(d.device))
+    note = (
+        f"\nno MFU for {', '.join(missing)}: no FLOP count or no peak on their rows (the reference tool's files carry "
+        "neither)"
+        if missing
+        else ''
+    )
     shared_legend(fig, axes, 'Model FLOPs utilisation (bars: 95% CI)' + note)
     return fig
 
@@ -278,25 +362,50 @@ def chart_scaling(best:pd.DataFrame):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
     for (line, g), c in zip(d.groupby('line'), sns.color_palette('deep', d.line.nunique())):
         g = g.sort_values('world_size')
-        a1.errorbar(g.world_size, g.throughput_mean, yerr=[g.throughput_mean - g.throughput_ci_low.fillna(g.throughput_mean),
-                    g.throughput_ci_high.fillna(g.throughput_mean) - g.throughput_mean], marker='o', capsize=3, color=c, label=line)
+        a1.errorbar(
+            g.world_size,
+            g.throughput_mean,
+            yerr=[
+                g.throughput_mean - g.throughput_ci_low.fillna(g.throughput_mean),
+                g.throughput_ci_high.fillna(g.throughput_mean) - g.throughput_mean,
+            ],
+            marker='o',
+            capsize=3,
+            color=c,
+            label=line,
+        )
         a2.plot(g.world_size, g.eff, marker='o', color=c, label=line)
         one = g[g.world_size.eq(1)].throughput_mean
-        if len(one): a1.plot(g.world_size, g.world_size * one.iloc[0], ls=':', color=c, lw=1)  # ideal: N times world size 1
+        # ideal: N times world size 1
+        if len(one): a1.plot(g.world_size, g.world_size * one.iloc[0], ls=':', color=c, lw=1)
     ws = sorted(d.world_size.unique())
-    a1.set(xlabel='world size (processes)', ylabel='global img/s (bars: 95% CI)', title='Throughput (dotted: N × world size 1)', xticks=ws)
+    a1.set(
+        xlabel='world size (processes)',
+        ylabel='global img/s (bars: 95% CI)',
+        title='Throughput (dotted: N × world size 1)',
+        xticks=ws,
+    )
     a1.set_ylim(0, None)
     a2.axhline(1, ls='--', color='grey', lw=1)
-    a2.set(xlabel='world size (processes)', ylabel='img/s ÷ (N × img/s at N = 1)', title='Scaling efficiency', xticks=ws, ylim=(0, max(1.2, d.eff.max() * 1.1)))
+    a2.set(
+        xlabel='world size (processes)',
+        ylabel='img/s ÷ (N × img/s at N = 1)',
+        title='Scaling efficiency',
+        xticks=ws,
+        ylim=(0, max(1.2, d.eff.max() * 1.1)),
+    )
     shared_legend(fig, [a1, a2], 'data-parallel training (DistributedDataParallel)'); return fig
 
 # %% ../nbs/11_charts.ipynb #12fa01eb
 def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
-    "Inference rows of geo encoders and of the baselines measured at a geo encoder's input shape, with `shape` and `kind`."
+    """Inference rows of geo encoders and of the baselines measured at a geo encoder's input shape, with `shape` and
+    `kind`."""
     d = best[best['mode'].eq('inference')].copy()
     if d.empty: return d.assign(shape='', kind='')
     d['kind'] = np.where(d.model_name.isin(GEO_NAMES), 'geo encoder', 'timm baseline')
-    d['shape'] = (d.input_channels * d.timesteps.fillna(1)).astype(int).astype(str) + 'x' + d.input_size.astype(int).astype(str)
+    d['shape'] = (
+        (d.input_channels * d.timesteps.fillna(1)).astype(int).astype(str) + 'x' + d.input_size.astype(int).astype(str)
+    )
     geo = d[d.kind.eq('geo encoder')]
     shapes = set(zip(geo.device, geo['shape']))
     at_geo_shape = pd.Series([(a, b) in shapes for a, b in zip(d.device, d['shape'])], index=d.index)
@@ -305,7 +414,8 @@ def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     baselines = set(d.model_name[d.kind.eq('timm baseline') & at_geo_shape & ~at_native_input(d)])
     return d[d.kind.eq('geo encoder') | (at_geo_shape & d.model_name.isin(baselines))]
 
-KIND_COLORS = {'geo encoder': '#7b4fa0', 'timm baseline': '#7f7f7f'}  # purple and grey: never a precision's colour (blue, orange, green, red)
+# purple and grey: never a precision's colour (blue, orange, green, red)
+KIND_COLORS = {'geo encoder': '#7b4fa0', 'timm baseline': '#7f7f7f'}
 
 def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
     "Geo encoders vs timm baselines on the same pixels (img/s), and everyone in km²/s at their own input size."
@@ -317,14 +427,20 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
                                      for _, s in panels) + 0.5))
     gs = fig.add_gridspec(len(panels), 2)
     left = [fig.add_subplot(gs[i, 0]) for i in range(len(panels))]
-    rows_of = {dv: [j for j, (d2, _) in enumerate(panels) if d2 == dv] for dv in devices}  # panels are grouped by device
-    right = [fig.add_subplot(gs[min(rows_of[dv]):max(rows_of[dv]) + 1, 1]) for dv in devices]  # each device's coverage beside its own rows
+    # panels are grouped by device
+    rows_of = {dv: [j for j, (d2, _) in enumerate(panels) if d2 == dv] for dv in devices}
+    # each device's coverage beside its own rows
+    right = [fig.add_subplot(gs[min(rows_of[dv]):max(rows_of[dv]) + 1, 1]) for dv in devices]
     for ax, (dev, shp) in zip(left, panels):
         e = d[d.device.eq(dev) & d['shape'].eq(shp)].sort_values(['kind', 'throughput_mean'], ascending=[True, False])
         barh_ci(ax, e, 'model_name', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
         for t, k in zip(ax.get_yticklabels(), e.drop_duplicates('model_name').kind):
             t.set_color(KIND_COLORS[k])
-        ax.set(title=f"{dev} · input {shp}: img/s by precision (names: geo encoders purple, timm baselines grey)", xlabel='img/s (bars: 95% CI)', ylabel=None)
+        ax.set(
+            title=f"{dev} · input {shp}: img/s by precision (names: geo encoders purple, timm baselines grey)",
+            xlabel='img/s (bars: 95% CI)',
+            ylabel=None,
+        )
     for ax, dev in zip(right, devices):
         e = add_coverage(d[d.device.eq(dev)], gsd_m)
         e = e.loc[e.groupby('label').km2_per_sec.idxmax()].sort_values('km2_per_sec', ascending=False)
@@ -334,9 +450,20 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
         barh_ci(ax, e, 'row', 'km2_per_sec', 'device', 'km2_lo', 'km2_hi')
         for bar, k in zip(ax.patches, e.kind): bar.set_color(KIND_COLORS[k])
         for t, k in zip(ax.get_yticklabels(), e.kind): t.set_color(KIND_COLORS[k])
-        ax.legend(handles=[matplotlib.patches.Patch(color=c, label=k) for k, c in KIND_COLORS.items()], fontsize='x-small')
-        ax.set(title=f"{dev} · every model on this device: km²/s, each at its own input size", xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)', ylabel=None)
-    fig.suptitle('Geo encoders against timm baselines: left, the same pixels (colour: precision); right, ground covered (colour: geo or timm)', y=1.0, va='bottom')
+        ax.legend(
+            handles=[matplotlib.patches.Patch(color=c, label=k) for k, c in KIND_COLORS.items()], fontsize='x-small'
+        )
+        ax.set(
+            title=f"{dev} · every model on this device: km²/s, each at its own input size",
+            xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)',
+            ylabel=None,
+        )
+    fig.suptitle(
+        'Geo encoders against timm baselines: left, the same pixels (colour: precision); right, ground covered '
+        '(colour: geo or timm)',
+        y=1.0,
+        va='bottom',
+    )
     fig.tight_layout(); return fig
 
 # %% ../nbs/11_charts.ipynb #ccfc9627
@@ -344,7 +471,8 @@ import json
 SCENARIO_COLOURS = {'single-stream': '#4c72b0', 'server': '#dd8452', 'offline': '#55a868'}
 
 def _json_object(s:str)->dict:
-    "The JSON object in `s`, or {} (a results file is other people's text: a malformed cell is an empty one, never a crash)."
+    """The JSON object in `s`, or {} (a results file is other people's text: a malformed cell is an empty one, never a
+    crash)."""
     try: v = json.loads(s) if s.startswith('{') else {}
     except ValueError: return {}
     return v if isinstance(v, dict) else {}
@@ -357,13 +485,15 @@ def serving_rows(df:pd.DataFrame)->pd.DataFrame:
     meta = d.server_metadata.fillna('').astype(str).map(_json_object)
     d['device'] = d.gpu_name.map(device_label)
     mb = lambda m: m.get('max_batch_size')
-    d['max_batch'] = meta.map(lambda m: str(mb(m)) if isinstance(mb(m), int) and not isinstance(mb(m), bool) else '?')  # '?': the server did not say
+    # '?': the server did not say
+    d['max_batch'] = meta.map(lambda m: str(mb(m)) if isinstance(mb(m), int) and not isinstance(mb(m), bool) else '?')
     d['label'] = (d.model_name + ' · ' + d.precision.astype(str) + np.where(d.compile_mode.eq('none'), '', ' + compile')
                   + ' · max batch ' + d.max_batch + ' · ' + d.device)
     return d
 
 def chart_serving(df:pd.DataFrame):
-    "Per served configuration: p50 (solid) and p99 (dashed) latency per request against the load carried, a line per scenario."
+    """Per served configuration: p50 (solid) and p99 (dashed) latency per request against the load carried, a line per
+    scenario."""
     d = serving_rows(df)
     if d.empty: return None
     labels = list(dict.fromkeys(d.label))
@@ -371,11 +501,14 @@ def chart_serving(df:pd.DataFrame):
     for ax, m in zip(axes.flat, labels):
         s = d[d.label.eq(m)]
         for scen, g in s.groupby('scenario'):
-            g = g.sort_values('concurrency' if scen == 'offline' else 'achieved_qps')  # offline: in order of requests in flight
+            # offline: in order of requests in flight
+            g = g.sort_values('concurrency' if scen == 'offline' else 'achieved_qps')
             c = SCENARIO_COLOURS.get(scen, 'grey')
             if scen == 'offline':
                 for x, y, n in zip(g.achieved_qps, g.latency_p50_ms, g.concurrency):
-                    ax.annotate(f"{int(n)} in flight", (x, y), textcoords='offset points', xytext=(4, -10), fontsize=7, color=c)
+                    ax.annotate(
+                        f"{int(n)} in flight", (x, y), textcoords='offset points', xytext=(4, -10), fontsize=7, color=c
+                    )
             for col, style, name in (('latency_p50_ms', '-', 'p50'), ('latency_p99_ms', '--', 'p99')):
                 ax.plot(g.achieved_qps, g[col], style, color=c, label=f"{scen} {name}")
                 bad = g.valid.eq('INVALID')
@@ -406,21 +539,53 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
         local = m[m.batch_size.astype(float).eq(float(k[-1]))].throughput_mean.max() if k[-1] != '?' else np.nan
         ss = g[g.scenario.eq('single-stream') & g.batch_size.astype(float).eq(1)].latency_p50_ms.median()
         l1 = m[m.batch_size.astype(float).eq(1)].latency_p50_ms.median()
-        out.append(dict(device=device_label(k[0]), model=k[1], precision=k[2], max_batch=k[-1], served_img_s=served, in_process_img_s=local,
-                        served_share=served / local if local == local and local else np.nan, served_p50_ms=ss, in_process_p50_ms=l1,
-                        p50_overhead_ms=ss - l1, client_p50_ms=g.client_p50_ms.median()))
+        out.append(
+            dict(
+                device=device_label(k[0]),
+                model=k[1],
+                precision=k[2],
+                max_batch=k[-1],
+                served_img_s=served,
+                in_process_img_s=local,
+                served_share=served / local if local == local and local else np.nan,
+                served_p50_ms=ss,
+                in_process_p50_ms=l1,
+                p50_overhead_ms=ss - l1,
+                client_p50_ms=g.client_p50_ms.median(),
+            )
+        )
     return pd.DataFrame(out)
 
 # %% ../nbs/11_charts.ipynb #4d704a91
-COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'batch_size')  # what `tbench compare` varies
+# what `tbench compare` varies
+COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'batch_size')
 
 def _config_words(r)->str:
-    "A stored row's configuration in a few words, for a comparison's label (`config_words` of what a comparison varies)."
+    """A stored row's configuration in a few words, for a comparison's label (`config_words` of what a comparison
+    varies)."""
     return config_words(r, COMPARED)
 
 def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
-    "Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`): every configuration against A, from the rounds all of them completed on a quiet host (a round with a contended member is left out, as `tbench compare` leaves it)."
-    if 'study' not in df or 'stage' not in df: return pd.DataFrame(columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict', 'rounds', 'sentence'])
+    """Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`):
+    every configuration against A, from the rounds all of them completed on a quiet host (a round with a contended
+    member is left out, as `tbench compare` leaves it)."""
+    if 'study' not in df or 'stage' not in df:
+        return pd.DataFrame(
+            columns=[
+                'study',
+                'model',
+                'device',
+                'a',
+                'b',
+                'ratio',
+                'ratio_low',
+                'ratio_high',
+                'p_value',
+                'verdict',
+                'rounds',
+                'sentence',
+            ]
+        )
     d = df[~plain_rows(df) & df.stage.fillna('').str.match(r'^round \d+, \w+$') & df.status.eq('ok')]
     out = []
     for sid, g in d.groupby('study', sort=False):
@@ -428,19 +593,61 @@ def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
         piv = g.pivot_table(index='rnd', columns='who', values='throughput_mean', aggfunc='last').dropna()
         if 'A' not in piv or piv.empty: continue
         busy = g[g.contended.fillna(False).astype(bool)].rnd.unique() if 'contended' in g else []
-        quiet = piv.drop(index=[r for r in busy if r in piv.index])  # a round with a member on a busy host is kept, never used (as `tbench compare` does)
+        # a round with a member on a busy host is kept, never used (as `tbench compare` does)
+        quiet = piv.drop(index=[r for r in busy if r in piv.index])
         first = g.drop_duplicates('who').set_index('who')
         words = {w: _config_words(first.loc[w]) for w in piv.columns}
-        if len(set(words.values())) < len(words): words = {w: f"{w}: {v}" for w, v in words.items()}  # A/A in the study: every member by its letter
+        # A/A in the study: every member by its letter
+        if len(set(words.values())) < len(words): words = {w: f"{w}: {v}" for w, v in words.items()}
         for w in [c for c in piv.columns if c != 'A']:
             a, b = words['A'], words[w]
-            row = dict(study=sid, model=first.loc['A'].model_name, device=device_label(first.loc['A'].gpu_name), a=a, b=b)
+            row = dict(
+                study=sid, model=first.loc['A'].model_name, device=device_label(first.loc['A'].gpu_name), a=a, b=b
+            )
             if quiet.empty:
-                out.append(row | dict(ratio=np.nan, ratio_low=np.nan, ratio_high=np.nan, p_value=np.nan, verdict='no verdict (busy host)', rounds=0,
-                                      sentence=f"{b} vs {a}: no verdict: every one of its {len(piv)} round(s) ran on a busy host")); continue
+                out.append(
+                    row
+                    | dict(
+                        ratio=np.nan,
+                        ratio_low=np.nan,
+                        ratio_high=np.nan,
+                        p_value=np.nan,
+                        verdict='no verdict (busy host)',
+                        rounds=0,
+                        sentence=f"{b} vs {a}: no verdict: every one of its {len(piv)} round(s) ran on a busy host",
+                    )
+                )
+                continue
             r = paired_ratio(quiet['A'], quiet[w])
-            out.append(row | dict(ratio=r.ratio, ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, sentence=sentence(b, a, r)))
-    return pd.DataFrame(out, columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict', 'rounds', 'sentence'])
+            out.append(
+                row
+                | dict(
+                    ratio=r.ratio,
+                    ratio_low=r.low,
+                    ratio_high=r.high,
+                    p_value=r.p,
+                    verdict=verdict(r),
+                    rounds=r.n,
+                    sentence=sentence(b, a, r),
+                )
+            )
+    return pd.DataFrame(
+        out,
+        columns=[
+            'study',
+            'model',
+            'device',
+            'a',
+            'b',
+            'ratio',
+            'ratio_low',
+            'ratio_high',
+            'p_value',
+            'verdict',
+            'rounds',
+            'sentence',
+        ],
+    )
 
 def chart_comparisons(df:pd.DataFrame):
     "The stored comparisons: B/A throughput with its 95% CI (paired rounds), coloured by the verdict."
@@ -454,10 +661,12 @@ def chart_comparisons(df:pd.DataFrame):
     for v, c in colour.items():
         m = d.verdict.eq(v).to_numpy()
         if m.any(): ax.errorbar(d.ratio[m], y[m], xerr=[lo[m], hi[m]], fmt='o', color=c, capsize=3, label=v)
-    for yi in y[d.verdict.eq('no verdict (busy host)').to_numpy()]: ax.text(1, yi, '  no verdict: every round ran on a busy host', va='center', fontsize=8, color='#555')
+    for yi in y[d.verdict.eq('no verdict (busy host)').to_numpy()]:
+        ax.text(1, yi, '  no verdict: every round ran on a busy host', va='center', fontsize=8, color='#555')
     ax.axvline(1, color='k', lw=0.8, ls='--')
     ax.set_yticks(y, d.row, fontsize=8)
-    ax.set_xlim(min(0.9, d.ratio_low.min() * 0.95), max(1.1, d.ratio_high.max() * 1.05)); ax.set_ylim(-0.7, len(d) - 0.3)
+    ax.set_xlim(min(0.9, d.ratio_low.min() * 0.95), max(1.1, d.ratio_high.max() * 1.05))
+    ax.set_ylim(-0.7, len(d) - 0.3)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.2f}×"))
     ax.set(xlabel='B / A throughput (bars: 95% CI over paired rounds)', ylabel=None)
     shared_legend(fig, [ax], 'Comparisons (tbench compare)'); return fig
@@ -466,20 +675,35 @@ MAP_STAGES = ('read', 'preprocess', 'transfer', 'model', 'stitch', 'write')  # `
 MAP_COLOURS = dict(zip(MAP_STAGES, ('#4c78a8', '#72b7b2', '#b279a2', '#e45756', '#f58518', '#54a24b')))
 
 def mapping_rows(df:pd.DataFrame)->pd.DataFrame:
-    "The last measured `tbench map` row of each configuration, with a `row` label (model, device, raster, overlap, workers)."
+    """The last measured `tbench map` row of each configuration, with a `row` label (model, device, raster, overlap,
+    workers)."""
     if 'mode' not in df or 'km2_per_sec' not in df: return pd.DataFrame()
     d = df[df['mode'].eq('mapping') & df.status.eq('ok')]
     if d.empty: return d
     keys = [c for c in CONFIG if c in d] + ['gpu_name']
     d = d.groupby(keys, dropna=False, sort=False).tail(1).reset_index(drop=True)
     opts = d.map_options.fillna('').str.extract(r'workers=(\d+)')[0].fillna('?')
-    return d.assign(device=d.gpu_name.map(device_label),
-                    row=(d.display_name.where(d.display_name.fillna('').ne(''), d.model_name) + ' · ' + d.gpu_name.map(device_label) + '\n'
-                         + d.raster_file.astype(str) + ' · ' + d.input_size.astype('Int64').astype(str) + ' px tiles, overlap '
-                         + d.overlap.map('{:g}'.format) + ', ' + opts + ' workers'))
+    return d.assign(
+        device=d.gpu_name.map(device_label),
+        row=(
+            d.display_name.where(d.display_name.fillna('').ne(''), d.model_name)
+            + ' · '
+            + d.gpu_name.map(device_label)
+            + '\n'
+            + d.raster_file.astype(str)
+            + ' · '
+            + d.input_size.astype('Int64').astype(str)
+            + ' px tiles, overlap '
+            + d.overlap.map('{:g}'.format)
+            + ', '
+            + opts
+            + ' workers'
+        ),
+    )
 
 def chart_mapping(df:pd.DataFrame):
-    "`tbench map`: seconds per pass in each stage (the bounding stage outlined), beside km²/s of the model alone and end to end (95% CIs)."
+    """`tbench map`: seconds per pass in each stage (the bounding stage outlined), beside km²/s of the model alone and
+    end to end (95% CIs)."""
     d = mapping_rows(df)
     if d.empty: return None
     H = 0.8 * len(d) + 2.2
@@ -489,25 +713,57 @@ def chart_mapping(df:pd.DataFrame):
     for s in MAP_STAGES:
         v = d[f"stage_{s}_s"].astype(float).fillna(0).to_numpy()
         bound = d.bound_stage.eq(s).to_numpy()
-        a1.barh(y, v, left=left, color=MAP_COLOURS[s], label=s, edgecolor=np.where(bound, 'black', 'none'), linewidth=np.where(bound, 1.6, 0))
+        a1.barh(
+            y,
+            v,
+            left=left,
+            color=MAP_COLOURS[s],
+            label=s,
+            edgecolor=np.where(bound, 'black', 'none'),
+            linewidth=np.where(bound, 1.6, 0),
+        )
         left += v
-    for yi, tot, b in zip(y, left, d.bound_stage): a1.text(tot, yi, f"  {tot:.3g} s · bound: {b}", va='center', fontsize=8)
-    a1.set_yticks(y, d.row, fontsize=8); a1.set_xlim(0, left.max() * 1.45); a1.set(xlabel='seconds per pass (outlined: the stage that bounds the rate)')
-    a1.legend([matplotlib.patches.Patch(color=MAP_COLOURS[s]) for s in MAP_STAGES], MAP_STAGES, loc='lower left', bbox_to_anchor=(0, 1.0),
-              ncol=6, fontsize='x-small', frameon=False, handlelength=1.2, columnspacing=0.8)  # above the panel: never on a bar or a label
-    for off, (col, lo, hi, name, c) in zip((0.18, -0.18), (('model_km2_per_sec', None, None, 'model alone', '#8d99ae'),
-                                                           ('km2_per_sec', 'km2_per_sec_ci_low', 'km2_per_sec_ci_high', 'end to end', '#e45756'))):
+    for yi, tot, b in zip(y, left, d.bound_stage):
+        a1.text(tot, yi, f"  {tot:.3g} s · bound: {b}", va='center', fontsize=8)
+    a1.set_yticks(y, d.row, fontsize=8)
+    a1.set_xlim(0, left.max() * 1.45)
+    a1.set(xlabel='seconds per pass (outlined: the stage that bounds the rate)')
+    a1.legend(
+        [matplotlib.patches.Patch(color=MAP_COLOURS[s]) for s in MAP_STAGES],
+        MAP_STAGES,
+        loc='lower left',
+        bbox_to_anchor=(0, 1.0),
+        # above the panel: never on a bar or a label
+        ncol=6,
+        fontsize='x-small',
+        frameon=False,
+        handlelength=1.2,
+        columnspacing=0.8,
+    )
+    for off, (col, lo, hi, name, c) in zip(
+        (0.18, -0.18),
+        (
+            ('model_km2_per_sec', None, None, 'model alone', '#8d99ae'),
+            ('km2_per_sec', 'km2_per_sec_ci_low', 'km2_per_sec_ci_high', 'end to end', '#e45756'),
+        ),
+    ):
         v = d[col].astype(float).to_numpy()
         err = None
-        if lo: err = [np.nan_to_num(v - d[lo].astype(float).to_numpy()), np.nan_to_num(d[hi].astype(float).to_numpy() - v)]
+        if lo:
+            err = [np.nan_to_num(v - d[lo].astype(float).to_numpy()), np.nan_to_num(d[hi].astype(float).to_numpy() - v)]
         a2.barh(y + off, v, height=0.34, color=c, label=name, xerr=err, capsize=2)
         end = v if err is None else v + err[1]  # the value beyond its error bar, never on it
         for yi, x, e in zip(y + off, v, end): a2.text(e, yi, f"  {x:.3g}", va='center', fontsize=8)
-    for yi, sh in zip(y, d.pipeline_share.astype(float)): a2.text(0, yi - 0.5, f" {sh:.0%} of the model's rate survives", fontsize=7, color='#444', va='bottom')
-    a2.set_yticks(y, [''] * len(d)); a2.set_xlim(0, np.nanmax(d[['model_km2_per_sec', 'km2_per_sec_ci_high', 'km2_per_sec']].astype(float).to_numpy()) * 1.3)
+    for yi, sh in zip(y, d.pipeline_share.astype(float)):
+        a2.text(0, yi - 0.5, f" {sh:.0%} of the model's rate survives", fontsize=7, color='#444', va='bottom')
+    a2.set_yticks(y, [''] * len(d))
+    a2.set_xlim(
+        0, np.nanmax(d[['model_km2_per_sec', 'km2_per_sec_ci_high', 'km2_per_sec']].astype(float).to_numpy()) * 1.3
+    )
     a2.set(xlabel='km²/s (bars: 95% CI over passes)', ylim=(-0.7, len(d) - 0.3)); a1.set_ylim(-0.7, len(d) - 0.3)
     a2.legend(loc='lower left', bbox_to_anchor=(0, 1.0), ncol=2, fontsize='x-small', frameon=False)
-    fig.suptitle('Mapping a raster end to end (tbench map)', y=1 - 0.1 / H, va='top'); fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / H))
+    fig.suptitle('Mapping a raster end to end (tbench map)', y=1 - 0.1 / H, va='top')
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / H))
     return fig
 
 def _fmt(v, f:str)->str:
@@ -515,7 +771,8 @@ def _fmt(v, f:str)->str:
     return '' if pd.isna(v) else format(v, f)
 
 def md_text(v):
-    "A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table breaks."
+    """A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table
+    breaks."""
     if not isinstance(v, str): return v
     v = html.escape(' '.join(plain_text(v).split()), quote=False)
     return re.sub(r'([\\|`\[\]$])', r'\\\1', v)  # `$`: no maths where Markdown does maths
@@ -528,64 +785,152 @@ def _md_safe(d:pd.DataFrame)->pd.DataFrame:
     return d
 
 def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
-    "A Markdown page: what was read, the best throughput per device and model, and failures. Every string from a results file is text, never markup."
+    """A Markdown page: what was read, the best throughput per device and model, and failures. Every string from a
+    results file is text, never markup."""
     from throughput_bench.store import superseded
     old = superseded(df)  # failed rows a later ok row of the same configuration replaced: history, not failures
-    raw, df, best = df, _md_safe(df), _md_safe(best)  # the text is escaped for Markdown; what is parsed (the server's JSON) is read from `raw`
-    lines = [f"# Results", "", f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
-             f"{int(df.status.eq('ok').sum())} measured, {int((df.status.eq('skipped') & ~old).sum())} skipped, "
-             f"{int((df.status.isin(['oom', 'error']) & ~old).sum())} failed" + (f", {int(old.sum())} failed before and measured since (kept as history)" if old.any() else '') + (f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never ranked)" if df.status.eq('wrong').any() else '') + ".", ""]
+    # the text is escaped for Markdown; what is parsed (the server's JSON) is read from `raw`
+    raw, df, best = df, _md_safe(df), _md_safe(best)
+    lines = [
+        f"# Results",
+        "",
+        f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
+        f"{int(df.status.eq('ok').sum())} measured, {int((df.status.eq('skipped') & ~old).sum())} skipped, "
+        f"{int((df.status.isin(['oom', 'error']) & ~old).sum())} failed"
+        + (f", {int(old.sum())} failed before and measured since (kept as history)" if old.any() else '')
+        + (
+            f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never "
+            "ranked)"
+            if df.status.eq('wrong').any()
+            else ''
+        )
+        + ".",
+        "",
+    ]
     lines += best_table_markdown(native_rows(best))
     if not best.empty:
         lines += ["## Every configuration", ""]
         b = add_coverage(best, gsd_m)
-        b = b.assign(ci=[f"{l:.1f}–{h:.1f}" if np.isfinite(l) and np.isfinite(h) else (f"{l:.1f}–∞" if np.isfinite(l) else 'no CI')
-                         for l, h in zip(b.throughput_ci_low.astype(float), b.throughput_ci_high.astype(float))])
+        b = b.assign(
+            ci=[
+                f"{l:.1f}–{h:.1f}"
+                if np.isfinite(l) and np.isfinite(h)
+                else (f"{l:.1f}–∞" if np.isfinite(l) else 'no CI')
+                for l, h in zip(b.throughput_ci_low.astype(float), b.throughput_ci_high.astype(float))
+            ]
+        )
         t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
-        rows = [f"| mode | device | model | variant | batch | img/s | 95% CI | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured |",
-                "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+        rows = [
+            f"| mode | device | model | variant | batch | img/s | 95% CI | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured "
+            "|",
+            "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for _, r in t.iterrows():
             busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
-            rows.append(f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | {r.throughput_mean:.1f} | "
-                        f"{r.ci} | {_fmt(r.latency_p95_ms, '.1f')} | {_fmt(r.km2_per_sec, ',.0f')} | {_fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |")
+            rows.append(
+                f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | "
+                f"{r.throughput_mean:.1f} | "
+                f"{r.ci} | {_fmt(r.latency_p95_ms, '.1f')} | {_fmt(r.km2_per_sec, ',.0f')} | "
+                f"{_fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |"
+            )
         lines += rows + [""]
     s = _md_safe(serving_rows(raw))
     if not s.empty:
-        lines += ["## Serving", "", "Per request; load is LoadGen's target (server), the requests in flight (offline) or one at a time (single-stream).", "",
-                  "| device | model | scenario | form | load | req/s | mean ms [95% CI] | p50 | p90 | p99 | verdict | errors |",
-                  "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
+        lines += [
+            "## Serving",
+            "",
+            "Per request; load is LoadGen's target (server), the requests in flight (offline) or one at a time "
+            "(single-stream).",
+            "",
+            "| device | model | scenario | form | load | req/s | mean ms [95% CI] | p50 | p90 | p99 | verdict | errors "
+            "|",
+            "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|",
+        ]
         for _, r in s.iterrows():
-            load = f"{r.target_qps:.2f}/s" if pd.notna(r.target_qps) else f"{int(r.concurrency)} in flight" if r.scenario == 'offline' else '1 at a time'
-            ci = f" [{_fmt(r.latency_ci_low_ms, '.1f')}–{_fmt(r.latency_ci_high_ms, '.1f')}]" if pd.notna(r.latency_ci_low_ms) else ''
-            lines.append(f"| {r.device} | {r.label.split(' · ')[0]} ({r.precision}, max batch {r.max_batch}) | {r.scenario} | {r.request_form if pd.notna(r.request_form) else ''} | {load} | "
-                         f"{r.achieved_qps:.2f} | {_fmt(r.latency_mean_ms, '.1f')}{ci} | {_fmt(r.latency_p50_ms, '.1f')} | {_fmt(r.latency_p90_ms, '.1f')} | "
-                         f"{_fmt(r.latency_p99_ms, '.1f')} | {r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | {_fmt(r.request_errors, '.0f')} |")
+            load = (
+                f"{r.target_qps:.2f}/s"
+                if pd.notna(r.target_qps)
+                else f"{int(r.concurrency)} in flight"
+                if r.scenario == 'offline'
+                else '1 at a time'
+            )
+            ci = (
+                f" [{_fmt(r.latency_ci_low_ms, '.1f')}–{_fmt(r.latency_ci_high_ms, '.1f')}]"
+                if pd.notna(r.latency_ci_low_ms)
+                else ''
+            )
+            lines.append(
+                f"| {r.device} | {r.label.split(' · ')[0]} ({r.precision}, max batch {r.max_batch}) | {r.scenario} | "
+                f"{r.request_form if pd.notna(r.request_form) else ''} | {load} | "
+                f"{r.achieved_qps:.2f} | {_fmt(r.latency_mean_ms, '.1f')}{ci} | {_fmt(r.latency_p50_ms, '.1f')} | "
+                f"{_fmt(r.latency_p90_ms, '.1f')} | "
+                f"{_fmt(r.latency_p99_ms, '.1f')} | {r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | "
+                f"{_fmt(r.request_errors, '.0f')} |"
+            )
         ov = _md_safe(serving_overhead(raw))
         if len(ov):
-            lines += ["", "Serving overhead (the same device, model, precision and input measured in process by `tbench infer`):", "",
-                      "| device | model | max batch | served img/s (offline) | in-process img/s at max batch | served / in-process | served p50 ms | in-process p50 ms (batch 1) | overhead ms | of which client ms |",
-                      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-            lines += [f"| {o.device} | {o.model} | {o.max_batch} | {_fmt(o.served_img_s, '.1f')} | {_fmt(o.in_process_img_s, '.1f')} | {_fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
-                      f"{_fmt(o.served_p50_ms, '.1f')} | {_fmt(o.in_process_p50_ms, '.1f')} | {_fmt(o.p50_overhead_ms, '+.1f')} | {_fmt(o.client_p50_ms, '.1f')} |" for o in ov.itertuples()]
+            lines += [
+                "",
+                "Serving overhead (the same device, model, precision and input measured in process by `tbench infer`):",
+                "",
+                "| device | model | max batch | served img/s (offline) | in-process img/s at max batch | served / "
+                "in-process | served p50 ms | in-process p50 ms (batch 1) | overhead ms | of which client ms |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            ]
+            lines += [
+                f"| {o.device} | {o.model} | {o.max_batch} | {_fmt(o.served_img_s, '.1f')} | "
+                f"{_fmt(o.in_process_img_s, '.1f')} | "
+                f"{_fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
+                f"{_fmt(o.served_p50_ms, '.1f')} | {_fmt(o.in_process_p50_ms, '.1f')} | "
+                f"{_fmt(o.p50_overhead_ms, '+.1f')} | {_fmt(o.client_p50_ms, '.1f')} |"
+                for o in ov.itertuples()
+            ]
         lines += [""]
     m = _md_safe(mapping_rows(raw))
     if not m.empty:
-        lines += ["## Mapping (tbench map)", "", "A raster on disk to a georeferenced raster on disk: km²/s end to end with its 95% CI over passes, the model alone on tiles in memory (same km² per tile), and the stage that bounds the rate.", "",
-                  "| device | model | raster | tiles | overlap | workers | km²/s end to end [95% CI] | km²/s model alone | survives | bound by | days for Earth's land |",
-                  "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|"]
+        lines += [
+            "## Mapping (tbench map)",
+            "",
+            "A raster on disk to a georeferenced raster on disk: km²/s end to end with its 95% CI over passes, the "
+            "model alone on tiles in memory (same km² per tile), and the stage that bounds the rate.",
+            "",
+            "| device | model | raster | tiles | overlap | workers | km²/s end to end [95% CI] | km²/s model alone | "
+            "survives | bound by | days for Earth's land |",
+            "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|",
+        ]
         for r in m.itertuples():
             w = re.search(r'workers=(\d+)', str(r.map_options)); w = w.group(1) if w else ''
-            lines.append(f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} ({_fmt(r.area_km2, ',.1f')} km², {_fmt(r.gsd_m, 'g')} m) | {_fmt(r.tiles, '.0f')} | {_fmt(r.overlap, 'g')} | {w} | "
-                         f"{_fmt(r.km2_per_sec, '.3g')} [{_fmt(r.km2_per_sec_ci_low, '.3g')}–{_fmt(r.km2_per_sec_ci_high, '.3g')}] | {_fmt(r.model_km2_per_sec, '.3g')} | {_fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | {_fmt(r.days_to_map_land, ',.1f')} |")
+            lines.append(
+                f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} "
+                f"({_fmt(r.area_km2, ',.1f')} km², {_fmt(r.gsd_m, 'g')} m) | {_fmt(r.tiles, '.0f')} | "
+                f"{_fmt(r.overlap, 'g')} | {w} | "
+                f"{_fmt(r.km2_per_sec, '.3g')} "
+                f"[{_fmt(r.km2_per_sec_ci_low, '.3g')}–{_fmt(r.km2_per_sec_ci_high, '.3g')}] | "
+                f"{_fmt(r.model_km2_per_sec, '.3g')} | {_fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | "
+                f"{_fmt(r.days_to_map_land, ',.1f')} |"
+            )
         lines += [""]
     bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong']) & ~old]
     if len(bad):
         lines += ["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
-        lines += [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {shorten(str(r.error), 240)} |" for _, r in bad.iterrows()] + [""]
+        lines += [
+            f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {shorten(str(r.error), 240)} |"
+            for _, r in bad.iterrows()
+        ] + [""]
     cmp = comparison_rows(raw)
     if not cmp.empty:
-        lines += ['', '## Comparisons', '', 'Paired rounds of fresh processes (`tbench compare`; `tbench tune` against fp32 eager): B/A throughput, its 95% CI, Student\'s paired t on log ratios at α = 0.05.', '']
-        lines += [f"- {md_text(r.model)} on {md_text(r.device)}: {md_text(r.sentence)} (study {md_text(r.study)})" for r in cmp.itertuples()]
+        lines += [
+            '',
+            '## Comparisons',
+            '',
+            'Paired rounds of fresh processes (`tbench compare`; `tbench tune` against fp32 eager): B/A throughput, '
+            'its 95% CI, Student\'s paired t on log ratios at α = 0.05.',
+            '',
+        ]
+        lines += [
+            f"- {md_text(r.model)} on {md_text(r.device)}: {md_text(r.sentence)} (study {md_text(r.study)})"
+            for r in cmp.itertuples()
+        ]
     return '\n'.join(lines)
 
 # %% ../nbs/11_charts.ipynb #3662d024
@@ -596,15 +941,20 @@ def _si(v:float)->str:
     return f"{v:.3g}"
 
 def overview_rows(best:pd.DataFrame)->pd.DataFrame:
-    "One row per model and device: its fastest inference configuration (at the model's native input where it ran there)."
+    """One row per model and device: its fastest inference configuration (at the model's native input where it ran
+    there)."""
     d = best[best['mode'].eq('inference')] if len(best) else best
     if d.empty: return d
     d = d.loc[d.groupby(['model_name', 'device'])['throughput_mean'].idxmax()]
-    return d.assign(has_ci=np.isfinite(d.throughput_ci_low.astype(float)) & np.isfinite(d.throughput_ci_high.astype(float))
-                    & d.throughput_ci_high.astype(float).gt(d.throughput_ci_low.astype(float)))
+    return d.assign(
+        has_ci=np.isfinite(d.throughput_ci_low.astype(float))
+        & np.isfinite(d.throughput_ci_high.astype(float))
+        & d.throughput_ci_high.astype(float).gt(d.throughput_ci_low.astype(float))
+    )
 
 def chart_overview(best:pd.DataFrame):
-    "The page a reader opens first: the best inference img/s of each model (rows, fastest on top) on each device (colours), the value and how it was reached at the bar's end, its 95% CI where it has one."
+    """The page a reader opens first: the best inference img/s of each model (rows, fastest on top) on each device
+    (colours), the value and how it was reached at the bar's end, its 95% CI where it has one."""
     d = overview_rows(best)
     if d.empty: return None
     models = d.groupby('label').throughput_mean.max().sort_values(ascending=False).index.tolist()
@@ -619,8 +969,15 @@ def chart_overview(best:pd.DataFrame):
         ax.barh(y, r.throughput_mean, height=0.85, color=colours[r.device])
         end = r.throughput_mean
         if r.has_ci:
-            ax.errorbar(r.throughput_mean, y, xerr=[[r.throughput_mean - r.throughput_ci_low], [r.throughput_ci_high - r.throughput_mean]],
-                        fmt='none', ecolor='black', lw=0.8, capsize=2)
+            ax.errorbar(
+                r.throughput_mean,
+                y,
+                xerr=[[r.throughput_mean - r.throughput_ci_low], [r.throughput_ci_high - r.throughput_mean]],
+                fmt='none',
+                ecolor='black',
+                lw=0.8,
+                capsize=2,
+            )
             end = r.throughput_ci_high
         else: ax.plot(r.throughput_mean, y, marker='o', mfc='white', mec='black', ms=4, mew=0.8, ls='none')
         how = r.variant + ('' if r.has_ci else ' · no CI')
@@ -632,40 +989,71 @@ def chart_overview(best:pd.DataFrame):
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: _si(x)))
     ax.set_xlabel('images per second' + (' (log scale)' if log else '') + '; whiskers: 95% CI over worker processes')
     handles = [matplotlib.patches.Patch(color=colours[dv], label=dv) for dv in devices]
-    if (~d.has_ci).any(): handles.append(matplotlib.lines.Line2D([], [], marker='o', mfc='white', mec='black', ls='none', label='no interval (one run, or a file without one)'))
+    if (~d.has_ci).any():
+        handles.append(
+            matplotlib.lines.Line2D(
+                [],
+                [],
+                marker='o',
+                mfc='white',
+                mec='black',
+                ls='none',
+                label='no interval (one run, or a file without one)',
+            )
+        )
     ax.grid(axis='y', visible=False)
     ax.legend(handles=handles, fontsize=8, loc='lower left', bbox_to_anchor=(0, 1.0), ncol=len(handles), frameon=False)
-    ax.set_title('Best inference throughput per model and device (fastest configuration; at the bar: img/s, precision, compile, runtime)', fontsize=10, pad=24)
+    ax.set_title(
+        'Best inference throughput per model and device (fastest configuration; at the bar: img/s, precision, compile, '
+        'runtime)',
+        fontsize=10,
+        pad=24,
+    )
     fig.tight_layout()
     return fig
 
 def best_table_markdown(best:pd.DataFrame)->list:
-    "Markdown lines: the best inference img/s of each model (rows, fastest first) on each device (columns), with its 95% CI and how it was reached."
+    """Markdown lines: the best inference img/s of each model (rows, fastest first) on each device (columns), with its
+    95% CI and how it was reached."""
     d = overview_rows(best)
     if d.empty: return []
     devices = list(dict.fromkeys(d.sort_values('throughput_mean', ascending=False).device))
     models = d.groupby('label').throughput_mean.max().sort_values(ascending=False).index
-    cell = lambda r: (f"**{_si(r.throughput_mean)}** " + (f"[{_si(r.throughput_ci_low)}–{_si(r.throughput_ci_high)}]" if r.has_ci else '(no CI)')
-                      + f" {r.variant}" + (' ⚠ contended' if bool(r.get('contended', False)) else ''))
+    cell = lambda r: (
+        f"**{_si(r.throughput_mean)}** "
+        + (f"[{_si(r.throughput_ci_low)}–{_si(r.throughput_ci_high)}]" if r.has_ci else '(no CI)')
+        + f" {r.variant}"
+        + (' ⚠ contended' if bool(r.get('contended', False)) else '')
+    )
     at = {(r.label, r.device): cell(r) for _, r in d.iterrows()}
-    lines = ["## Best per model and device", "", "Inference img/s of each model's fastest configuration (at its native input where it ran there), its 95% CI over worker processes, and how it was reached.", "",
-             "| model | " + " | ".join(devices) + " |", "|---|" + "---:|" * len(devices)]
+    lines = [
+        "## Best per model and device",
+        "",
+        "Inference img/s of each model's fastest configuration (at its native input where it ran there), its 95% CI "
+        "over worker processes, and how it was reached.",
+        "",
+        "| model | " + " | ".join(devices) + " |",
+        "|---|" + "---:|" * len(devices),
+    ]
     lines += [f"| {m} | " + " | ".join(at.get((m, dv), '') for dv in devices) + " |" for m in models]
     return lines + [""]
 
-# name -> (whether it shows native-input rows only, how it is drawn); the filter is applied once, before a chart is split into pages
+# name -> (whether it shows native-input rows only, how it is drawn); the filter is applied once, before a chart is
+# split into pages
 CHARTS = {'overview': (True, lambda b, g: chart_overview(b)),
           'throughput_inference': (True, lambda b, g: chart_throughput(b, 'inference')),
           'throughput_training': (True, lambda b, g: chart_throughput(b, 'training')),
           'speedup': (True, lambda b, g: chart_speedup(b)), 'coverage': (True, lambda b, g: chart_coverage(b, g)),
           'mfu': (True, lambda b, g: chart_mfu(b)), 'geo_compare': (False, lambda b, g: chart_geo_compare(b, g)),
           'scaling': (False, lambda b, g: chart_scaling(b))}
-CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons, 'mapping': chart_mapping}  # charts drawn from every row, not the best per configuration
+# charts drawn from every row, not the best per configuration
+CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons, 'mapping': chart_mapping}
 
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
 
 def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
-    "The figures of one chart: one, or, where it would be taller than `max_in` inches, the models split in halves (interleaved by speed) until each page fits."
+    """The figures of one chart: one, or, where it would be taller than `max_in` inches, the models split in halves
+    (interleaved by speed) until each page fits."""
     fig = _fig if _fig is not None else make(best)
     if fig is None: return []
     labels = list(dict.fromkeys(best.sort_values('throughput_mean', ascending=False).label)) if 'label' in best else []
@@ -674,7 +1062,8 @@ def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     return [f for half in (labels[0::2], labels[1::2]) for f in paged(make, best[best.label.isin(half)], max_in)]
 
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'), charts=None)->list:
-    "Write every chart that has data (or those named in `charts`; PNG and SVG; a chart too tall for one page as `name_1`, `name_2`, ...) and `summary.md` into `out`; returns the files written."
+    """Write every chart that has data (or those named in `charts`; PNG and SVG; a chart too tall for one page as
+    `name_1`, `name_2`, ...) and `summary.md` into `out`; returns the files written."""
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     keep = lambda d: {k: v for k, v in d.items() if charts is None or k in charts}
     best, files = best_rows(df), []
@@ -689,7 +1078,8 @@ def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'),
         matplotlib.rcParams['text.parse_math'] = False  # a `$` in a model's name is text, not mathtext markup
         native = native_rows(best)
         for name, (nat, make) in keep(CHARTS).items():
-            if name == 'overview': fig = make(native, gsd_m); save(name, [fig] if fig is not None else []); continue  # one page, fastest first
+            # one page, fastest first
+            if name == 'overview': fig = make(native, gsd_m); save(name, [fig] if fig is not None else []); continue
             save(name, paged(lambda b: make(b, gsd_m), native if nat else best))
         for name, make in keep(CHARTS_OF_ROWS).items():
             fig = make(df)

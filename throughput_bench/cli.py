@@ -23,7 +23,8 @@ __all__ = ['SPELLINGS', 'Parser', 'with_alias', 'both_spellings', 'positive_int'
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
     "An `ArgumentParser` whose errors are one line and exit 2, and whose flags also accept underscores."
-    def __init__(self, *args, **kw): super().__init__(*args, **(dict(allow_abbrev=False) | kw))  # `--output` is not `--output-dir`
+    # `--output` is not `--output-dir`
+    def __init__(self, *args, **kw): super().__init__(*args, **(dict(allow_abbrev=False) | kw))
 
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message}\n"); sys.exit(2)
@@ -32,12 +33,15 @@ class Parser(argparse.ArgumentParser):
         "Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default."
         a = super().parse_args(args, namespace)
         for k, v in vars(a).items():
-            if isinstance(v, str) and not v.strip() or isinstance(v, list) and any(isinstance(x, str) and not x.strip() for x in v):
-                self.error(f"{'--' + k.replace('_', '-') if k not in ('file', 'url', 'results', 'dir', 'names', 'model') else k} must not be empty")
+            blank = lambda x: isinstance(x, str) and not x.strip()
+            if blank(v) or isinstance(v, list) and any(blank(x) for x in v):
+                name = k if k in ('file', 'url', 'results', 'dir', 'names', 'model') else '--' + k.replace('_', '-')
+                self.error(f"{name} must not be empty")
         return a
 
     def add_argument(self, *names, **kw):
-        "Add `names`, and the underscore spelling of each hyphenated long flag as a hidden alias (`--help` lists each flag once)."
+        """Add `names`, and the underscore spelling of each hyphenated long flag as a hidden alias (`--help` lists each
+        flag once)."""
         return with_alias(super().add_argument, names, kw)
 
     def add_argument_group(self, *args, **kw):
@@ -52,7 +56,9 @@ def with_alias(add, names, kw):
     action = add(*names, **kw)
     extra = both_spellings(names)[len(names):]
     if extra:
-        alias = {k: v for k, v in kw.items() if k not in ('help', 'required', 'metavar')} | dict(dest=action.dest, help=argparse.SUPPRESS)
+        alias = {k: v for k, v in kw.items() if k not in ('help', 'required', 'metavar')} | dict(
+            dest=action.dest, help=argparse.SUPPRESS
+        )
         if kw.get('action') is argparse.BooleanOptionalAction: alias['action'] = 'store_true'
         add(*extra, **alias)
     return action
@@ -86,10 +92,12 @@ def api_help(p:Parser, fn, negated:tuple=('isolate', 'progress')):
     from fastcore.docments import docments
     d = docments(fn)
     for a in p._actions:
-        if a.help is None and d.get(a.dest) and a.dest not in negated: a.help = ' '.join(d[a.dest].split()).replace('%', '%%')
+        if a.help is None and d.get(a.dest) and a.dest not in negated:
+            a.help = ' '.join(d[a.dest].split()).replace('%', '%%')
 
 def whole_number(s:str)->int:
-    "A flag's whole number (its bounds are `api.check`'s, so the API and the CLI refuse the same values in the same words)."
+    """A flag's whole number (its bounds are `api.check`'s, so the API and the CLI refuse the same values in the same
+    words)."""
     try: return int(s)
     except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
 
@@ -135,7 +143,8 @@ def print_rows(df):
     from throughput_bench.sweep import summary_table
     if df is None or df.empty: return
     if 'job_id' in df: print(df.to_string(index=False)); return
-    print(summary_table(df.to_dict('records')).to_string(index=False))  # each row keeps its own `measured`, whatever the order
+    # each row keeps its own `measured`, whatever the order
+    print(summary_table(df.to_dict('records')).to_string(index=False))
 
 def _kw(a, drop=())->dict:
     "The flags given, as keyword arguments (flags left out are absent: the API's defaults apply)."
@@ -143,15 +152,20 @@ def _kw(a, drop=())->dict:
 
 # %% ../nbs/30_cli.ipynb #2f1a0b02
 def infer_parser(prog='tbench infer', parser=None)->Parser:
-    p = parser or Parser(prog=prog, description="Measure inference throughput, latency and memory; append rows to results/<device>.csv.")
+    p = parser or Parser(
+        prog=prog, description="Measure inference throughput, latency and memory; append rows to results/<device>.csv."
+    )
     add_options(p, drop=('training',))
     g = p.add_argument_group("the seed tool's flags")
     g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS,
                    help="synthetic data on the device (the default; the seed tool's flag)")
-    examples(p, """  tbench infer --models resnet50 --device cpu                       # every precision this CPU runs natively
+    examples(
+        p,
+        """  tbench infer --models resnet50 --device cpu                       # every precision this CPU runs natively
   tbench infer --models resnet50 vit_small_patch16_224 --batch-sizes 1 16 --backends pytorch onnxruntime openvino
   tbench infer --models resnet18 --device cuda --precisions fp16 bf16 --compile-modes none default
-  tbench infer --models resnet18 --timed-seconds 1 --repeats 3 --wait-idle 0   # quick, fixed effort""")
+  tbench infer --models resnet18 --timed-seconds 1 --repeats 3 --wait-idle 0   # quick, fixed effort""",
+    )
     return p
 
 def examples(p:Parser, text:str):
@@ -167,14 +181,25 @@ def cmd_seed_infer(a):
     print_rows(api.infer(**_kw(a), conventions='throughput-bench'))
 
 def throughput_bench(argv=None):
-    "Drop-in for the seed tool's `benchmark.py`: `tbench infer` under its name, making its choices (10-class heads, its inputs for DOFA and DINOv3-H+, geo models in the default set, `--geo-compare` in fp32 against every timm model)."
-    p = infer_parser('throughput-bench', Parser(prog='throughput-bench', description="Inference throughput as the seed tool throughput-bench measures it: "
-                     "10-class heads, DOFA at 3x224, DINOv3-H+ at 224, geo encoders in the default models when the [geo] extra is installed; rows go to results/<device>.csv."))
+    """Drop-in for the seed tool's `benchmark.py`: `tbench infer` under its name, making its choices (10-class heads,
+    its inputs for DOFA and DINOv3-H+, geo models in the default set, `--geo-compare` in fp32 against every timm
+    model)."""
+    p = infer_parser(
+        'throughput-bench',
+        Parser(
+            prog='throughput-bench',
+            description="Inference throughput as the seed tool throughput-bench measures it: "
+            "10-class heads, DOFA at 3x224, DINOv3-H+ at 224, geo encoders in the default models when the [geo] extra "
+            "is installed; rows go to results/<device>.csv.",
+        ),
+    )
     _run(lambda: cmd_seed_infer(p.parse_args(argv)), 'throughput-bench')
 
 # %% ../nbs/30_cli.ipynb #41b31677
 def train_parser(prog='tbench train', parser=None)->Parser:
-    p = parser or Parser(prog=prog, description="Measure training throughput (forward, loss, backward, optimizer step).")
+    p = parser or Parser(
+        prog=prog, description="Measure training throughput (forward, loss, backward, optimizer step)."
+    )
     add_options(p, drop=('inference',))
     return p
 
@@ -188,16 +213,42 @@ def rsg_parser()->Parser:
     p.add_argument('--bs', type=positive_int, default=32, help="batch size (default 32, as ready-steady-go's)")
     p.add_argument('--size', type=positive_int, default=224, help="image size (default 224)")
     p.add_argument('--fp16', action='store_true', help="mixed precision (autocast: fp16 on GPU, bf16 on CPU)")
-    p.add_argument('--n_batches', '--n-batches', type=int, default=None, help="time this many batches (default: unset, as 0 is; give this or --n_seconds)")
-    p.add_argument('--n_seconds', '--n-seconds', type=positive_float, default=None, help="or time this many seconds (default: unset)")
-    p.add_argument('--run_number', '--run-number', type=int, default=1, help="recorded in run_id and as a W&B tag (default 1, as ready-steady-go's)")
-    p.add_argument('--wnb', default='disabled', help="W&B mode: disabled | offline | online | auto (as tbench's --wandb; default disabled)")
+    p.add_argument(
+        '--n_batches',
+        '--n-batches',
+        type=int,
+        default=None,
+        help="time this many batches (default: unset, as 0 is; give this or --n_seconds)",
+    )
+    p.add_argument(
+        '--n_seconds',
+        '--n-seconds',
+        type=positive_float,
+        default=None,
+        help="or time this many seconds (default: unset)",
+    )
+    p.add_argument(
+        '--run_number',
+        '--run-number',
+        type=int,
+        default=1,
+        help="recorded in run_id and as a W&B tag (default 1, as ready-steady-go's)",
+    )
+    p.add_argument(
+        '--wnb',
+        default='disabled',
+        help="W&B mode: disabled | offline | online | auto (as tbench's --wandb; default disabled)",
+    )
     p.add_argument('--wnb_run', '--wnb-run', default=None, help="the W&B run's name (default: W&B's)")
-    p.add_argument('--wnb_project', '--wnb-project', default='ready-steady-go', help="W&B project (default ready-steady-go)")
+    p.add_argument(
+        '--wnb_project', '--wnb-project', default='ready-steady-go', help="W&B project (default ready-steady-go)"
+    )
     p.add_argument('--wnb_entity', '--wnb-entity', default=None, help="W&B entity (default: your default entity)")
     p.add_argument('--device', default='auto', help="auto | cpu | cuda | cuda:N | mps (default auto)")
     p.add_argument('--optimizer', default='sgd', choices=('sgd', 'adamw'), help="default sgd (momentum)")
-    p.add_argument('--results-dir', '--results_dir', default='results', help="where results/<device>.csv goes (default results)")
+    p.add_argument(
+        '--results-dir', '--results_dir', default='results', help="where results/<device>.csv goes (default results)"
+    )
     return p
 
 def cmd_rsg(a):
@@ -205,21 +256,49 @@ def cmd_rsg(a):
     from throughput_bench.sweep import ci_text
     if a.n_batches is not None and a.n_batches < 0: raise BenchError(f"--n_batches must be >= 0, got {a.n_batches}")
     a.n_batches = a.n_batches or None  # 0 means unset, as in ready-steady-go
-    if (a.n_batches is None) == (a.n_seconds is None): raise BenchError("give exactly one of --n_batches and --n_seconds")
-    if a.wnb not in ('disabled', 'offline', 'online', 'auto'): raise BenchError(f"--wnb {a.wnb!r}: use disabled, offline, online or auto")
+    if (a.n_batches is None) == (a.n_seconds is None):
+        raise BenchError("give exactly one of --n_batches and --n_seconds")
+    if a.wnb not in ('disabled', 'offline', 'online', 'auto'):
+        raise BenchError(f"--wnb {a.wnb!r}: use disabled, offline, online or auto")
     timed = dict(timed_iters=a.n_batches) if a.n_batches else dict(timed_seconds=a.n_seconds)
-    df = api.train([a.model], batch_sizes=[a.bs], input_size=a.size, precisions=['amp' if a.fp16 else 'fp32'], device=a.device,
-                   optimizers=[a.optimizer], results_dir=a.results_dir, rerun=True, progress=False, repeats=1,
-                   wandb=a.wnb, wandb_project=a.wnb_project, wandb_entity=a.wnb_entity, wandb_tags=[f"run_number={a.run_number}"], wandb_run_name=a.wnb_run,
-                   run_id=f"rsg-{a.run_number}", **timed)
+    df = api.train(
+        [a.model],
+        batch_sizes=[a.bs],
+        input_size=a.size,
+        precisions=['amp' if a.fp16 else 'fp32'],
+        device=a.device,
+        optimizers=[a.optimizer],
+        results_dir=a.results_dir,
+        rerun=True,
+        progress=False,
+        repeats=1,
+        wandb=a.wnb,
+        wandb_project=a.wnb_project,
+        wandb_entity=a.wnb_entity,
+        wandb_tags=[f"run_number={a.run_number}"],
+        wandb_run_name=a.wnb_run,
+        run_id=f"rsg-{a.run_number}",
+        **timed,
+    )
     res = df.iloc[-1]
     if res.status != 'ok': raise BenchError(f"{res.status}: {res.error}")
-    print(f"{a.model} bs={res.batch_size} size={a.size} {'fp16' if a.fp16 else 'fp32'}: {res.throughput_mean:.2f} samples/s"
-          + ci_text(res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, '.2f'))
+    print(
+        f"{a.model} bs={res.batch_size} size={a.size} {'fp16' if a.fp16 else 'fp32'}: {res.throughput_mean:.2f} "
+        "samples/s"
+        + ci_text(res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, '.2f')
+    )
     # then the `key: value` lines ready-steady-go prints, ending with duration, n_items and throughput
     n_items = int(res.iterations * res.batch_size)
-    for k, v in (('device_name', res.gpu_name), ('model', a.model), ('bs', int(res.batch_size)), ('fp16', a.fp16), ('size', a.size),
-                 ('duration', round(float(res.seconds_measured), 4)), ('n_items', n_items), ('throughput', round(float(res.throughput_mean), 4))):
+    for k, v in (
+        ('device_name', res.gpu_name),
+        ('model', a.model),
+        ('bs', int(res.batch_size)),
+        ('fp16', a.fp16),
+        ('size', a.size),
+        ('duration', round(float(res.seconds_measured), 4)),
+        ('n_items', n_items),
+        ('throughput', round(float(res.throughput_mean), 4)),
+    ):
         print(f"{k}: {v}")
 
 def ready_steady_go(argv=None):
@@ -228,11 +307,22 @@ def ready_steady_go(argv=None):
 
 # %% ../nbs/30_cli.ipynb #70ae1a31
 def stream_models(names:list, out=None):
-    "Print the registry as a left-aligned table, one line per model as soon as its parameters are counted (building each takes a moment)."
+    """Print the registry as a left-aligned table, one line per model as soon as its parameters are counted (building
+    each takes a moment)."""
     from throughput_bench.registry import get_model, count_params
     out = out or sys.stdout
     infos = [get_model(n) for n in names]  # an unknown name fails here, before any line
-    rows = [(i.name, i.display_name, i.family, 'geo' if i.is_geo else i.type, f"{i.channels}x{i.size}", ' '.join(i.precisions)) for i in infos]
+    rows = [
+        (
+            i.name,
+            i.display_name,
+            i.family,
+            'geo' if i.is_geo else i.type,
+            f"{i.channels}x{i.size}",
+            ' '.join(i.precisions),
+        )
+        for i in infos
+    ]
     head = ('name', 'display name', 'family', 'type', 'input', 'precisions')
     w = [max(len(str(r[k])) for r in rows + [head]) for k in range(len(head))]
     line = lambda cells, p: '  '.join(str(c).ljust(n) for c, n in zip(cells, w)) + f"  {p:>8}"
@@ -247,7 +337,10 @@ def cmd_models(a):
     import pandas as pd
     if not a.geo:
         stream_models(a.names or list(REGISTRY))
-        print("\ngeo encoders (type geo): `tbench models --geo` lists the bands, patch and side inputs each takes; params '?': the [geo] extra is not installed")
+        print(
+            "\ngeo encoders (type geo): `tbench models --geo` lists the bands, patch and side inputs each takes; "
+            "params '?': the [geo] extra is not installed"
+        )
         return
     df = api.models(a.names or None, geo=a.geo)
     df['params_M'] = df['params_M'].map(lambda v: f"{v:.1f}" if v == v and v is not None else '?')
@@ -255,18 +348,25 @@ def cmd_models(a):
     with pd.option_context('display.max_rows', None, 'display.width', 250, 'display.max_colwidth', 80):
         print(df.to_string(index=False))
     if a.geo:
-        print("\nchannels: 'fixed' = exactly the native bands, 'upto' = the first C of them, 'any' = any number; T = timesteps (--timesteps)")
+        print(
+            "\nchannels: 'fixed' = exactly the native bands, 'upto' = the first C of them, 'any' = any number; T = "
+            "timesteps (--timesteps)"
+        )
         if (df.params_M == '?').any(): print(f"params '?': the [geo] extra is not installed")
         for name, why in UNAVAILABLE.items(): print(f"not available: {name}: {why}")
 
 def hw_facts(fp:dict)->dict:
-    "The fingerprint as `tbench hw` shows it: without a GPU, CPU facts under CPU names (the JSON keeps the seed tool's keys)."
+    """The fingerprint as `tbench hw` shows it: without a GPU, CPU facts under CPU names (the JSON keeps the seed
+    tool's keys)."""
     if fp.get('device_type') == 'cuda': return fp
     out = {}
     for k, v in fp.items():
         if k == 'gpu_name': out['device_name'] = v
         elif k == 'gpu_mem_gb': continue  # host_mem_gb says it
-        elif k == 'cuda_version': out['torch_cuda_build'] = f"{v} (PyTorch's build; no CUDA device measured)" if v else 'none (a CPU build of PyTorch)'
+        elif k == 'cuda_version':
+            out['torch_cuda_build'] = (
+                f"{v} (PyTorch's build; no CUDA device measured)" if v else 'none (a CPU build of PyTorch)'
+            )
         elif k == 'cudnn_version' and v in (None, '', 'None'): continue
         else: out[k] = v
     return out
@@ -308,33 +408,74 @@ def cmd_report(a):
 def cmd_repair(a):
     from throughput_bench import api
     r = api.repair(a.file)
-    if not r['lines_moved']: print(f"{a.file}: every line parses ({r['rows_kept']} rows); nothing to repair")
-    else: print(f"{a.file}: kept {r['rows_kept']} rows; moved {r['lines_moved']} unparseable line(s) to {r['side_file']}")
+    if not r['lines_moved']:
+        print(f"{a.file}: every line parses ({r['rows_kept']} rows); nothing to repair")
+    else:
+        print(f"{a.file}: kept {r['rows_kept']} rows; moved {r['lines_moved']} unparseable line(s) to {r['side_file']}")
 
 # %% ../nbs/30_cli.ipynb #4171b112
 def serve_parser(parser=None)->Parser:
     S = argparse.SUPPRESS
-    p = parser or Parser(prog='tbench serve', description="Serve one model on LitServe: POST a .npy to /v1/infer (the NIM request format).")
+    p = parser or Parser(
+        prog='tbench serve',
+        description="Serve one model on LitServe: POST a .npy to /v1/infer (the NIM request format).",
+    )
     p.add_argument('--model', required=True, help="a registry or timm name")
     p.add_argument('--device', default=S, help="auto | cpu | cuda | cuda:N (default auto)")
     p.add_argument('--precision', choices=PRECISIONS, default=S, help="default fp32")
-    p.add_argument('--compile-mode', choices=COMPILE_MODES, default=S, help="default none; compiled before the server says ready")
-    p.add_argument('--backend', default=S, help="the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)")
-    p.add_argument('--cache-dir', default=S, help="where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)")
+    p.add_argument(
+        '--compile-mode', choices=COMPILE_MODES, default=S, help="default none; compiled before the server says ready"
+    )
+    p.add_argument(
+        '--backend',
+        default=S,
+        help="the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)",
+    )
+    p.add_argument(
+        '--cache-dir',
+        default=S,
+        help="where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)",
+    )
     p.add_argument('--channels-last', action='store_true', default=S, help="NHWC memory layout")
     p.add_argument('--input-channels', type=positive_int, default=S, help="default: the model's native channels")
     p.add_argument('--input-size', type=positive_int, default=S, help="default: the model's native size")
     p.add_argument('--timesteps', type=positive_int, default=S, help="frames per sample (default 1)")
-    p.add_argument('--threads', type=positive_int, default=S, help="CPU threads per model worker (default: the cores shared among the workers)")
-    p.add_argument('--max-batch-size', type=positive_int, default=S, help="dynamic batching: up to this many requests per forward pass (default 1)")
-    p.add_argument('--batch-timeout-ms', type=nonneg_float, default=S, help="how long a batch waits to fill (default 5)")
+    p.add_argument(
+        '--threads',
+        type=positive_int,
+        default=S,
+        help="CPU threads per model worker (default: the cores shared among the workers)",
+    )
+    p.add_argument(
+        '--max-batch-size',
+        type=positive_int,
+        default=S,
+        help="dynamic batching: up to this many requests per forward pass (default 1)",
+    )
+    p.add_argument(
+        '--batch-timeout-ms', type=nonneg_float, default=S, help="how long a batch waits to fill (default 5)"
+    )
     p.add_argument('--workers', type=positive_int, default=S, help="model worker processes per device (default 1)")
-    p.add_argument('--max-request-mb', type=positive_float, default=S, help="larger request bodies get a 413 (default 64)")
-    p.add_argument('--max-batch-per-request', type=positive_int, default=S, help="the most images one request may ask for, its array's images x samples; more get a 422 (default 64)")
+    p.add_argument(
+        '--max-request-mb', type=positive_float, default=S, help="larger request bodies get a 413 (default 64)"
+    )
+    p.add_argument(
+        '--max-batch-per-request',
+        type=positive_int,
+        default=S,
+        help="the most images one request may ask for, its array's images x samples; more get a 422 (default 64)",
+    )
     p.add_argument('--host', default=S, help="default 127.0.0.1 (loopback only); 0.0.0.0 listens on every interface")
     p.add_argument('--port', type=positive_int, default=S, help="default 8000")
-    p.add_argument('--log-level', choices=('critical', 'error', 'warning', 'info', 'debug'), default=S, help="uvicorn's (default warning; info logs every request)")
-    p.add_argument('--timeout', type=positive_float, default=S, help="seconds a request may wait for the model (default 60)")
+    p.add_argument(
+        '--log-level',
+        choices=('critical', 'error', 'warning', 'info', 'debug'),
+        default=S,
+        help="uvicorn's (default warning; info logs every request)",
+    )
+    p.add_argument(
+        '--timeout', type=positive_float, default=S, help="seconds a request may wait for the model (default 60)"
+    )
     return p
 
 def cmd_serve(a):
@@ -343,34 +484,105 @@ def cmd_serve(a):
 
 def latency_parser(parser=None)->Parser:
     S = argparse.SUPPRESS
-    p = parser or Parser(prog='tbench latency', description="Request latency of a served model, with MLPerf LoadGen as the load generator.")
-    p.add_argument('url', help="the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)")
+    p = parser or Parser(
+        prog='tbench latency',
+        description="Request latency of a served model, with MLPerf LoadGen as the load generator.",
+    )
+    p.add_argument(
+        'url', help="the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)"
+    )
     g = p.add_argument_group('load')
-    g.add_argument('--scenario', choices=('single-stream', 'server', 'offline'), default=S, help="default single-stream (one request at a time)")
-    g.add_argument('--qps', type=positive_float, default=S, help="server: offered load in queries/s (Poisson arrivals); with --find-max-qps, where to start (default: half the burn-in pace)")
-    g.add_argument('--latency-bound-ms', type=positive_float, default=S, help="server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)")
-    g.add_argument('--latency-percentile', type=positive_float, default=S, help="the percentile the bound applies to (default 0.99)")
-    g.add_argument('--find-max-qps', action='store_true', default=S, help="search for the highest load that stays VALID at the bound")
-    g.add_argument('--max-steps', type=positive_int, default=S, help="--find-max-qps: at most this many runs (default 8)")
-    g.add_argument('--max-search-seconds', type=positive_float, default=S, help="--find-max-qps: and at most this long (default 300)")
-    g.add_argument('--concurrency', nargs='+', type=positive_int, default=S, help="offline: requests in flight, a test per value (default 8)")
+    g.add_argument(
+        '--scenario',
+        choices=('single-stream', 'server', 'offline'),
+        default=S,
+        help="default single-stream (one request at a time)",
+    )
+    g.add_argument(
+        '--qps',
+        type=positive_float,
+        default=S,
+        help="server: offered load in queries/s (Poisson arrivals); with --find-max-qps, where to start (default: half "
+             "the burn-in pace)",
+    )
+    g.add_argument(
+        '--latency-bound-ms',
+        type=positive_float,
+        default=S,
+        help="server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)",
+    )
+    g.add_argument(
+        '--latency-percentile',
+        type=positive_float,
+        default=S,
+        help="the percentile the bound applies to (default 0.99)",
+    )
+    g.add_argument(
+        '--find-max-qps',
+        action='store_true',
+        default=S,
+        help="search for the highest load that stays VALID at the bound",
+    )
+    g.add_argument(
+        '--max-steps', type=positive_int, default=S, help="--find-max-qps: at most this many runs (default 8)"
+    )
+    g.add_argument(
+        '--max-search-seconds',
+        type=positive_float,
+        default=S,
+        help="--find-max-qps: and at most this long (default 300)",
+    )
+    g.add_argument(
+        '--concurrency',
+        nargs='+',
+        type=positive_int,
+        default=S,
+        help="offline: requests in flight, a test per value (default 8)",
+    )
     g = p.add_argument_group('runs')
     g.add_argument('--burn-in', type=int, default=S, help="untimed requests before each run (default 3)")
     g.add_argument('--trials', type=positive_int, default=S, help="timed requests per run, at least (default 10)")
-    g.add_argument('--runs', type=positive_int, default=S, help="runs per test; the row holds their mean and 95%% CI (default 3)")
+    g.add_argument(
+        '--runs', type=positive_int, default=S, help="runs per test; the row holds their mean and 95%% CI (default 3)"
+    )
     g.add_argument('--min-duration', type=nonneg_float, default=S, help="LoadGen's minimum seconds per run (default 5)")
-    g.add_argument('--max-duration', type=positive_float, default=S, help="LoadGen's maximum seconds per run (default 60)")
+    g.add_argument(
+        '--max-duration', type=positive_float, default=S, help="LoadGen's maximum seconds per run (default 60)"
+    )
     g = p.add_argument_group('request')
-    g.add_argument('--input-file', default=S, help="a .npy to send (default: randn of the served input shape, from /v1/metadata)")
-    g.add_argument('--form', action='append', default=S, metavar='KEY=VALUE', help="a form field; give a key several times to sweep it (e.g. --form steps=8 --form steps=18; default: none)")
-    g.add_argument('--accept', default=S, help="the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)")
+    g.add_argument(
+        '--input-file', default=S, help="a .npy to send (default: randn of the served input shape, from /v1/metadata)"
+    )
+    g.add_argument(
+        '--form',
+        action='append',
+        default=S,
+        metavar='KEY=VALUE',
+        help="a form field; give a key several times to sweep it (e.g. --form steps=8 --form steps=18; default: none)",
+    )
+    g.add_argument(
+        '--accept',
+        default=S,
+        help="the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)",
+    )
     g.add_argument('--timeout', type=positive_float, default=S, help="seconds per request (default 60)")
-    g.add_argument('--no-client-cost', dest='client_cost', action='store_false', default=S, help="do not measure the client's own cost against /v1/null")
+    g.add_argument(
+        '--no-client-cost',
+        dest='client_cost',
+        action='store_false',
+        default=S,
+        help="do not measure the client's own cost against /v1/null",
+    )
     g = p.add_argument_group('storing')
     g.add_argument('--device', default=S, help="the client machine's device, whose CSV the rows go to (default auto)")
     g.add_argument('--results-dir', default=S, help="default results")
     g.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
-    g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S, help="log each test as a W&B run (default auto)")
+    g.add_argument(
+        '--wandb',
+        choices=('disabled', 'offline', 'online', 'auto'),
+        default=S,
+        help="log each test as a W&B run (default auto)",
+    )
     g.add_argument('--wandb-project', default=S, help="W&B project (default throughput-bench)")
     g.add_argument('--wandb-entity', default=S, help="W&B entity (default: your default entity)")
     return p
@@ -382,13 +594,36 @@ def latency_table(df)->'pd.DataFrame':
     rows = []
     for r in df.to_dict('records'):
         ok = r['status'] == 'ok'
-        ci = (f" [{f(r['latency_ci_low_ms'], '.1f')}–{f(r['latency_ci_high_ms'], '.1f')}]" if ok and r.get('latency_ci_low_ms') == r.get('latency_ci_low_ms') and r.get('latency_ci_low_ms') is not None else '')
-        load = f"{r['target_qps']:.2f}/s" if r.get('target_qps') == r.get('target_qps') and r.get('target_qps') else f"c={r['concurrency']}" if r['scenario'] == 'offline' else '1 at a time'
-        rows.append({'model': r['model_name'], 'scenario': r['scenario'], 'form': r.get('request_form', ''), 'load': load,
-                     'req/s': f(r.get('achieved_qps'), '.2f'), 'mean ms': (f(r.get('latency_mean_ms'), '.1f') + ci) if ok else '',
-                     'p50': f(r.get('latency_p50_ms'), '.1f'), 'p90': f(r.get('latency_p90_ms'), '.1f'), 'p99': f(r.get('latency_p99_ms'), '.1f'),
-                     'verdict': (r.get('valid') or '') + (' (max)' if r.get('max_qps') in (True, 'True') else ''),
-                     'errors': r.get('request_errors'), 'status': 'ok' if ok else f"{r['status']}: {str(r.get('error'))[:60]}"})
+        ci = (
+            f" [{f(r['latency_ci_low_ms'], '.1f')}–{f(r['latency_ci_high_ms'], '.1f')}]"
+            if ok
+            and r.get('latency_ci_low_ms') == r.get('latency_ci_low_ms')
+            and r.get('latency_ci_low_ms') is not None
+            else ''
+        )
+        load = (
+            f"{r['target_qps']:.2f}/s"
+            if r.get('target_qps') == r.get('target_qps') and r.get('target_qps')
+            else f"c={r['concurrency']}"
+            if r['scenario'] == 'offline'
+            else '1 at a time'
+        )
+        rows.append(
+            {
+                'model': r['model_name'],
+                'scenario': r['scenario'],
+                'form': r.get('request_form', ''),
+                'load': load,
+                'req/s': f(r.get('achieved_qps'), '.2f'),
+                'mean ms': (f(r.get('latency_mean_ms'), '.1f') + ci) if ok else '',
+                'p50': f(r.get('latency_p50_ms'), '.1f'),
+                'p90': f(r.get('latency_p90_ms'), '.1f'),
+                'p99': f(r.get('latency_p99_ms'), '.1f'),
+                'verdict': (r.get('valid') or '') + (' (max)' if r.get('max_qps') in (True, 'True') else ''),
+                'errors': r.get('request_errors'),
+                'status': 'ok' if ok else f"{r['status']}: {str(r.get('error'))[:60]}",
+            }
+        )
     return pd.DataFrame(rows)
 
 def cmd_latency(a):
@@ -398,29 +633,46 @@ def cmd_latency(a):
         print(latency_table(df).to_string(index=False))
         for why in dict.fromkeys(df.invalid_reason[df.valid == 'INVALID']): print(f"INVALID: {why}")
         cost = df.client_p50_ms.dropna()
-        if len(cost): print(f"the client's own p50 (a null endpoint, same payload): {cost.iloc[0]:.2f} ms of each latency above")
+        if len(cost):
+            print(f"the client's own p50 (a null endpoint, same payload): {cost.iloc[0]:.2f} ms of each latency above")
     if (df.status == 'error').any():
-        sys.stderr.write(f"tbench latency: {df[df.status == 'error'].error.iloc[0]}; the rows so far are stored\n"); sys.exit(1)
+        sys.stderr.write(f"tbench latency: {df[df.status == 'error'].error.iloc[0]}; the rows so far are stored\n")
+        sys.exit(1)
 
 # %% ../nbs/30_cli.ipynb #cc3b2671
 def compare_parser(parser=None)->Parser:
     from throughput_bench import compare as C
     p = parser or Parser(prog='tbench compare')
-    p.add_argument('what', nargs='+', metavar='MODEL CONFIG CONFIG... | A B',
-                   help="a model and two or more configurations in words ('backend=openvino threads=1'; each against the first), "
-                        "or two results files or folders to compare what both hold")
+    p.add_argument(
+        'what',
+        nargs='+',
+        metavar='MODEL CONFIG CONFIG... | A B',
+        help="a model and two or more configurations in words ('backend=openvino threads=1'; each against the first), "
+        "or two results files or folders to compare what both hold",
+    )
     S = argparse.SUPPRESS
-    for name, kw in (('--device', {}), ('--batch-size', dict(type=positive_int)), ('--threads', dict(type=positive_int)),
-                     ('--input-size', dict(type=positive_int)), ('--precision', dict(choices=PRECISIONS)),
-                     ('--target-ci', dict(type=positive_float)), ('--min-rounds', dict(type=positive_int)), ('--max-rounds', dict(type=positive_int)),
-                     ('--budget-minutes', dict(type=positive_float)), ('--timed-seconds', dict(type=positive_float)),
-                     ('--warmup-seconds', dict(type=nonneg_float)), ('--results-dir', {}), ('--wait-idle', dict(type=nonneg_float))):
+    for name, kw in (
+        ('--device', {}),
+        ('--batch-size', dict(type=positive_int)),
+        ('--threads', dict(type=positive_int)),
+        ('--input-size', dict(type=positive_int)),
+        ('--precision', dict(choices=PRECISIONS)),
+        ('--target-ci', dict(type=positive_float)),
+        ('--min-rounds', dict(type=positive_int)),
+        ('--max-rounds', dict(type=positive_int)),
+        ('--budget-minutes', dict(type=positive_float)),
+        ('--timed-seconds', dict(type=positive_float)),
+        ('--warmup-seconds', dict(type=nonneg_float)),
+        ('--results-dir', {}),
+        ('--wait-idle', dict(type=nonneg_float)),
+    ):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--quiet', action='store_true', default=S, help="no progress lines")
     api_help(p, C.compare)
     return p
 
-def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')  # NaN: no verdict, no figure
+# NaN: no verdict, no figure
+def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')
 
 def cmd_compare(a):
     from pathlib import Path
@@ -430,21 +682,39 @@ def cmd_compare(a):
         for x in w:
             if not Path(x).exists(): raise BenchError(f"{x}: no such results file or folder")
         t, only_a, only_b, geo = C.compare_results(*w)
-        if t.empty: raise BenchError(f"{w[0]} and {w[1]} hold no configuration in common (measured ok): nothing to compare")
-        show = t.assign(ratio=[_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
-                        a_img_s=t.a_img_s.map('{:.1f}'.format), b_img_s=t.b_img_s.map('{:.1f}'.format), p_value=t.p_value.map(lambda v: f"{v:.2g}" if v == v else ''))
+        if t.empty:
+            raise BenchError(f"{w[0]} and {w[1]} hold no configuration in common (measured ok): nothing to compare")
+        show = t.assign(
+            ratio=[_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
+            a_img_s=t.a_img_s.map('{:.1f}'.format),
+            b_img_s=t.b_img_s.map('{:.1f}'.format),
+            p_value=t.p_value.map(lambda v: f"{v:.2g}" if v == v else ''),
+        )
         print(show.rename(columns={'ratio': 'B/A [95% CI]'}).to_string(index=False))
         for side, only in (('A', only_a), ('B', only_b)):
             if only: print(f"not comparable (only in {side}, {w[0] if side == 'A' else w[1]}): " + '; '.join(only))
         print(f"geometric mean of B/A over the {len(t)} configuration(s) both hold: {geo:.3f}×")
         return
-    if len(w) < 3: raise BenchError("give a model and two or more configurations (tbench compare resnet50 'backend=pytorch' 'backend=openvino'), or two results files or folders")
+    if len(w) < 3:
+        raise BenchError(
+            "give a model and two or more configurations (tbench compare resnet50 'backend=pytorch' "
+            "'backend=openvino'), or two results files or folders"
+        )
     t = C.compare(w[0], w[1:], **_kw(a, drop=('what',)))
-    show = t.assign(**{'B/A img/s [95% CI]': [_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
-                       'p50 B/A': [_ci(*x) for x in zip(t.p50_ratio, t.p50_low, t.p50_high)],
-                       'A img/s': t.a_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'), 'B img/s': t.b_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
-                       'p': t.p_value.map(lambda v: f"{v:.2g}" if v == v else '—')})
-    print(show[['b', 'a', 'A img/s', 'B img/s', 'B/A img/s [95% CI]', 'p', 'verdict', 'rounds', 'p50 B/A']].to_string(index=False))
+    show = t.assign(
+        **{
+            'B/A img/s [95% CI]': [_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
+            'p50 B/A': [_ci(*x) for x in zip(t.p50_ratio, t.p50_low, t.p50_high)],
+            'A img/s': t.a_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
+            'B img/s': t.b_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
+            'p': t.p_value.map(lambda v: f"{v:.2g}" if v == v else '—'),
+        }
+    )
+    print(
+        show[['b', 'a', 'A img/s', 'B img/s', 'B/A img/s [95% CI]', 'p', 'verdict', 'rounds', 'p50 B/A']].to_string(
+            index=False
+        )
+    )
     for s in t.sentence: print(s)
 
 def tune_parser(parser=None)->Parser:
@@ -452,10 +722,21 @@ def tune_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench tune')
     p.add_argument('model', help="a registry or timm name")
     S = argparse.SUPPRESS
-    for name, kw in (('--device', {}), ('--budget-minutes', dict(type=positive_float)), ('--batch-sizes', dict(nargs='+', type=positive_int)),
-                     ('--backends', dict(nargs='+', metavar='BACKEND')), ('--input-size', dict(type=positive_int)),
-                     ('--compile-modes', dict(nargs='+', choices=COMPILE_MODES)), ('--screen-seconds', dict(type=positive_float)),
-                     ('--results-dir', {}), ('--wait-idle', dict(type=nonneg_float)), ('--threads', dict(type=positive_int, help="the most CPU threads a configuration may use (default: PyTorch's)"))):
+    for name, kw in (
+        ('--device', {}),
+        ('--budget-minutes', dict(type=positive_float)),
+        ('--batch-sizes', dict(nargs='+', type=positive_int)),
+        ('--backends', dict(nargs='+', metavar='BACKEND')),
+        ('--input-size', dict(type=positive_int)),
+        ('--compile-modes', dict(nargs='+', choices=COMPILE_MODES)),
+        ('--screen-seconds', dict(type=positive_float)),
+        ('--results-dir', {}),
+        ('--wait-idle', dict(type=nonneg_float)),
+        (
+            '--threads',
+            dict(type=positive_int, help="the most CPU threads a configuration may use (default: PyTorch's)"),
+        ),
+    ):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
     api_help(p, T.tune)
@@ -469,8 +750,15 @@ def cmd_tune(a):
     cols = ['config', 'stage', 'throughput_mean', 'latency_p50_ms', 'latency_p99_ms', 'peak_memory_mb', 'status']
     with pd.option_context('display.max_colwidth', 70, 'display.width', 200):
         print(t[cols].head(12).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-        print(f"\nbest throughput: {r.best_throughput['config']}: {float(r.best_throughput['throughput_mean']):.1f} img/s ({r.best_throughput.get('stage')})")
-        if r.best_latency: print(f"best batch-1 latency: {r.best_latency['config']}: p50 {float(r.best_latency['latency_p50_ms']):.2f} ms ({r.best_latency.get('stage')})")
+        print(
+            f"\nbest throughput: {r.best_throughput['config']}: {float(r.best_throughput['throughput_mean']):.1f} "
+            f"img/s ({r.best_throughput.get('stage')})"
+        )
+        if r.best_latency:
+            print(
+                f"best batch-1 latency: {r.best_latency['config']}: p50 {float(r.best_latency['latency_p50_ms']):.2f} "
+                f"ms ({r.best_latency.get('stage')})"
+            )
         print("Pareto front (img/s, p99 latency, peak memory; energy: unmeasured here):")
         print(r.front[cols[:-1]].to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     for s in r.versus_eager.get('sentence', []): print(s)
@@ -483,13 +771,29 @@ def map_parser(parser=None)->Parser:
     p.add_argument('raster', nargs='?', default=argparse.SUPPRESS, help="a GeoTIFF or COG to map (or --synthetic)")
     S = argparse.SUPPRESS
     p.add_argument('--synthetic', action='store_true', default=S)
-    for name, kw in (('--model', {}), ('--scene-size', dict(type=positive_int)), ('--scene-bands', dict(type=positive_int)),
-                     ('--bands', dict(nargs='+', type=positive_int)), ('--size', dict(type=positive_int)), ('--overlap', dict(type=nonneg_float)),
-                     ('--batch-size', dict(type=positive_int)), ('--workers', dict(type=int)), ('--prefetch', dict(type=positive_int)),
-                     ('--passes', dict(type=positive_int)), ('--out-channels', dict(type=positive_int)), ('--output-raster', {}),
-                     ('--device', {}), ('--precision', dict(choices=PRECISIONS)), ('--backend', {}), ('--backend-options', {}),
-                     ('--threads', dict(type=positive_int)), ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}),
-                     ('--wait-idle', dict(type=nonneg_float)), ('--busy-threshold', dict(type=positive_float))):
+    for name, kw in (
+        ('--model', {}),
+        ('--scene-size', dict(type=positive_int)),
+        ('--scene-bands', dict(type=positive_int)),
+        ('--bands', dict(nargs='+', type=positive_int)),
+        ('--size', dict(type=positive_int)),
+        ('--overlap', dict(type=nonneg_float)),
+        ('--batch-size', dict(type=positive_int)),
+        ('--workers', dict(type=int)),
+        ('--prefetch', dict(type=positive_int)),
+        ('--passes', dict(type=positive_int)),
+        ('--out-channels', dict(type=positive_int)),
+        ('--output-raster', {}),
+        ('--device', {}),
+        ('--precision', dict(choices=PRECISIONS)),
+        ('--backend', {}),
+        ('--backend-options', {}),
+        ('--threads', dict(type=positive_int)),
+        ('--model-seconds', dict(type=positive_float)),
+        ('--results-dir', {}),
+        ('--wait-idle', dict(type=nonneg_float)),
+        ('--busy-threshold', dict(type=positive_float)),
+    ):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--rerun', action='store_true', default=S)
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
@@ -510,39 +814,100 @@ def main_parser()->Parser:
     p = Parser(prog='tbench', description="Honest throughput of vision backbones on this machine.")
     sub = p.add_subparsers(dest='cmd', required=True, parser_class=Parser, metavar='COMMAND')
     def add(name, help): return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + '.')
-    infer_parser(parser=add('infer', "measure inference throughput, latency and memory; rows go to results/<device>.csv")).set_defaults(fn=cmd_infer)
-    train_parser(parser=add('train', "measure training throughput (forward, loss, backward, optimizer step)")).set_defaults(fn=cmd_train)
-    serve_parser(add('serve', "serve one model on LitServe (the NIM request format) until interrupted")).set_defaults(fn=cmd_serve)
-    latency_parser(add('latency', "measure the request latency of a served model, with MLPerf LoadGen")).set_defaults(fn=cmd_latency)
-    tune_parser(add('tune', "find the fastest correct configuration of one model here, within a time budget (successive halving)")).set_defaults(fn=cmd_tune)
-    map_parser(add('map', "map a GeoTIFF end to end (read, tile, normalise, model, stitch, write): km²/s and the stage that bounds it")).set_defaults(fn=cmd_map)
-    compare_parser(add('compare', "is B really faster than A? paired rounds of fresh processes, the ratio with its confidence interval and a paired t-test; or two stored results")).set_defaults(fn=cmd_compare)
+
+    infer_parser(
+        parser=add('infer', "measure inference throughput, latency and memory; rows go to results/<device>.csv")
+    ).set_defaults(fn=cmd_infer)
+    train_parser(
+        parser=add('train', "measure training throughput (forward, loss, backward, optimizer step)")
+    ).set_defaults(fn=cmd_train)
+    serve_parser(add('serve', "serve one model on LitServe (the NIM request format) until interrupted")).set_defaults(
+        fn=cmd_serve
+    )
+    latency_parser(add('latency', "measure the request latency of a served model, with MLPerf LoadGen")).set_defaults(
+        fn=cmd_latency
+    )
+    tune_parser(
+        add(
+            'tune',
+            "find the fastest correct configuration of one model here, within a time budget (successive halving)",
+        )
+    ).set_defaults(fn=cmd_tune)
+    map_parser(
+        add(
+            'map',
+            "map a GeoTIFF end to end (read, tile, normalise, model, stitch, write): km²/s and the stage that bounds "
+            "it",
+        )
+    ).set_defaults(fn=cmd_map)
+    compare_parser(
+        add(
+            'compare',
+            "is B really faster than A? paired rounds of fresh processes, the ratio with its confidence interval and a "
+            "paired t-test; or two stored results",
+        )
+    ).set_defaults(fn=cmd_compare)
     m = add('models', "list the model registry")
     m.add_argument('names', nargs='*', help="names to show (default: the whole registry)")
-    m.add_argument('--geo', action='store_true', help="the geospatial encoders, with their native inputs and side inputs")
+    m.add_argument(
+        '--geo', action='store_true', help="the geospatial encoders, with their native inputs and side inputs"
+    )
     m.set_defaults(fn=cmd_models)
     h = add('hw', "print this machine's hardware fingerprint")
     h.add_argument('--device', default='auto', help="auto | cpu | cuda | cuda:N | mps (default auto)")
     h.add_argument('--gpu-id', type=int, default=None, help="CUDA device index (default: that of --device)")
-    h.add_argument('--ceilings', action='store_true', help="measure GEMM TFLOP/s per dtype and copy bandwidth; cache them in the hardware JSON")
-    h.add_argument('--results-dir', default='results', help="where the hardware JSON is cached with --ceilings (default results)"); h.set_defaults(fn=cmd_hw)
+    h.add_argument(
+        '--ceilings',
+        action='store_true',
+        help="measure GEMM TFLOP/s per dtype and copy bandwidth; cache them in the hardware JSON",
+    )
+    h.add_argument(
+        '--results-dir', default='results', help="where the hardware JSON is cached with --ceilings (default results)"
+    )
+    h.set_defaults(fn=cmd_hw)
     y = add('sync', "upload offline W&B runs (wandb sync), for at most --timeout seconds")
     y.add_argument('dir', nargs='?', default='wandb', help="the folder holding offline runs (default wandb)")
-    y.add_argument('--entity', help="W&B entity (default: your default entity)"); y.add_argument('--project', help="W&B project (default: each run's own)")
-    y.add_argument('--timeout', type=positive_float, default=60.0, help="give up after this many seconds (default 60)"); y.set_defaults(fn=cmd_sync)
+    y.add_argument('--entity', help="W&B entity (default: your default entity)")
+    y.add_argument('--project', help="W&B project (default: each run's own)")
+    y.add_argument('--timeout', type=positive_float, default=60.0, help="give up after this many seconds (default 60)")
+    y.set_defaults(fn=cmd_sync)
     r = add('report', "draw charts and a Markdown summary from result CSVs, folders or W&B runs")
-    r.add_argument('results', nargs='*', help="result CSV files, folders of them, or W&B run folders (default: results/)")
+    r.add_argument(
+        'results', nargs='*', help="result CSV files, folders of them, or W&B run folders (default: results/)"
+    )
     r.add_argument('--output', '-o', default='report', help="folder for the charts and summary.md (default report)")
     r.add_argument('--gsd', type=positive_float, default=10.0, help="ground sample distance (m) for km²/s (default 10)")
-    r.add_argument('--formats', nargs='+', choices=('png', 'svg', 'pdf'), default=['png', 'svg'], help="image formats of each chart (default png svg)")
-    r.add_argument('--charts', nargs='+', default=None, help="only these charts: overview throughput_inference throughput_training speedup coverage mfu geo_compare scaling serving comparisons mapping (default: every chart that has data)")
-    r.add_argument('--wandb-project', default=None, help="also read this W&B project (entity/project; needs a key; default: none)")
+    r.add_argument(
+        '--formats',
+        nargs='+',
+        choices=('png', 'svg', 'pdf'),
+        default=['png', 'svg'],
+        help="image formats of each chart (default png svg)",
+    )
+    r.add_argument(
+        '--charts',
+        nargs='+',
+        default=None,
+        help="only these charts: overview throughput_inference throughput_training speedup coverage mfu geo_compare "
+             "scaling serving comparisons mapping (default: every chart that has data)",
+    )
+    r.add_argument(
+        '--wandb-project', default=None, help="also read this W&B project (entity/project; needs a key; default: none)"
+    )
     r.set_defaults(fn=cmd_report)
     c = add('collect', "merge the shards of SLURM jobs into results/<device>.csv (idempotent) and record failed jobs")
-    c.add_argument('--results-dir', default='results', help="the results folder holding shards/ and slurm_manifest.json (default results)")
+    c.add_argument(
+        '--results-dir',
+        default='results',
+        help="the results folder holding shards/ and slurm_manifest.json (default results)",
+    )
     c.set_defaults(fn=cmd_collect)
     gl = add('globe', "write the Globe Race page (a static site, offline) from result CSVs or folders")
-    gl.add_argument('results', nargs='*', help="result CSV files or folders of them, this tool's or throughput-bench's (default: results/)")
+    gl.add_argument(
+        'results',
+        nargs='*',
+        help="result CSV files or folders of them, this tool's or throughput-bench's (default: results/)",
+    )
     gl.add_argument('--output', '-o', default='globe', help="folder for the site (default globe)")
     gl.set_defaults(fn=cmd_globe)
     x = add('repair', "move the unparseable lines of a results CSV to FILE.rejected, keeping every good row")
@@ -555,15 +920,22 @@ class Terminated(Exception):
 def _on_sigterm(signum, frame): raise Terminated()
 
 def _run(fn, prog:str):
-    "Run `fn`, turning a `BenchError` or an `OSError` (a full disk) into one line on stderr and exit 2, Ctrl-C into exit 130, SIGTERM into 143."
+    """Run `fn`, turning a `BenchError` or an `OSError` (a full disk) into one line on stderr and exit 2, Ctrl-C into
+    exit 130, SIGTERM into 143."""
     import signal
     signal.signal(signal.SIGTERM, _on_sigterm)
     try: fn()
     except BenchError as e: sys.stderr.write(f"{prog}: error: {e}\n"); sys.exit(2)
     except KeyboardInterrupt:
-        sys.stderr.write(f"{prog}: interrupted: every row measured so far is stored; run the same command again to resume\n"); sys.exit(130)
+        sys.stderr.write(
+            f"{prog}: interrupted: every row measured so far is stored; run the same command again to resume\n"
+        )
+        sys.exit(130)
     except Terminated:
-        sys.stderr.write(f"{prog}: terminated (SIGTERM): every row measured so far is stored; run the same command again to resume\n"); sys.exit(143)
+        sys.stderr.write(
+            f"{prog}: terminated (SIGTERM): every row measured so far is stored; run the same command again to resume\n"
+        )
+        sys.exit(143)
     except BrokenPipeError:  # the reader went away (`tbench ... | head`): stop quietly, as other command-line tools do
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); sys.exit(141)

@@ -22,14 +22,24 @@ def round_order(k:int, r:int)->list:
     return [(i + r) % k for i in range(k)]
 
 def stop_rounds(ratios:list, n:int, target_ci:float, min_rounds:int, max_rounds:int)->bool:
-    "Whether `n` rounds settle the comparison: every ratio's CI within ±`target_ci` (never before `min_rounds`), or `max_rounds`."
+    """Whether `n` rounds settle the comparison: every ratio's CI within ±`target_ci` (never before `min_rounds`), or
+    `max_rounds`."""
     if n >= max_rounds: return True
     return n >= min_rounds and all(r.halfwidth <= math.log1p(target_ci) for r in ratios)
 
 # %% ../nbs/27_compare.ipynb #3c57cade
-_WORDS = {'backend': 'backend', 'precision': 'precision', 'compile': 'compile_mode', 'compile_mode': 'compile_mode', 'batch': 'batch_size',
-          'batch_size': 'batch_size', 'channels_last': 'channels_last', 'threads': 'threads', 'input_size': 'input_size',
-          'input_channels': 'input_channels'}
+_WORDS = {
+    'backend': 'backend',
+    'precision': 'precision',
+    'compile': 'compile_mode',
+    'compile_mode': 'compile_mode',
+    'batch': 'batch_size',
+    'batch_size': 'batch_size',
+    'channels_last': 'channels_last',
+    'threads': 'threads',
+    'input_size': 'input_size',
+    'input_channels': 'input_channels',
+}
 _INT = {'batch_size', 'threads', 'input_size', 'input_channels'}
 
 def _choice(text:str, k:str, v:str, choices)->str:
@@ -37,15 +47,20 @@ def _choice(text:str, k:str, v:str, choices)->str:
     if v in choices: return v
     import difflib
     close = difflib.get_close_matches(v, list(choices), n=1, cutoff=0.5)
-    raise BenchError(f"configuration {text!r}: {k} takes {', '.join(choices)}, not {v!r}" + (f" (did you mean {close[0]}?)" if close else ''))
+    raise BenchError(
+        f"configuration {text!r}: {k} takes {', '.join(choices)}, not {v!r}"
+        + (f" (did you mean {close[0]}?)" if close else '')
+    )
 
 def parse_config(text:str)->dict:
-    "`backend=openvino threads=1 hint=LATENCY` as `BenchSpec` fields, the runtime's own words gathered in `backend_options`; every word checked against what its dimension takes, a repeated key refused."
+    """`backend=openvino threads=1 hint=LATENCY` as `BenchSpec` fields, the runtime's own words gathered in
+    `backend_options`; every word checked against what its dimension takes, a repeated key refused."""
     from throughput_bench.backends.base import BACKENDS, get_backend
     out, opts, seen = {}, [], set()
     for w in str(text).split():
         k, eq, v = w.partition('=')
-        if not eq or not k or not v: raise BenchError(f"configuration {text!r}: write each setting as key=value, not {w!r}")
+        if not eq or not k or not v:
+            raise BenchError(f"configuration {text!r}: write each setting as key=value, not {w!r}")
         name = _WORDS.get(k, k)
         if name in seen: raise BenchError(f"configuration {text!r}: {k} is set twice; say each setting once")
         seen.add(name)
@@ -55,22 +70,33 @@ def parse_config(text:str)->dict:
         elif f == 'precision': v = _choice(text, k, v, PRECISIONS)
         elif f == 'compile_mode': v = _choice(text, k, v, COMPILE_MODES)
         if f in _INT:
-            if not v.isdigit() or int(v) < 1: raise BenchError(f"configuration {text!r}: {k} takes a whole number of at least 1, not {v!r}")
+            if not v.isdigit() or int(v) < 1:
+                raise BenchError(f"configuration {text!r}: {k} takes a whole number of at least 1, not {v!r}")
             out[f] = int(v)
         elif f == 'channels_last':
-            if v.lower() not in ('1', '0', 'true', 'false', 'yes', 'no'): raise BenchError(f"configuration {text!r}: channels_last takes 1 or 0, not {v!r}")
+            if v.lower() not in ('1', '0', 'true', 'false', 'yes', 'no'):
+                raise BenchError(f"configuration {text!r}: channels_last takes 1 or 0, not {v!r}")
             out[f] = v.lower() in ('1', 'true', 'yes')
         else: out[f] = v
     if opts:
         out['backend_options'] = ' '.join(opts)
-        get_backend(out.get('backend', 'pytorch')).parse_options(out['backend_options'])  # the runtime's own words, checked by the runtime
+        # the runtime's own words, checked by the runtime
+        get_backend(out.get('backend', 'pytorch')).parse_options(out['backend_options'])
     return out
 
 def config_text(spec, base=None)->str:
-    "A configuration in words: what `spec` sets that differs from `base` (without a base: all but fp32, no compile and NCHW, the usual)."
-    words, quiet = [], {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False}  # said only when not these, without a base
-    for k, f in (('backend', 'backend'), ('precision', 'precision'), ('compile', 'compile_mode'), ('batch', 'batch_size'),
-                 ('channels_last', 'channels_last'), ('threads', 'threads')):
+    """A configuration in words: what `spec` sets that differs from `base` (without a base: all but fp32, no compile
+    and NCHW, the usual)."""
+    # said only when not these, without a base
+    words, quiet = [], {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False}
+    for k, f in (
+        ('backend', 'backend'),
+        ('precision', 'precision'),
+        ('compile', 'compile_mode'),
+        ('batch', 'batch_size'),
+        ('channels_last', 'channels_last'),
+        ('threads', 'threads'),
+    ):
         v = getattr(spec, f)
         if v is None: continue
         if (base is None and quiet.get(f, object()) != v) or (base is not None and v != getattr(base, f)):
@@ -100,57 +126,117 @@ def _num(v)->float:
 
 # %% ../nbs/27_compare.ipynb #59ae8163
 def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_rounds:int=2)->'pd.DataFrame':
-    "Each configuration against the first: the throughput ratio (and p50/p99 latency ratios) with CIs, verdicts and sentences. `vals[i]` holds configuration `i`'s `throughput`, `p50`, `p99` lists, one per usable round; `busy` rounds were left out (a member ran on a busy host): with fewer than `min_rounds` usable rounds left there is no verdict."
+    """Each configuration against the first: the throughput ratio (and p50/p99 latency ratios) with CIs, verdicts and
+    sentences. `vals[i]` holds configuration `i`'s `throughput`, `p50`, `p99` lists, one per usable round; `busy`
+    rounds were left out (a member ran on a busy host): with fewer than `min_rounds` usable rounds left there is no
+    verdict."""
     import pandas as pd
     out = []
     for i in range(1, len(labels)):
         n = len(vals[0]['throughput'])
         if n < 1 or (busy and n < min_rounds):
-            why = (f"no verdict: {n} round(s) ran on a quiet host and {busy} on a busy one (kept, not used); {min_rounds} are needed: "
-                   f"re-run on a quieter host (--wait-idle 60)")
-            nan = dict.fromkeys(('ratio', 'ratio_low', 'ratio_high', 'p_value', 'b_faster_rounds', 'p50_ratio', 'p50_low', 'p50_high',
-                                 'p99_ratio', 'p99_low', 'p99_high'), math.nan)  # the same columns as a verdict's row: a table of none still prints
-            out.append(nan | dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,
-                                  b_img_s=float(np.mean(vals[i]['throughput'])) if n else math.nan, verdict='no verdict (busy host)',
-                                  p50_verdict='', rounds=n, busy_rounds=busy, sentence=f"{labels[i]} vs {labels[0]}: {why}"))
+            why = (
+                f"no verdict: {n} round(s) ran on a quiet host and {busy} on a busy one (kept, not used); {min_rounds} "
+                "are needed: "
+                f"re-run on a quieter host (--wait-idle 60)"
+            )
+            nan = dict.fromkeys(
+                (
+                    'ratio',
+                    'ratio_low',
+                    'ratio_high',
+                    'p_value',
+                    'b_faster_rounds',
+                    'p50_ratio',
+                    'p50_low',
+                    'p50_high',
+                    # the same columns as a verdict's row: a table of none still prints
+                    'p99_ratio',
+                    'p99_low',
+                    'p99_high',
+                ),
+                math.nan,
+            )
+            out.append(
+                nan
+                | dict(
+                    a=labels[0],
+                    b=labels[i],
+                    a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,
+                    b_img_s=float(np.mean(vals[i]['throughput'])) if n else math.nan,
+                    verdict='no verdict (busy host)',
+                    p50_verdict='',
+                    rounds=n,
+                    busy_rounds=busy,
+                    sentence=f"{labels[i]} vs {labels[0]}: {why}",
+                )
+            )
             continue
         r = paired_ratio(vals[0]['throughput'], vals[i]['throughput'], confidence)
-        l50 = paired_ratio(vals[0]['p50'], vals[i]['p50'], confidence); l99 = paired_ratio(vals[0]['p99'], vals[i]['p99'], confidence)
-        out.append(dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])), b_img_s=float(np.mean(vals[i]['throughput'])),
-                        ratio=r.ratio, ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n, busy_rounds=busy, b_faster_rounds=r.wins,
-                        p50_ratio=l50.ratio, p50_low=l50.low, p50_high=l50.high, p50_verdict=verdict(l50, higher_is_better=False),
-                        p99_ratio=l99.ratio, p99_low=l99.low, p99_high=l99.high, sentence=sentence(labels[i], labels[0], r)))
+        l50 = paired_ratio(vals[0]['p50'], vals[i]['p50'], confidence)
+        l99 = paired_ratio(vals[0]['p99'], vals[i]['p99'], confidence)
+        out.append(
+            dict(
+                a=labels[0],
+                b=labels[i],
+                a_img_s=float(np.mean(vals[0]['throughput'])),
+                b_img_s=float(np.mean(vals[i]['throughput'])),
+                ratio=r.ratio,
+                ratio_low=r.low,
+                ratio_high=r.high,
+                p_value=r.p,
+                verdict=verdict(r),
+                rounds=r.n,
+                busy_rounds=busy,
+                b_faster_rounds=r.wins,
+                p50_ratio=l50.ratio,
+                p50_low=l50.low,
+                p50_high=l50.high,
+                p50_verdict=verdict(l50, higher_is_better=False),
+                p99_ratio=l99.ratio,
+                p99_low=l99.low,
+                p99_high=l99.high,
+                sentence=sentence(labels[i], labels[0], r),
+            )
+        )
     return pd.DataFrame(out)
 
 def _complete(rr:dict, k:int)->bool: return len(rr) >= k and all(str(x.get('status')) == 'ok' for x in rr.values())
 def _busy(rr:dict)->bool: return any(str(x.get('contended')).lower() == 'true' for x in rr.values())
 
 def busy_rounds(rows:list, k:int)->int:
-    "Complete rounds in which a member was measured on a busy host: kept in the store and counted, never used for a verdict."
+    """Complete rounds in which a member was measured on a busy host: kept in the store and counted, never used for a
+    verdict."""
     return sum(_complete(rr, k) and _busy(rr) for rr in rows)
 
 def round_values(rows:list, k:int)->Optional[dict]:
-    "Per configuration, its throughput and p50/p99 latency in each complete round on a quiet host (`rows[r][i]`: round `r`, configuration `i`, a stored row dict)."
+    """Per configuration, its throughput and p50/p99 latency in each complete round on a quiet host (`rows[r][i]`:
+    round `r`, configuration `i`, a stored row dict)."""
     vals = {i: {'throughput': [], 'p50': [], 'p99': []} for i in range(k)}
     for rr in rows:
-        if not _complete(rr, k) or _busy(rr): continue  # a failed run, or one beside other work: the round does not count
+        # a failed run, or one beside other work: the round does not count
+        if not _complete(rr, k) or _busy(rr): continue
         for i in range(k):
             vals[i]['throughput'].append(_num(rr[i].get('throughput_mean')))
-            vals[i]['p50'].append(_num(rr[i].get('latency_p50_ms'))); vals[i]['p99'].append(_num(rr[i].get('latency_p99_ms')))
+            vals[i]['p50'].append(_num(rr[i].get('latency_p50_ms')))
+            vals[i]['p99'].append(_num(rr[i].get('latency_p99_ms')))
     return vals
 
 # %% ../nbs/27_compare.ipynb #f5b847d6
 def compare(model:str, # a registry or timm name
-            configs:list, # two or more configurations in words (`backend=openvino threads=1`); each is compared with the first
+            # two or more configurations in words (`backend=openvino threads=1`); each is compared with the first
+            configs:list,
             device:str='auto', # auto | cpu | cuda | cuda:N | mps (default auto)
-            batch_size:Optional[int]=None, # the common batch (a configuration may set its own with batch=N; default 1 on CPU, 64 on GPU)
+            # the common batch (a configuration may set its own with batch=N; default 1 on CPU, 64 on GPU)
+            batch_size:Optional[int]=None,
             threads:Optional[int]=None, # CPU intra-op threads for all (default: PyTorch's)
             input_size:Optional[int]=None, # default: the model's native size
             precision:str='fp32', # the common precision (a configuration may set its own; default fp32)
             target_ci:float=0.03, # stop once every ratio's 95% CI is within ±this share (default 0.03)
             min_rounds:int=3, # at least this many rounds (default 3)
             max_rounds:int=15, # at most this many rounds (default 15)
-            budget_minutes:float=10.0, # no new round once this much time went by; the rounds so far are the answer (default 10)
+            # no new round once this much time went by; the rounds so far are the answer (default 10)
+            budget_minutes:float=10.0,
             timed_seconds:Optional[float]=None, # each process's timed phase (default: adaptive, as `tbench infer`)
             warmup_seconds:Optional[float]=None, # each process's warm-up (default: as `tbench infer`)
             results_dir:str='results', # the rows go to <results_dir>/<device>.csv, as a sweep's (default results)
@@ -158,10 +244,13 @@ def compare(model:str, # a registry or timm name
             quiet:bool=False, # no progress lines
             **sweep_kw # any other `api.sweep` argument shared by every configuration (e.g. input_channels)
            )->'pd.DataFrame':
-    "Measure `configs` of `model` in paired rounds of fresh processes; a table of each against the first: ratios with 95% CIs, p-values, verdicts, sentences."
+    """Measure `configs` of `model` in paired rounds of fresh processes; a table of each against the first: ratios with
+    95% CIs, p-values, verdicts, sentences."""
     if len(configs) < 2: raise BenchError("compare needs two or more configurations")
-    if min_rounds < 2: raise BenchError(f"--min-rounds must be at least 2 (one round gives no interval), got {min_rounds}")
-    if max_rounds < min_rounds: raise BenchError(f"--max-rounds ({max_rounds}) must be at least --min-rounds ({min_rounds})")
+    if min_rounds < 2:
+        raise BenchError(f"--min-rounds must be at least 2 (one round gives no interval), got {min_rounds}")
+    if max_rounds < min_rounds:
+        raise BenchError(f"--max-rounds ({max_rounds}) must be at least --min-rounds ({min_rounds})")
     if budget_minutes <= 0: raise BenchError(f"--budget-minutes must be positive, got {budget_minutes}")
     if not 0 < target_ci < 1: raise BenchError(f"--target-ci must be in (0, 1), got {target_ci}")
     parsed = [parse_config(c) for c in configs]
@@ -173,7 +262,10 @@ def compare(model:str, # a registry or timm name
     batch = batch_size or (1 if su.device.type == 'cpu' else 64)
     specs = [one_spec(o, su.device, p, batch, precision) for p in parsed]
     sid = study_id('cmp', [s.key() for s in specs], target_ci, min_rounds, max_rounds)
-    labels = list(configs) if len(set(configs)) == len(configs) else [f"{_letter(i)} ({c})" for i, c in enumerate(configs)]  # A/A: which is which
+    # A/A: which is which
+    labels = (
+        list(configs) if len(set(configs)) == len(configs) else [f"{_letter(i)} ({c})" for i, c in enumerate(configs)]
+    )
     return run_rounds(specs, labels, sid, su, target_ci, min_rounds, max_rounds, budget_minutes)
 
 def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
@@ -190,16 +282,22 @@ def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
 # %% ../nbs/27_compare.ipynb #c523f1d7
 def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds:int, max_rounds:int,
                budget_minutes:float)->'pd.DataFrame':
-    "Run (or resume) the paired rounds of study `sid` on `specs` until `stop_rounds` or the budget; the pair table, with `study`."
+    """Run (or resume) the paired rounds of study `sid` on `specs` until `stop_rounds` or the budget; the pair table,
+    with `study`."""
     from throughput_bench.sweep import plan, run_sweep, hardware_record
     k, t0, rows, took = len(specs), time.monotonic(), [], []
     store, dev, a = su.store, su.device, su.msg
     cont = api.contention_watch(su.options, dev, strict=False)
     hw = None
-    a.log(f"compare {specs[0].model_name} on {dev}: {k} configurations, {min_rounds}-{max_rounds} rounds until every ratio's 95% CI is within ±{target_ci:.0%}"
-          + (f", at most {budget_minutes:g} min" if budget_minutes < math.inf else '') + f"; study {sid} in {store.csv_path}")
+    a.log(
+        f"compare {specs[0].model_name} on {dev}: {k} configurations, {min_rounds}-{max_rounds} rounds until every "
+        f"ratio's 95% CI is within ±{target_ci:.0%}"
+        + (f", at most {budget_minutes:g} min" if budget_minutes < math.inf else '')
+        + f"; study {sid} in {store.csv_path}"
+    )
     for r in range(max_rounds):
-        rs = [dataclasses.replace(specs[i], study=sid, stage=f"round {r + 1}, {_letter(i)}") for i in range(k)]  # A/A too: a row each
+        # A/A too: a row each
+        rs = [dataclasses.replace(specs[i], study=sid, stage=f"round {r + 1}, {_letter(i)}") for i in range(k)]
         order = [rs[i] for i in round_order(k, r)]
         p = plan(order, store)
         if p.skipped: raise BenchError(f"{p.skipped[0][0].short()}: {p.skipped[0][1]}")
@@ -213,23 +311,36 @@ def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds
         failed = [(i, x) for i, x in rows[-1].items() if str(x.get('status')) != 'ok']
         if failed:
             i, x = failed[0]
-            raise BenchError(f"{labels[i]}: {x.get('status') or 'not stored'}: {x.get('error') or 'no row'} (study {sid}, round {r + 1}; the rounds so far are stored)")
+            raise BenchError(
+                f"{labels[i]}: {x.get('status') or 'not stored'}: {x.get('error') or 'no row'} (study {sid}, round "
+                f"{r + 1}; the rounds so far are stored)"
+            )
         vals, busy = round_values(rows, k), busy_rounds(rows, k)
         t = pair_table(labels, vals, busy=busy, min_rounds=min_rounds)
         n, clean = r + 1, len(vals[0]['throughput'])
-        if _busy(rows[-1]): a.warn(f"round {n}: measured on a busy host; kept in the store, not used for the verdict ({busy} such round(s) so far)")
+        if _busy(rows[-1]):
+            a.warn(
+                f"round {n}: measured on a busy host; kept in the store, not used for the verdict ({busy} such "
+                "round(s) so far)"
+            )
         ratios = [paired_ratio(*(vals[j]['throughput'] for j in (0, i))) for i in range(1, k)] if clean else []
-        a.log(f"round {n}: " + '; '.join(f"{labels[i]} {float(rows[-1][i].get('throughput_mean')):.1f}" for i in range(k)) + " img/s; "
-              + '; '.join(f"{_x(x.ratio)}" + (f" [{x.low:.2f}, {x.high:.2f}]" if x.n > 1 else '') for x in ratios)
-              + (f"; {time.monotonic() - t0:.0f} s so far, ~{np.mean(took):.0f} s a round" if took else ' (stored)'))
+        a.log(
+            f"round {n}: "
+            + '; '.join(f"{labels[i]} {float(rows[-1][i].get('throughput_mean')):.1f}" for i in range(k))
+            + " img/s; "
+            + '; '.join(f"{_x(x.ratio)}" + (f" [{x.low:.2f}, {x.high:.2f}]" if x.n > 1 else '') for x in ratios)
+            + (f"; {time.monotonic() - t0:.0f} s so far, ~{np.mean(took):.0f} s a round" if took else ' (stored)')
+        )
         if n >= max_rounds or (clean and stop_rounds(ratios, clean, target_ci, min_rounds, max_rounds)): break
         if took and time.monotonic() - t0 + np.mean(took) > budget_minutes * 60:
-            a.warn(f"the {budget_minutes:g} min budget ends before round {n + 1}: the answer is the {n} rounds so far"); break
+            a.warn(f"the {budget_minutes:g} min budget ends before round {n + 1}: the answer is the {n} rounds so far")
+            break
     t.insert(0, 'study', sid); t.insert(1, 'model', specs[0].model_name)
     return t
 
 # %% ../nbs/27_compare.ipynb #2b39896f
-MATCH = [k for k in BenchSpec.KEY if k not in ('threads', 'study', 'stage')]  # what must agree for two stored rows to be compared
+# what must agree for two stored rows to be compared
+MATCH = [k for k in BenchSpec.KEY if k not in ('threads', 'study', 'stage')]
 
 def _repeats(row)->np.ndarray:
     "The per-process img/s of a stored row (its `throughput_repeats`), or its one mean."
@@ -237,7 +348,8 @@ def _repeats(row)->np.ndarray:
     return np.asarray(xs or [float(row['throughput_mean'])], float)
 
 def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
-    "mean(b)/mean(a) of two independent samples of process means: Welch's t on the log scale; no interval unless both have two or more."
+    """mean(b)/mean(a) of two independent samples of process means: Welch's t on the log scale; no interval unless both
+    have two or more."""
     from scipy import stats
     ma, mb = float(a.mean()), float(b.mean())
     r = mb / ma
@@ -252,24 +364,56 @@ def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
 def compare_results(a, # results of A: a CSV file or a folder of them
                     b, # results of B
                    )->tuple:
-    "`(table, only_a, only_b, geomean)`: B/A for every configuration both hold (the last ok row of each), and the configurations only one side holds."
+    """`(table, only_a, only_b, geomean)`: B/A for every configuration both hold (the last ok row of each), and the
+    configurations only one side holds."""
     import pandas as pd
     from throughput_bench.store import read_results
     sides = []
     for src in (a, b):
         df = read_results(src)
         df = df[df.status.eq('ok') & df.throughput_mean.notna() & df['study'].eq('')]
-        sides.append(df.assign(_k=[str(k) for k in zip(*(df[c].tolist() for c in MATCH))]).drop_duplicates('_k', keep='last').set_index('_k'))
+        sides.append(
+            df.assign(_k=[str(k) for k in zip(*(df[c].tolist() for c in MATCH))])
+            .drop_duplicates('_k', keep='last')
+            .set_index('_k')
+        )
     A, B = sides
     both = [k for k in A.index if k in B.index]
     out = []
     for k in both:
         ra, rb = A.loc[k], B.loc[k]
         r = welch_ratio(_repeats(ra), _repeats(rb))
-        out.append(dict(model=ra.model_name, config=_label(ra), a_device=ra.gpu_name, b_device=rb.gpu_name,
-                        a_img_s=float(ra.throughput_mean), b_img_s=float(rb.throughput_mean), ratio=r.ratio, ratio_low=r.low, ratio_high=r.high,
-                        p_value=r.p, verdict=verdict(r) if r.n >= 2 else 'no interval (a side has one process)'))
-    t = pd.DataFrame(out, columns=['model', 'config', 'a_device', 'b_device', 'a_img_s', 'b_img_s', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict'])
+        out.append(
+            dict(
+                model=ra.model_name,
+                config=_label(ra),
+                a_device=ra.gpu_name,
+                b_device=rb.gpu_name,
+                a_img_s=float(ra.throughput_mean),
+                b_img_s=float(rb.throughput_mean),
+                ratio=r.ratio,
+                ratio_low=r.low,
+                ratio_high=r.high,
+                p_value=r.p,
+                verdict=verdict(r) if r.n >= 2 else 'no interval (a side has one process)',
+            )
+        )
+    t = pd.DataFrame(
+        out,
+        columns=[
+            'model',
+            'config',
+            'a_device',
+            'b_device',
+            'a_img_s',
+            'b_img_s',
+            'ratio',
+            'ratio_low',
+            'ratio_high',
+            'p_value',
+            'verdict',
+        ],
+    )
     only = lambda S, O: [f"{S.loc[k].model_name} {_label(S.loc[k])}" for k in S.index if k not in O.index]
     geo = float(np.exp(np.log(t.ratio).mean())) if len(t) else math.nan
     return t, only(A, B), only(B, A), geo

@@ -32,11 +32,13 @@ class CpuSnapshot:
     procs:dict            # pid -> (create_time, cpu seconds)
     steal:float
     total:float
-    busy:float = 0.0      # the host's busy CPU seconds (kernel totals): counts a process that came and went between snapshots
+    # the host's busy CPU seconds (kernel totals): counts a process that came and went between snapshots
+    busy:float = 0.0
     own:float = 0.0       # the sweep's own tree's CPU seconds (with the children it reaped)
 
 def host_busy(ht)->float:
-    "CPU seconds the whole host has spent busy (the kernel's totals: everything but idle, iowait and steal; guest time is inside user)."
+    """CPU seconds the whole host has spent busy (the kernel's totals: everything but idle, iowait and steal; guest
+    time is inside user)."""
     return sum(getattr(ht, f, 0.0) for f in ('user', 'nice', 'system', 'irq', 'softirq'))
 
 def snapshot(exclude:Iterable[int]=())->CpuSnapshot:
@@ -45,7 +47,8 @@ def snapshot(exclude:Iterable[int]=())->CpuSnapshot:
     for p in psutil.process_iter(['create_time', 'cpu_times']):
         if p.info['cpu_times'] is None: continue
         ct = p.info['cpu_times']
-        if p.pid in ex: own += ct.user + ct.system + ct.children_user + ct.children_system; continue  # reaped children count as ours
+        # reaped children count as ours
+        if p.pid in ex: own += ct.user + ct.system + ct.children_user + ct.children_system; continue
         procs[p.pid] = (p.info['create_time'], ct.user + ct.system)
     ht = psutil.cpu_times()
     return CpuSnapshot(time.monotonic(), procs, getattr(ht, 'steal', 0.0), sum(ht), host_busy(ht), own)
@@ -60,11 +63,16 @@ class Busy:
     top:list = field(default_factory=list)  # [(pid, name, share)] of the busiest others
 
     @property
-    def share(self)->float: return min(self.others + self.steal, 1.0)  # sampling jitter (10 ms CPU ticks, a 0.25 s window) can add up past the whole machine
+    # sampling jitter (10 ms CPU ticks, a 0.25 s window) can add up past the whole machine
+    def share(self)->float: return min(self.others + self.steal, 1.0)
 
     def describe(self)->str:
         who = ', '.join(f"{n} (pid {p}, {s:.0%})" for p, n, s in self.top[:3])
-        return f"others used {self.others:.0%} of the CPU" + (f" ({who})" if who else '') + (f", steal {self.steal:.0%}" if self.steal >= 0.005 else '')
+        return (
+            f"others used {self.others:.0%} of the CPU"
+            + (f" ({who})" if who else '')
+            + (f", steal {self.steal:.0%}" if self.steal >= 0.005 else '')
+        )
 
 def busy_between(a:CpuSnapshot, b:CpuSnapshot, exclude:Iterable[int]=())->Busy:
     "Others' share of the host between two snapshots (a process that started in between counts from zero)."
@@ -128,8 +136,12 @@ class Contention:
         worst = max([pre] + ([during] if during else []), key=lambda b: b.share)
         busy = worst.share >= self.threshold
         when = 'before' if worst is pre else 'while measuring'
-        return dict(contended=busy, busy_share=round(worst.share, 4),
-                    steal_share=round((during or pre).steal, 4), reason=f"host busy {when}: {worst.describe()}" if busy else '')
+        return dict(
+            contended=busy,
+            busy_share=round(worst.share, 4),
+            steal_share=round((during or pre).steal, 4),
+            reason=f"host busy {when}: {worst.describe()}" if busy else '',
+        )
 
 # %% ../nbs/08_contention.ipynb #ce4234e3
 THROTTLE_NAMES = {0x1: 'gpu_idle', 0x2: 'app_clocks', 0x4: 'sw_power_cap', 0x8: 'hw_slowdown', 0x10: 'sync_boost',

@@ -18,10 +18,12 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_E
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
 COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
 DATA_MODES = ('synthetic', 'dataloader')
-MODES = ('inference', 'training', 'serving', 'mapping')  # what a row measured (the `mode` column); mapping: `tbench map`, raster to raster
+# what a row measured (the `mode` column); mapping: `tbench map`, raster to raster
+MODES = ('inference', 'training', 'serving', 'mapping')
 TASKS = ('classification', 'feature-extraction')  # what the model does (the `task` column, the seed tool's meaning)
 GEO_EXTRA = 'pip install -e ".[geo]"  (from a checkout; or pip install "throughput_bench[geo]")'
-STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')  # wrong: measured, but its outputs left the tolerance of fp32 eager
+# wrong: measured, but its outputs left the tolerance of fp32 eager
+STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')
 
 # %% ../nbs/00_core.ipynb #0de701d5
 class BenchError(Exception):
@@ -73,25 +75,61 @@ class BenchSpec:
     workers:int = 4                      # DataLoader workers in `dataloader` mode
     timesteps:int = 1                    # frames per sample (geo encoders with a time axis)
     max_step_seconds:Optional[float] = None  # CPU, default batch only: halve the batch until a step is predicted to fit
-    max_memory_mb:Optional[float] = None     # CPU: halve the batch until a step's predicted peak RSS fits (None: 90% of what is free)
-    probe_batch:bool = True                  # CPU: probe memory and step time before measuring (off for the later repeats of a row)
-    num_classes:Optional[int] = None         # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
-    world_size:Optional[int] = None          # training under DistributedDataParallel on this many processes (None: one plain process)
-    ddp_timeout:float = 300.0                # seconds a collective may wait before the process group gives up (a dead rank)
+    # CPU: halve the batch until a step's predicted peak RSS fits (None: 90% of what is free)
+    max_memory_mb:Optional[float] = None
+    # CPU: probe memory and step time before measuring (off for the later repeats of a row)
+    probe_batch:bool = True
+    # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
+    num_classes:Optional[int] = None
+    # training under DistributedDataParallel on this many processes (None: one plain process)
+    world_size:Optional[int] = None
+    # seconds a collective may wait before the process group gives up (a dead rank)
+    ddp_timeout:float = 300.0
     backend:str = 'pytorch'                  # the runtime that runs the model: one of `backends.base.BACKENDS`
     cache_dir:Optional[str] = None           # where exported models are kept (None: ~/.cache/throughput_bench)
-    backend_options:str = ''                 # the runtime's own settings as `key=value` words (`hint=THROUGHPUT streams=2`; '' its defaults)
+    # the runtime's own settings as `key=value` words (`hint=THROUGHPUT streams=2`; '' its defaults)
+    backend_options:str = ''
     study:str = ''                           # the comparison or tuning study a row belongs to ('' a plain sweep row)
     stage:str = ''                           # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
-    map_options:str = ''                     # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
+    # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
+    map_options:str = ''
 
-    # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries group by
-    KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last',
-           'input_channels', 'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
-           'backend_options', 'study', 'stage', 'map_options')
+    # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries
+    # group by
+    KEY = (
+        'mode',
+        'model_name',
+        'precision',
+        'compile_mode',
+        'batch_size',
+        'channels_last',
+        'input_channels',
+        'input_size',
+        'data_mode',
+        'threads',
+        'optimizer',
+        'timesteps',
+        'num_classes',
+        'world_size',
+        'backend',
+        'backend_options',
+        'study',
+        'stage',
+        'map_options',
+    )
     # what a row written before a field existed meant by leaving it empty
-    KEY_DEFAULTS = {'mode': 'inference', 'data_mode': 'synthetic', 'optimizer': 'none', 'channels_last': 'False', 'timesteps': '1',
-                    'backend': 'pytorch', 'backend_options': '', 'study': '', 'stage': '', 'map_options': ''}
+    KEY_DEFAULTS = {
+        'mode': 'inference',
+        'data_mode': 'synthetic',
+        'optimizer': 'none',
+        'channels_last': 'False',
+        'timesteps': '1',
+        'backend': 'pytorch',
+        'backend_options': '',
+        'study': '',
+        'stage': '',
+        'map_options': '',
+    }
 
     @property
     def in_chans(self)->int:
@@ -121,25 +159,55 @@ def _canon(v)->str:
     return s
 
 def config_key(d:dict)->tuple:
-    "Canonical resume key of a mapping with (at least) the `BenchSpec.KEY` fields; an empty field reads as its `KEY_DEFAULTS` value."
+    """Canonical resume key of a mapping with (at least) the `BenchSpec.KEY` fields; an empty field reads as its
+    `KEY_DEFAULTS` value."""
     return tuple(_canon(d.get(k)) or _canon(BenchSpec.KEY_DEFAULTS.get(k)) for k in BenchSpec.KEY)
 
-WORDS = ('model_name', 'mode', 'precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'optimizer',
-         'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps', 'map_options', 'study', 'stage')  # `KEY` in the order words say it
-SHORT_WORDS = tuple(k for k in WORDS if k not in ('mode', 'study', 'stage'))  # what ran: the mode and the study are said around it
+WORDS = (
+    'model_name',
+    'mode',
+    'precision',
+    'backend',
+    'backend_options',
+    'compile_mode',
+    'channels_last',
+    'threads',
+    'optimizer',
+    # `KEY` in the order words say it
+    'num_classes',
+    'world_size',
+    'data_mode',
+    'batch_size',
+    'input',
+    'timesteps',
+    'map_options',
+    'study',
+    'stage',
+)
+# what ran: the mode and the study are said around it
+SHORT_WORDS = tuple(k for k in WORDS if k not in ('mode', 'study', 'stage'))
 
 def field_words(k:str, v)->str:
-    "One field of a configuration in words; '' where it has its usual value (inference, eager PyTorch, NCHW, synthetic data, one frame, no DDP)."
+    """One field of a configuration in words; '' where it has its usual value (inference, eager PyTorch, NCHW,
+    synthetic data, one frame, no DDP)."""
     v = _canon(v)
-    usual = {'mode': 'inference', 'compile_mode': 'none', 'backend': 'pytorch', 'channels_last': 'False', 'optimizer': 'none',
-             'data_mode': 'synthetic', 'timesteps': '1'}
+    usual = {
+        'mode': 'inference',
+        'compile_mode': 'none',
+        'backend': 'pytorch',
+        'channels_last': 'False',
+        'optimizer': 'none',
+        'data_mode': 'synthetic',
+        'timesteps': '1',
+    }
     if not v or v == usual.get(k): return ''
     form = {'compile_mode': 'compile={}', 'channels_last': 'NHWC', 'threads': 'threads={}', 'num_classes': '{} classes',
             'world_size': 'DDP×{}', 'data_mode': 'data={}', 'batch_size': 'bs={}', 'timesteps': '{} frames'}
     return form.get(k, '{}').format(v)
 
 def config_words(d, fields:Iterable=WORDS)->str:
-    "A configuration (a `BenchSpec`, a row or a dict) in words, always in one order: `resnet18 fp32 openvino hint=LATENCY threads=2 bs=8 3x224px`. `fields` picks which; `input` is channels x size."
+    """A configuration (a `BenchSpec`, a row or a dict) in words, always in one order: `resnet18 fp32 openvino
+    hint=LATENCY threads=2 bs=8 3x224px`. `fields` picks which; `input` is channels x size."""
     get = d.get if hasattr(d, 'get') else lambda k, default=None: getattr(d, k, default)
     out = []
     for k in WORDS:
@@ -151,7 +219,8 @@ def config_words(d, fields:Iterable=WORDS)->str:
     return ' '.join(w for w in out if w)
 
 def config_columns(batch:bool=True)->list:
-    "The columns that tell one configuration from another (the resume key), without `batch_size` where the best batch is wanted."
+    """The columns that tell one configuration from another (the resume key), without `batch_size` where the best batch
+    is wanted."""
     return [k for k in BenchSpec.KEY if batch or k != 'batch_size']
 
 # %% ../nbs/00_core.ipynb #4a03b9df
@@ -190,7 +259,8 @@ class BenchResult:
     cuda_version:str = ''
     timestamp:str = ''
     # ---- ours ----
-    task:str = ''                      # the model's task (`classification`, `feature-extraction`), the seed tool's meaning
+    # the model's task (`classification`, `feature-extraction`), the seed tool's meaning
+    task:str = ''
     mode:str = 'inference'             # what was measured: `inference`, `training` or `serving`
     status:str = 'ok'
     error:str = ''
@@ -265,40 +335,51 @@ class BenchResult:
     request_form:str = ''                # form fields sent with the array, e.g. `samples=1 seed=0 steps=8`
     server_metadata:str = ''             # the server's /v1/metadata, JSON
     loadgen_log:str = ''                 # folder of LoadGen's summary and detail logs
-    # ---- data-parallel training (`tbench train --nproc N`): throughput_mean is the global img/s, batch_size per process ----
+    # ---- data-parallel training (`tbench train --nproc N`): throughput_mean is the global img/s, batch_size per
+    # process ----
     world_size:Optional[int] = None      # processes under DistributedDataParallel (empty: one plain process)
     ddp_backend:str = ''                 # nccl (CUDA) or gloo (CPU)
     throughput_per_device:Optional[float] = None  # global img/s / world_size
-    scaling_efficiency:Optional[float] = None     # global img/s / (world_size x img/s of the same configuration at world size 1)
-    breakdown_allreduce_pct:Optional[float] = None  # gradient allreduce time not hidden behind backward (exposed), % of a step
+    # global img/s / (world_size x img/s of the same configuration at world size 1)
+    scaling_efficiency:Optional[float] = None
+    # gradient allreduce time not hidden behind backward (exposed), % of a step
+    breakdown_allreduce_pct:Optional[float] = None
     # ---- the runtime, and the correctness gate: every configuration but fp32 eager PyTorch checked against it ----
     backend:str = 'pytorch'              # pytorch | onnxruntime | openvino | ...; rows written before it: pytorch
-    backend_settings:str = ''            # what decides the runtime's speed, `key=value` words (provider, threads, hint, streams, ...)
+    # what decides the runtime's speed, `key=value` words (provider, threads, hint, streams, ...)
+    backend_settings:str = ''
     backend_version:str = ''             # the runtime's version
     backend_options:str = ''             # the runtime settings asked for (`backend_settings` says what they became)
     study:str = ''                       # the comparison or tuning study the row belongs to ('' a plain sweep row)
     stage:str = ''                       # its step in the study (`round 3`, `screen`, `rung 2`, `confirm`)
-    export_seconds:Optional[float] = None  # exporting the model (ONNX) for the runtime; empty: no export, or taken from the cache
+    # exporting the model (ONNX) for the runtime; empty: no export, or taken from the cache
+    export_seconds:Optional[float] = None
     export_cached:bool = False           # the exported model came from the cache beside the results
     max_abs_diff:Optional[float] = None  # largest |output - fp32 eager output| on a fixed input
     max_rel_diff:Optional[float] = None  # that, over the largest |fp32 eager output|
-    tolerance:Optional[float] = None     # the largest max_rel_diff this precision may have; beyond it the row is `wrong`
-    # ---- mapping (`tbench map`): a raster on disk to a georeferenced raster on disk; throughput_mean is tiles/s end to end ----
+    # the largest max_rel_diff this precision may have; beyond it the row is `wrong`
+    tolerance:Optional[float] = None
+    # ---- mapping (`tbench map`): a raster on disk to a georeferenced raster on disk; throughput_mean is tiles/s end to
+    # end ----
     map_options:str = ''                 # the pipeline's settings (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
     km2_per_sec:Optional[float] = None   # the raster's valid area over the seconds of one pass, mean over passes
     km2_per_sec_ci_low:Optional[float] = None   # 95% CI over passes
     km2_per_sec_ci_high:Optional[float] = None
-    model_km2_per_sec:Optional[float] = None    # the model alone (a batch of tiles in memory, timed as `tbench infer` does), same km2 per tile
+    # the model alone (a batch of tiles in memory, timed as `tbench infer` does), same km2 per tile
+    model_km2_per_sec:Optional[float] = None
     model_throughput:Optional[float] = None     # the model alone, tiles/s
-    pipeline_share:Optional[float] = None       # km2_per_sec / model_km2_per_sec: the share of the model's speed that survives the pipeline
-    stage_read_s:Optional[float] = None         # seconds per pass in each stage (read/decode and preprocess summed over loader workers)
+    # km2_per_sec / model_km2_per_sec: the share of the model's speed that survives the pipeline
+    pipeline_share:Optional[float] = None
+    # seconds per pass in each stage (read/decode and preprocess summed over loader workers)
+    stage_read_s:Optional[float] = None
     stage_preprocess_s:Optional[float] = None
     stage_transfer_s:Optional[float] = None
     stage_model_s:Optional[float] = None
     stage_stitch_s:Optional[float] = None
     stage_write_s:Optional[float] = None
     input_wait_s:Optional[float] = None         # seconds per pass the model waited for its next tiles
-    bound_stage:str = ''                        # the stage that bounds the rate (its seconds over the workers that share it, largest)
+    # the stage that bounds the rate (its seconds over the workers that share it, largest)
+    bound_stage:str = ''
     tiles:Optional[int] = None                  # tiles per pass (all-nodata tiles skipped)
     overlap:Optional[float] = None              # fraction of a tile shared with its neighbour
     stitch:str = ''                             # how overlapping outputs are merged: `average`
@@ -319,7 +400,8 @@ class BenchResult:
         return asdict(self)
 
 def model_task(source:str)->str:
-    "The seed tool's `task` of a model built from `source` (`timm` or `geo`): a timm classifier classifies, a geo encoder embeds."
+    """The seed tool's `task` of a model built from `source` (`timm` or `geo`): a timm classifier classifies, a geo
+    encoder embeds."""
     return 'feature-extraction' if source == 'geo' else 'classification'
 
 COLUMNS = [f.name for f in fields(BenchResult)]
@@ -336,10 +418,12 @@ def shorten(s:str, n:int)->str:
 # %% ../nbs/00_core.ipynb #8c866a51
 BACKEND_GROUP = 'throughput_bench.backends'  # the entry-point group in which another package names its backends
 
-CONTROL = re.compile('[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]')  # C0 but tab and line ends, DEL, C1: what retitles a terminal or rings its bell
+# C0 but tab and line ends, DEL, C1: what retitles a terminal or rings its bell
+CONTROL = re.compile('[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]')
 
 def plain_text(v):
-    "A string from someone else's file as plain text: every control character (ESC, BEL, NUL, DEL, C1) a space; anything else as it is."
+    """A string from someone else's file as plain text: every control character (ESC, BEL, NUL, DEL, C1) a space;
+    anything else as it is."""
     return CONTROL.sub(' ', v) if isinstance(v, str) else v
 
 # %% ../nbs/00_core.ipynb #5f585d9d
@@ -399,11 +483,16 @@ def verdict(r:Ratio, higher_is_better:bool=True)->str:
 def _x(v:float)->str: return f"{v:.2f}×" if v == v else '?'
 
 def sentence(b:str, a:str, r:Ratio)->str:
-    "The throughput ratio in words: `openvino is 1.41× [1.33, 1.49] faster than eager; significant (p = 0.003; faster in 5 of 5 rounds)`."
+    """The throughput ratio in words: `openvino is 1.41× [1.33, 1.49] faster than eager; significant (p = 0.003; faster
+    in 5 of 5 rounds)`."""
     v = verdict(r)
     if v == 'one round': return f"{b} vs {a}: {_x(r.ratio)} after one round (no interval yet)"
     word = 'faster' if r.ratio >= 1 else 'slower'
     size = r.ratio if r.ratio >= 1 else 1 / r.ratio
     ci = f"[{r.low:.2f}, {r.high:.2f}]" if r.ratio >= 1 else f"[{1 / r.high:.2f}, {1 / r.low:.2f}]"
-    sig = f"significant (p = {r.p:.2g})" if r.significant else f"not significant (p = {r.p:.2g}): no difference shown at α = {ALPHA}"
+    sig = (
+        f"significant (p = {r.p:.2g})"
+        if r.significant
+        else f"not significant (p = {r.p:.2g}): no difference shown at α = {ALPHA}"
+    )
     return f"{b} is {size:.2f}× {ci} {word} than {a}; {sig}; {b} faster in {r.wins} of {r.n} rounds"

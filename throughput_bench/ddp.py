@@ -31,26 +31,58 @@ def _rank0_plan(specs:list, results_dir:str, device)->list:
     return [specs[i] for i in todo[0]]
 
 def _flags_main(argv:list):
-    "Under a cluster's torchrun: `tbench train`'s flags, every configuration on the whole group, rank 0 storing the rows."
+    """Under a cluster's torchrun: `tbench train`'s flags, every configuration on the whole group, rank 0 storing the
+    rows."""
     a = vars(train_parser('python -m throughput_bench.ddp').parse_args(argv))
     cuda = torch.cuda.is_available() and a.get('device', 'auto') in ('auto', 'cuda')
     dev_type = 'cuda' if cuda else 'cpu'
     world = int(os.environ['WORLD_SIZE'])
     rank, _, device = join_group(dev_type, a.get('ddp_timeout', 300.0))
     threads = a.get('threads') or max(1, (os.cpu_count() or 1) // int(os.environ.get('LOCAL_WORLD_SIZE', world)))
-    kw = dict(mode='training', device=str(device), threads=threads if dev_type == 'cpu' else None, world_size=world,
-              ddp_timeout=a.get('ddp_timeout', 300.0), optimizer=(a.get('optimizers') or ['sgd'])[0], lr=a.get('lr', 0.01), probe_batch=False)
-    specs = expand(a.get('models') or ['resnet50'], a.get('precisions') or default_precisions('training'), a.get('compile_modes') or ['none'],
-                   a.get('batch_sizes') or [32 if dev_type == 'cpu' else 256], [a.get('channels_last', False)],
-                   input_channels=a.get('input_channels'), input_size=a.get('input_size'), **kw)
-    tc = timing_config(dev_type, **{k: a[k] for k in ('warmup', 'warmup_seconds', 'min_seconds', 'max_seconds', 'target_ci', 'timed_seconds', 'timed_iters') if k in a})
+    kw = dict(
+        mode='training',
+        device=str(device),
+        threads=threads if dev_type == 'cpu' else None,
+        world_size=world,
+        ddp_timeout=a.get('ddp_timeout', 300.0),
+        optimizer=(a.get('optimizers') or ['sgd'])[0],
+        lr=a.get('lr', 0.01),
+        probe_batch=False,
+    )
+    specs = expand(
+        a.get('models') or ['resnet50'],
+        a.get('precisions') or default_precisions('training'),
+        a.get('compile_modes') or ['none'],
+        a.get('batch_sizes') or [32 if dev_type == 'cpu' else 256],
+        [a.get('channels_last', False)],
+        input_channels=a.get('input_channels'),
+        input_size=a.get('input_size'),
+        **kw,
+    )
+    tc = timing_config(
+        dev_type,
+        **{
+            k: a[k]
+            for k in (
+                'warmup',
+                'warmup_seconds',
+                'min_seconds',
+                'max_seconds',
+                'target_ci',
+                'timed_seconds',
+                'timed_iters',
+            )
+            if k in a
+        },
+    )
     todo = _rank0_plan(specs, a.get('results_dir', 'results'), device)
     rows = []
     for s in todo:
         if threads and dev_type == 'cpu': torch.set_num_threads(threads)
         r = run_rank(s, tc, a.get('breakdown', False))
         if r is not None:
-            ResultStore(a.get('results_dir', 'results'), device_slug(device), device_name(device)).append(r); rows.append(r)
+            ResultStore(a.get('results_dir', 'results'), device_slug(device), device_name(device)).append(r)
+            rows.append(r)
     dist.destroy_process_group()
     if rank == 0:
         print(f"{len(rows)} new row(s), {len(specs) - len(todo)} already stored")
@@ -59,11 +91,17 @@ def _flags_main(argv:list):
 def main(argv=None):
     "The per-rank entry point (`python -m throughput_bench.ddp`), under torchrun."
     argv = sys.argv[1:] if argv is None else argv
-    if 'RANK' not in os.environ: sys.exit("throughput_bench.ddp: run it under torchrun (torchrun --nproc-per-node N -m throughput_bench.ddp ...), or use tbench train --nproc N")
+    if 'RANK' not in os.environ:
+        sys.exit(
+            "throughput_bench.ddp: run it under torchrun (torchrun --nproc-per-node N -m throughput_bench.ddp ...), or "
+            "use tbench train --nproc N"
+        )
     if '--spec' not in argv: return _flags_main(argv)
     p = argparse.ArgumentParser(prog='throughput_bench.ddp')
     p.add_argument('--spec', required=True); p.add_argument('--timing', required=True)
-    p.add_argument('--row-file', required=True); p.add_argument('--err-file'); p.add_argument('--breakdown', action='store_true')
+    p.add_argument('--row-file', required=True)
+    p.add_argument('--err-file')
+    p.add_argument('--breakdown', action='store_true')
     a = p.parse_args(argv)
     spec, timing = BenchSpec(**json.loads(a.spec)), TimingConfig(**json.loads(a.timing))
     if spec.threads and torch.device(spec.device).type == 'cpu': torch.set_num_threads(spec.threads)

@@ -21,12 +21,16 @@ def resolve_device(name:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
     "The `torch.device` to measure on; `auto` is CUDA when present, else CPU."
     name = (name or 'auto').lower()
     if name == 'auto': name = 'cuda' if torch.cuda.is_available() else 'cpu'
-    if not re.fullmatch(r'cpu|mps|cuda(:\d+)?', name): raise BenchError(f"unknown device {name!r}: use auto, cpu, cuda, cuda:N or mps")
+    if not re.fullmatch(r'cpu|mps|cuda(:\d+)?', name):
+        raise BenchError(f"unknown device {name!r}: use auto, cpu, cuda, cuda:N or mps")
     if name.startswith('cuda'):
-        if not torch.cuda.is_available(): raise BenchError(f"device {name!r} asked for, but CUDA is not available on this machine")
+        if not torch.cuda.is_available():
+            raise BenchError(f"device {name!r} asked for, but CUDA is not available on this machine")
         idx = int(name.split(':')[1]) if ':' in name else (gpu_id or 0)
-        if ':' in name and gpu_id is not None and gpu_id != idx: raise BenchError(f"--device {name} and --gpu-id {gpu_id} disagree")
-        if idx >= torch.cuda.device_count(): raise BenchError(f"cuda:{idx} asked for, but only {torch.cuda.device_count()} CUDA device(s) are visible")
+        if ':' in name and gpu_id is not None and gpu_id != idx:
+            raise BenchError(f"--device {name} and --gpu-id {gpu_id} disagree")
+        if idx >= torch.cuda.device_count():
+            raise BenchError(f"cuda:{idx} asked for, but only {torch.cuda.device_count()} CUDA device(s) are visible")
         return torch.device('cuda', idx)
     if gpu_id is not None: raise BenchError(f"--gpu-id {gpu_id} given, but the device is {name}")
     if name == 'mps' and not (hasattr(torch.backends, 'mps') and torch.backends.mps.is_available()):
@@ -84,7 +88,8 @@ def precision_support(precision:str, device:torch.device, explicit:bool=False)->
     name = 'bf16' if dt == torch.bfloat16 else 'fp16'
     if device.type == 'cuda':
         major, minor = torch.cuda.get_device_capability(device)
-        if dt == torch.bfloat16 and major < 8: return f"bf16 needs compute capability >= 8.0 (Ampere); this GPU is {major}.{minor}"
+        if dt == torch.bfloat16 and major < 8:
+            return f"bf16 needs compute capability >= 8.0 (Ampere); this GPU is {major}.{minor}"
         return None
     if device.type == 'mps':
         if dt == torch.bfloat16 and not torch.backends.mps.is_macos_or_newer(14, 0): return "bf16 on MPS needs macOS 14"
@@ -92,7 +97,9 @@ def precision_support(precision:str, device:torch.device, explicit:bool=False)->
     flags = cpu_features()
     native = {'bf16': {'avx512_bf16', 'amx_bf16'}, 'fp16': {'avx512_fp16', 'amx_fp16'}}[name]
     if flags & native or explicit: return None
-    return f"{precision} computes in {name}, which this CPU has no native units for (no {' / '.join(sorted(native))}): PyTorch would emulate it; ask for it by name to measure anyway"
+    units = ' / '.join(sorted(native))
+    return (f"{precision} computes in {name}, which this CPU has no native units for (no {units}): "
+            "PyTorch would emulate it; ask for it by name to measure anyway")
 
 # %% ../nbs/02_devices.ipynb #44ecf24d
 def set_tf32(enabled:bool):
@@ -118,12 +125,34 @@ def autocast(precision:str, device:torch.device):
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     import timm
-    d = dict(model_name=spec.model_name, mode=spec.mode, backend=spec.backend, backend_options=spec.backend_options, study=spec.study, stage=spec.stage, num_classes=spec.num_classes, world_size=spec.world_size, precision=spec.precision,
-             compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
-             batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
-             input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,
-             device_type=torch.device(spec.device).type, data_mode=spec.data_mode, threads=spec.threads,
-             optimizer=spec.optimizer, lr=spec.lr if spec.mode == 'training' else None, timesteps=spec.timesteps,
-             pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '',
-             timm_version=timm.__version__, timestamp=now_iso())
+
+    d = dict(
+        model_name=spec.model_name,
+        mode=spec.mode,
+        backend=spec.backend,
+        backend_options=spec.backend_options,
+        study=spec.study,
+        stage=spec.stage,
+        num_classes=spec.num_classes,
+        world_size=spec.world_size,
+        precision=spec.precision,
+        compiled=spec.compile_mode != 'none',
+        compile_mode=spec.compile_mode,
+        batch_size=spec.batch_size,
+        batch_requested=spec.batch_size,
+        channels_last=spec.channels_last,
+        input_channels=spec.input_channels,
+        input_size=spec.input_size,
+        device=spec.device,
+        device_type=torch.device(spec.device).type,
+        data_mode=spec.data_mode,
+        threads=spec.threads,
+        optimizer=spec.optimizer,
+        lr=spec.lr if spec.mode == 'training' else None,
+        timesteps=spec.timesteps,
+        pytorch_version=torch.__version__,
+        cuda_version=torch.version.cuda or '',
+        timm_version=timm.__version__,
+        timestamp=now_iso(),
+    )
     return BenchResult(**(d | kw))

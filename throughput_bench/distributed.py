@@ -50,7 +50,8 @@ def lockstep_measure(step, device, batch_size:int, cfg:TimingConfig, rank:int)->
     warm_s = time.perf_counter() - t0
     lat, elapsed, stop, next_check = [], 0.0, False, 0.0
     while not stop:
-        # one all-reduce per step: the group's step time, and rank 0's decision (from the steps before this one) to make it the last
+        # one all-reduce per step: the group's step time, and rank 0's decision (from the steps before this one) to make
+        # it the last
         want = False
         if rank == 0 and cfg.timed_iters: want = len(lat) + 1 >= cfg.timed_iters  # exactly that many timed steps
         elif rank == 0 and elapsed >= next_check:
@@ -76,7 +77,9 @@ def exposed_allreduce(step, ddp_model, device, iters:int=5)->dict:
             'breakdown_optimizer_pct': 100 * o / total}
 
 # %% ../nbs/23_distributed.ipynb #ce1dcf4b
-def run_rank(spec:BenchSpec, timing:TimingConfig, breakdown:bool=False, err_file:Optional[str]=None)->Optional[BenchResult]:
+def run_rank(
+    spec: BenchSpec, timing: TimingConfig, breakdown: bool = False, err_file: Optional[str] = None
+) -> Optional[BenchResult]:
     "Measure `spec` under DDP in this rank (launched by torchrun); rank 0 returns the row, the others None."
     from torch.nn.parallel import DistributedDataParallel as DDP
     from throughput_bench.registry import n_params
@@ -126,12 +129,18 @@ _EXIT = re.compile(r'rank\s*:\s*(\d+)\s*\(local_rank:\s*\d+\)\s*exitcode\s*:\s*(
 
 def _how(code:int)->str:
     "How a process with exit status `code` ended, in words."
-    return f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exited with code {code}"
+    return (
+        f"was killed by {signal.Signals(-code).name}"
+        if code < 0 and -code in signal.valid_signals()
+        else f"exited with code {code}"
+    )
 
 def _torchrun_failure(text:str)->Optional[tuple]:
     "The rank that caused the group's failure and how it ended, `(rank, words)`, from torchrun's report, or None."
-    exits = {int(r): int(c) for r, c in _EXIT.findall(text)}  # every rank torchrun lists, in `Failures` and `Root Cause`
-    # a rank killed from outside (not by torchrun's own SIGTERM) is the cause, even when a peer saw its connection close first
+    # every rank torchrun lists, in `Failures` and `Root Cause`
+    exits = {int(r): int(c) for r, c in _EXIT.findall(text)}
+    # a rank killed from outside (not by torchrun's own SIGTERM) is the cause, even when a peer saw its connection close
+    # first
     killed = [r for r, c in exits.items() if c < 0 and -c != signal.SIGTERM]
     if killed: return killed[0], _how(exits[killed[0]])
     i = text.find('Root Cause')
@@ -139,35 +148,70 @@ def _torchrun_failure(text:str)->Optional[tuple]:
     return (int(m.group(1)), _how(int(m.group(2)))) if m else None
 
 def launch_ddp(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False, startup_s:float=120.0)->BenchResult:
-    "Measure `spec` on `spec.world_size` processes under torchrun; the row (an `error` row naming the rank when one fails)."
+    """Measure `spec` on `spec.world_size` processes under torchrun; the row (an `error` row naming the rank when one
+    fails)."""
     timing = timing or TimingConfig()
     with tempfile.TemporaryDirectory(prefix='tbench-ddp-') as d:
         out, err = Path(d) / 'row.json', Path(d) / 'err'
-        cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nnodes', '1', '--nproc-per-node', str(spec.world_size),
-               '--monitor-interval', '0.5', '-m', 'throughput_bench.ddp', '--spec', json.dumps(dataclasses.asdict(spec)),
-               '--timing', json.dumps(dataclasses.asdict(timing)), '--row-file', str(out), '--err-file', str(err)] + (['--breakdown'] if breakdown else [])
-        env = os.environ | {'OMP_NUM_THREADS': str(spec.threads or 1)}  # torchrun would set 1; each rank takes --threads
+        cmd = [
+            sys.executable,
+            '-m',
+            'torch.distributed.run',
+            '--standalone',
+            '--nnodes',
+            '1',
+            '--nproc-per-node',
+            str(spec.world_size),
+            '--monitor-interval',
+            '0.5',
+            '-m',
+            'throughput_bench.ddp',
+            '--spec',
+            json.dumps(dataclasses.asdict(spec)),
+            '--timing',
+            json.dumps(dataclasses.asdict(timing)),
+            '--row-file',
+            str(out),
+            '--err-file',
+            str(err),
+        ] + (['--breakdown'] if breakdown else [])
+        # torchrun would set 1; each rank takes --threads
+        env = os.environ | {'OMP_NUM_THREADS': str(spec.threads or 1)}
         limit = spec.ddp_timeout + (timing.timed_seconds or timing.max_seconds) * 3 + startup_s
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env)
             log, failed = p.stdout + p.stderr, p.returncode != 0
         except subprocess.TimeoutExpired as e:
             log, failed = f"{e.stdout or ''}{e.stderr or ''}", True
-            why = f"the group did not finish within {limit:.0f} s (process-group timeout {spec.ddp_timeout:g} s); it was stopped"
+            why = (f"the group did not finish within {limit:.0f} s (process-group timeout {spec.ddp_timeout:g} s); "
+                   "it was stopped")
         else: why = None
         if out.exists() and not failed: return BenchResult(**json.loads(out.read_text()))
         res = result_from_spec(spec)
         res.world_size, res.ddp_backend = spec.world_size, group_backend(torch.device(spec.device).type)
-        errs = {int(f.name.rsplit('rank', 1)[1]): f.read_text() for f in sorted(Path(d).glob('err.rank*'), key=lambda f: f.stat().st_mtime)}
+        errs = {
+            int(f.name.rsplit('rank', 1)[1]): f.read_text()
+            for f in sorted(Path(d).glob('err.rank*'), key=lambda f: f.stat().st_mtime)
+        }
         cause, stopped = _torchrun_failure(log), f"the group was stopped (process-group timeout {spec.ddp_timeout:g} s)"
-        if cause and cause[0] not in errs and 'killed' in cause[1]:  # killed from outside: the peers' errors are its consequence
+        # killed from outside: the peers' errors are its consequence
+        if cause and cause[0] not in errs and 'killed' in cause[1]:
             res.status = 'error'
-            res.error = '; '.join([f"rank {cause[0]} {cause[1]}"] + [f"then rank {r}: {m}" for r, m in errs.items()] + [stopped])
+            res.error = '; '.join(
+                [f"rank {cause[0]} {cause[1]}"] + [f"then rank {r}: {m}" for r, m in errs.items()] + [stopped]
+            )
         elif errs:
             (r, msg), = list(errs.items())[:1]  # the first rank to fail
             res.status = 'oom' if 'out of memory' in msg.lower() else 'error'
             res.error = f"rank {r}: {msg}"
         else:
             res.status = 'error'
-            res.error = (why or (f"rank {cause[0]} {cause[1]}" if cause else 'torchrun failed: ' + ' '.join(log.strip().splitlines()[-1:]))) + f"; {stopped}"
+            res.error = (
+                why
+                or (
+                    f"rank {cause[0]} {cause[1]}"
+                    if cause
+                    else 'torchrun failed: ' + ' '.join(log.strip().splitlines()[-1:])
+                )
+            ) + f"; {stopped}"
         return res

@@ -32,7 +32,8 @@ def count_flops(model:torch.nn.Module, x:torch.Tensor, backward:bool=False)->flo
 
 @contextlib.contextmanager
 def frozen(model:torch.nn.Module):
-    "Parameters not requiring grad for the duration: under `no_grad`, the counter's module tracker fails on a parameter passed to a submodule as an input (Panopticon does this)."
+    """Parameters not requiring grad for the duration: under `no_grad`, the counter's module tracker fails on a
+    parameter passed to a submodule as an input (Panopticon does this)."""
     req = [(p, p.requires_grad) for p in model.parameters()]
     for p, _ in req: p.requires_grad_(False)
     try: yield
@@ -42,7 +43,8 @@ def frozen(model:torch.nn.Module):
 def gflops_per_sample(model:torch.nn.Module, channels:int, size:int, backward:bool=False)->Optional[float]:
     "GFLOPs per sample at `channels` x `size`, counted at batch 2 on the CPU (None if the model cannot be counted)."
     try:
-        m = copy.deepcopy(model).float().cpu()  # batch 2: batch norm in train mode needs more than one value per channel
+        # batch 2: batch norm in train mode needs more than one value per channel
+        m = copy.deepcopy(model).float().cpu()
         return count_flops(m, torch.randn(2, channels, size, size), backward) / 2 / 1e9
     except Exception: return None
 
@@ -141,8 +143,12 @@ def measure_ceilings(device:torch.device, quick:bool=False)->dict:
     n = (4096 if device.type == 'cuda' else 1024) if quick else None
     reps = 3 if quick else 7
     gemm = {dt: round(gemm_tflops(device, dt, n, reps), 4) for dt in ceiling_dtypes(device)}
-    return dict(gemm_tflops=gemm, copy_gbps=round(copy_gbps(device, repeats=reps), 2),
-                threads=torch.get_num_threads(), measured_at=__import__('datetime').datetime.now().isoformat(timespec='seconds'))
+    return dict(
+        gemm_tflops=gemm,
+        copy_gbps=round(copy_gbps(device, repeats=reps), 2),
+        threads=torch.get_num_threads(),
+        measured_at=__import__('datetime').datetime.now().isoformat(timespec='seconds'),
+    )
 
 # %% ../nbs/07_flops.ipynb #67e264b7
 def matmul_dtype(precision:str, device:torch.device, tf32:bool)->str:
@@ -155,7 +161,11 @@ def mfu(achieved_tflops:Optional[float], peak_tflops:Optional[float])->Optional[
     "`achieved / peak`, None when either is unknown; raises if it would exceed 1."
     if not achieved_tflops or not peak_tflops or peak_tflops != peak_tflops: return None
     u = achieved_tflops / peak_tflops
-    if u > 1: raise ValueError(f"achieved {achieved_tflops:.3f} TFLOP/s exceeds the peak {peak_tflops:.3f}: the FLOP count, the clock or the peak is wrong")
+    if u > 1:
+        raise ValueError(
+            f"achieved {achieved_tflops:.3f} TFLOP/s exceeds the peak {peak_tflops:.3f}: the FLOP count, the clock or "
+            "the peak is wrong"
+        )
     return u
 
 # %% ../nbs/07_flops.ipynb #7a1de778
@@ -181,6 +191,7 @@ def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     for col, peak in (('mfu', res.peak_tflops), ('mfu_measured', ceiling)):
         try: setattr(res, col, mfu(res.tflops_achieved, peak))
         except ValueError as e: notes.append(f"{col}: {e}")
-    if res.peak_tflops is None and warn: warn(f"no peak {dt} TFLOP/s known for {hw.get('gpu_name')!r}: mfu left empty (pass --peak-tflops)")
+    if res.peak_tflops is None and warn:
+        warn(f"no peak {dt} TFLOP/s known for {hw.get('gpu_name')!r}: mfu left empty (pass --peak-tflops)")
     if notes: res.error = '; '.join(filter(None, [res.error] + notes))
     return res

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import os, math, importlib, importlib.util
 from typing import Optional
-# No encoder here may reach a hub at run time, and importing terratorch otherwise starts a version check over the network.
+# No encoder here may reach a hub at run time, and importing terratorch otherwise starts a version check over the
+# network.
 os.environ.setdefault('HF_HUB_OFFLINE', '1')
 os.environ.setdefault('LIGHTLY_DID_VERSION_CHECK', 'True')
 import torch, torch.nn as nn, torch.nn.functional as F
@@ -26,7 +27,8 @@ S2_L2A = [  # band, central wavelength (µm), bandwidth (nm)
 
 def s2_wavelengths(c:int, unit:str='um')->list:
     "Central wavelengths of the first `c` Sentinel-2 L2A bands, in µm (`um`) or nm."
-    if c > len(S2_L2A): raise BenchError(f"only {len(S2_L2A)} Sentinel-2 L2A band wavelengths are known; {c} channels asked for")
+    if c > len(S2_L2A):
+        raise BenchError(f"only {len(S2_L2A)} Sentinel-2 L2A band wavelengths are known; {c} channels asked for")
     return [w * (1000 if unit == 'nm' else 1) for _, w, _ in S2_L2A[:c]]
 
 def s2_bandwidths(c:int)->list:
@@ -38,12 +40,15 @@ def require(module:str, package:str, model:str):
     "Import `module` for `model`, or raise a `BenchError` naming the `[geo]` extra."
     try: return importlib.import_module(module)
     except ImportError as e:
-        raise BenchError(f"{model} needs the geo extra ({package} is not installed: {e}); install it with {GEO_EXTRA}") from None
+        raise BenchError(
+            f"{model} needs the geo extra ({package} is not installed: {e}); install it with {GEO_EXTRA}"
+        ) from None
 
 def has_geo()->bool:
     "Whether every package of the `[geo]` extra imports."
     try:
-        for m in ('torchgeo.models', 'olmoearth_pretrain_minimal', 'rslearn.models.galileo.single_file_galileo'): importlib.import_module(m)
+        for m in ('torchgeo.models', 'olmoearth_pretrain_minimal', 'rslearn.models.galileo.single_file_galileo'):
+            importlib.import_module(m)
         return importlib.util.find_spec('terratorch') is not None
     except ImportError: return False
 
@@ -117,10 +122,13 @@ class PanopticonEncoder(GeoEncoder):
 class CopernicusFMEncoder(GeoEncoder):
     "Copernicus-FM in spectral mode, metadata unknown (NaN), made once per batch shape."
     def __init__(self, model:nn.Module, wavelengths_nm:list, bandwidths_nm:list, patch_size:int=16):
-        super().__init__(); self.model, self.wl, self.bw, self.patch = model, list(wavelengths_nm), list(bandwidths_nm), patch_size
+        super().__init__()
+        self.model, self.wl, self.bw, self.patch = model, list(wavelengths_nm), list(bandwidths_nm), patch_size
     def forward(self, x):
         meta = self.cached(x, lambda x: torch.full((x.shape[0], 4), float('nan'), device=x.device, dtype=x.dtype))
-        return self.model(x, meta, wavelengths=self.wl, bandwidths=self.bw, input_mode='spectral', kernel_size=self.patch)
+        return self.model(
+            x, meta, wavelengths=self.wl, bandwidths=self.bw, input_mode='spectral', kernel_size=self.patch
+        )
 
 def build_scalemae(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     tgm = require('torchgeo.models', 'torchgeo', variant)
@@ -132,7 +140,9 @@ def build_panopticon(variant:str, channels:int, size:int, timesteps:int=1)->nn.M
 
 def build_copernicusfm(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     tgm = require('torchgeo.models', 'torchgeo', variant)
-    return CopernicusFMEncoder(tgm.copernicusfm_base(img_size=size), s2_wavelengths(channels, 'nm'), s2_bandwidths(channels))
+    return CopernicusFMEncoder(
+        tgm.copernicusfm_base(img_size=size), s2_wavelengths(channels, 'nm'), s2_bandwidths(channels)
+    )
 
 # %% ../nbs/04_geo.ipynb #78bf68b2
 class OlmoEarthEncoder(GeoEncoder):
@@ -140,7 +150,8 @@ class OlmoEarthEncoder(GeoEncoder):
     def __init__(self, encoder:nn.Module, timesteps:int=1, patch_size:int=8, n_band_sets:int=3):
         super().__init__(timesteps); self.encoder, self.patch, self.n_sets = encoder, patch_size, n_band_sets
         from olmoearth_pretrain_minimal.olmoearth_pretrain_v1.utils.datatypes import MaskedOlmoEarthSample, MaskValue
-        self.sample, self.visible = MaskedOlmoEarthSample, MaskValue.ONLINE_ENCODER.value  # looked up once, not per call
+        # looked up once, not per call
+        self.sample, self.visible = MaskedOlmoEarthSample, MaskValue.ONLINE_ENCODER.value
 
     def _extras(self, x):
         b, _, h, w = x.shape; t = self.timesteps
@@ -221,8 +232,16 @@ def build_prithvi(variant:str, channels:int, size:int, timesteps:int=1)->nn.Modu
     return PrithviEncoder(model, timesteps, coords=name.endswith('_tl'))
 
 # %% ../nbs/04_geo.ipynb #228f0364
-BUILDERS = dict(dofa=build_dofa, croma=build_croma, scalemae=build_scalemae, panopticon=build_panopticon,
-                copernicusfm=build_copernicusfm, olmoearth=build_olmoearth, galileo=build_galileo, prithvi=build_prithvi)
+BUILDERS = dict(
+    dofa=build_dofa,
+    croma=build_croma,
+    scalemae=build_scalemae,
+    panopticon=build_panopticon,
+    copernicusfm=build_copernicusfm,
+    olmoearth=build_olmoearth,
+    galileo=build_galileo,
+    prithvi=build_prithvi,
+)
 
 def build_geo(info, channels:int, size:int, timesteps:int=1)->nn.Module:
     "A randomly initialised geo encoder for `info` (a `registry.ModelInfo`), in eval mode."

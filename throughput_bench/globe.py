@@ -18,7 +18,8 @@ import throughput_bench
 ASSETS = Path(throughput_bench.__file__).parent / 'globe_assets'  # shipped in the package (MANIFEST.in)
 VENDORED = {'d3': ('7.9.0', ['dist/d3.min.js', 'LICENSE']),
             'topojson-client': ('3.1.0', ['dist/topojson-client.min.js', 'LICENSE']),
-            'world-atlas': ('2.0.2', ['land-110m.json', 'LICENSE'])}  # Natural Earth 1:110m land (public domain), as TopoJSON
+            # Natural Earth 1:110m land (public domain), as TopoJSON
+            'world-atlas': ('2.0.2', ['land-110m.json', 'LICENSE'])}
 GSDS = (0.3, 1.0, 10.0, 30.0)  # the seed page's sensors: very high resolution, aerial, Sentinel-2, Landsat
 
 # %% ../nbs/18_globe.ipynb #781a89cd
@@ -36,30 +37,76 @@ def _serving_best(df):
     s = df[df['mode'].eq('serving') & df.status.eq('ok') & df.throughput_mean.notna()].copy()
     if s.empty: return s
     s['device'] = s.gpu_name.map(device_label)
-    s = s.loc[s.groupby(['gpu_name', 'model_name', 'precision'], dropna=False).throughput_mean.idxmax()].reset_index(drop=True)
+    s = s.loc[s.groupby(['gpu_name', 'model_name', 'precision'], dropna=False).throughput_mean.idxmax()].reset_index(
+        drop=True
+    )
     s['variant'] = s.precision + ' · served (' + s.scenario.fillna('').astype(str) + ')'
     s['input'] = input_label(s); s['label'] = s.model_name
     return s
 
 def _mapping_rows(df)->list:
-    "`tbench map` rows as two lanes each: the pipeline end to end, and the model alone on tiles in memory (same km² per tile)."
+    """`tbench map` rows as two lanes each: the pipeline end to end, and the model alone on tiles in memory (same km²
+    per tile)."""
     from throughput_bench.charts import mapping_rows
     out = []
     for r in mapping_rows(df).itertuples(index=False):
         g = lambda k, d=None: getattr(r, k, d)
-        base = dict(device=g('device'), device_name=g('gpu_name'), device_type=str(g('device_type') or 'cuda'), mode='mapping',
-                    model=g('model_name'), display=g('display_name') or g('model_name'), family=g('model_family') or '', task=g('task') or '',
-                    precision=g('precision'), compile_mode=g('compile_mode'), channels_last=False, optimizer='none',
-                    input=f"{int(g('input_channels'))}x{int(g('input_size'))}", input_channels=int(g('input_channels')), input_size=int(g('input_size')),
-                    batch=int(g('batch_size')), params_M=_num(g('params_M'), 3), gflops=None, peak_mb=_num(g('peak_memory_mb'), 1),
-                    contended=bool(g('contended', False)), native=True, source=g('source') or '', gsd_m=_num(g('gsd_m')),
-                    raster=str(g('raster_file') or ''), overlap=_num(g('overlap')))
+        base = dict(
+            device=g('device'),
+            device_name=g('gpu_name'),
+            device_type=str(g('device_type') or 'cuda'),
+            mode='mapping',
+            model=g('model_name'),
+            display=g('display_name') or g('model_name'),
+            family=g('model_family') or '',
+            task=g('task') or '',
+            precision=g('precision'),
+            compile_mode=g('compile_mode'),
+            channels_last=False,
+            optimizer='none',
+            input=f"{int(g('input_channels'))}x{int(g('input_size'))}",
+            input_channels=int(g('input_channels')),
+            input_size=int(g('input_size')),
+            batch=int(g('batch_size')),
+            params_M=_num(g('params_M'), 3),
+            gflops=None,
+            peak_mb=_num(g('peak_memory_mb'), 1),
+            contended=bool(g('contended', False)),
+            native=True,
+            source=g('source') or '',
+            gsd_m=_num(g('gsd_m')),
+            raster=str(g('raster_file') or ''),
+            overlap=_num(g('overlap')),
+        )
         where = f"{base['raster']}, overlap {g('overlap'):g}"
-        out.append(base | dict(label=f"{g('model_name')} · end to end", display=f"{base['display']} · end to end", variant=f"{g('precision')} · end to end ({where}; bound by {g('bound_stage')})",
-                               img_s=_num(g('throughput_mean')), ci_lo=_num(g('throughput_ci_low')), ci_hi=_num(g('throughput_ci_high')),
-                               km2s=_num(g('km2_per_sec')), km2s_lo=_num(g('km2_per_sec_ci_low')), km2s_hi=_num(g('km2_per_sec_ci_high'))))
-        out.append(base | dict(label=f"{g('model_name')} · model alone", display=f"{base['display']} · model alone", variant=f"{g('precision')} · model alone ({where})",
-                               img_s=_num(g('model_throughput')), ci_lo=None, ci_hi=None, km2s=_num(g('model_km2_per_sec')), km2s_lo=None, km2s_hi=None))
+        out.append(
+            base
+            | dict(
+                label=f"{g('model_name')} · end to end",
+                display=f"{base['display']} · end to end",
+                variant=f"{g('precision')} · end to end ({where}; bound by {g('bound_stage')})",
+                img_s=_num(g('throughput_mean')),
+                ci_lo=_num(g('throughput_ci_low')),
+                ci_hi=_num(g('throughput_ci_high')),
+                km2s=_num(g('km2_per_sec')),
+                km2s_lo=_num(g('km2_per_sec_ci_low')),
+                km2s_hi=_num(g('km2_per_sec_ci_high')),
+            )
+        )
+        out.append(
+            base
+            | dict(
+                label=f"{g('model_name')} · model alone",
+                display=f"{base['display']} · model alone",
+                variant=f"{g('precision')} · model alone ({where})",
+                img_s=_num(g('model_throughput')),
+                ci_lo=None,
+                ci_hi=None,
+                km2s=_num(g('model_km2_per_sec')),
+                km2s_lo=None,
+                km2s_hi=None,
+            )
+        )
     return out
 
 def globe_rows(df)->list:
@@ -67,19 +114,44 @@ def globe_rows(df)->list:
     import pandas as pd
     from throughput_bench.charts import best_rows, at_native_input
     b = pd.concat([best_rows(df), _serving_best(df)], ignore_index=True)
-    if len(b):  # a model's runs at other shapes (--geo-compare baselines) are hidden by default where it also ran at its native input
+    # a model's runs at other shapes (--geo-compare baselines) are hidden by default where it also ran at its native
+    # input
+    if len(b):
         nat = at_native_input(b); b['native'] = nat | ~nat.groupby(b.model_name).transform('any')
     rows = []
     for r in b.itertuples(index=False):
         g = lambda k, d=None: getattr(r, k, d)
-        rows.append(dict(device=g('device'), device_name=g('gpu_name'), device_type=str(g('device_type') or 'cuda'), mode=g('mode'),
-                         model=g('model_name'), label=g('label'), display=g('display_name') or g('model_name'), family=g('model_family') or '',
-                         task=g('task') or '', variant=g('variant'), precision=g('precision'), compile_mode=g('compile_mode'),
-                         channels_last=bool(g('channels_last')), optimizer=g('optimizer') or 'none', input=g('input'),
-                         input_channels=int(g('input_channels')), input_size=int(g('input_size')), batch=int(g('batch_size')),
-                         img_s=_num(g('throughput_mean')), ci_lo=_num(g('throughput_ci_low')), ci_hi=_num(g('throughput_ci_high')),
-                         params_M=_num(g('params_M'), 3), gflops=_num(g('gflops_per_sample'), 4), peak_mb=_num(g('peak_memory_mb'), 1),
-                         contended=bool(g('contended', False)), native=bool(g('native', True)), source=g('source') or ''))
+        rows.append(
+            dict(
+                device=g('device'),
+                device_name=g('gpu_name'),
+                device_type=str(g('device_type') or 'cuda'),
+                mode=g('mode'),
+                model=g('model_name'),
+                label=g('label'),
+                display=g('display_name') or g('model_name'),
+                family=g('model_family') or '',
+                task=g('task') or '',
+                variant=g('variant'),
+                precision=g('precision'),
+                compile_mode=g('compile_mode'),
+                channels_last=bool(g('channels_last')),
+                optimizer=g('optimizer') or 'none',
+                input=g('input'),
+                input_channels=int(g('input_channels')),
+                input_size=int(g('input_size')),
+                batch=int(g('batch_size')),
+                img_s=_num(g('throughput_mean')),
+                ci_lo=_num(g('throughput_ci_low')),
+                ci_hi=_num(g('throughput_ci_high')),
+                params_M=_num(g('params_M'), 3),
+                gflops=_num(g('gflops_per_sample'), 4),
+                peak_mb=_num(g('peak_memory_mb'), 1),
+                contended=bool(g('contended', False)),
+                native=bool(g('native', True)),
+                source=g('source') or '',
+            )
+        )
     return rows + _mapping_rows(df)
 
 # %% ../nbs/18_globe.ipynb #2bf67061
@@ -98,15 +170,22 @@ def globe_data(*paths)->dict:
     "Everything the page shows, from result CSVs or folders; `BenchError` when nothing was measured."
     from throughput_bench.store import read_results, result_files
     files = result_files(*paths)
-    if not files: raise BenchError(f"no results files in {', '.join(map(str, paths))}: run tbench infer first, or name a CSV")
+    if not files:
+        raise BenchError(f"no results files in {', '.join(map(str, paths))}: run tbench infer first, or name a CSV")
     df = read_results(*files)
     rows = globe_rows(df) if len(df) else []
     notes = _missing(df) if len(df) else []
     if not rows:
         why = '; '.join(notes) if notes else 'the files hold no rows'
         raise BenchError(f"nothing to draw from {', '.join(f.name for f in files)}: {why}")
-    return dict(generated=datetime.datetime.now().isoformat(timespec='seconds'), land_km2=EARTH_LAND_KM2, gsds=list(GSDS),
-                files=[f.name for f in files], notes=notes, rows=rows)
+    return dict(
+        generated=datetime.datetime.now().isoformat(timespec='seconds'),
+        land_km2=EARTH_LAND_KM2,
+        gsds=list(GSDS),
+        files=[f.name for f in files],
+        notes=notes,
+        rows=rows,
+    )
 
 # %% ../nbs/18_globe.ipynb #a5a7b835
 def write_globe(*paths, out='globe')->Path:

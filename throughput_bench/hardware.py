@@ -27,7 +27,8 @@ def cpu_name()->str:
 def device_name(device:torch.device)->str:
     "Human name of `device`: the GPU's name, or the CPU model."
     if device.type == 'cuda':
-        import torch  # torch only for a GPU: the CPU's facts come from the kernel (the `tbench latency` client runs without torch)
+        # torch only for a GPU: the CPU's facts come from the kernel (the `tbench latency` client runs without torch)
+        import torch
         return torch.cuda.get_device_name(device)
     if device.type == 'mps': return f"Apple {platform.machine()} GPU (MPS)"
     return cpu_name()
@@ -113,16 +114,38 @@ def git_sha(path=None)->str:
 def cpu_info()->dict:
     "CPU model, cores, clock, memory and the vector units that matter for deep learning."
     freq = psutil.cpu_freq()
-    units = sorted(cpu_features() & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'avx512_fp16', 'avx512_vnni', 'amx_bf16', 'amx_fp16', 'amx_int8', 'amx_tile'})
-    return dict(cpu=cpu_name(), cpu_arch=platform.machine(), cpu_count=psutil.cpu_count(logical=True),
-                cpu_cores_physical=psutil.cpu_count(logical=False), cpu_max_mhz=(freq.max or freq.current) if freq else None,
-                cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
-                cpu_vector_units=' '.join(units), host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
+    units = sorted(
+        cpu_features()
+        & {
+            'avx2',
+            'fma',
+            'avx512f',
+            'avx512_bf16',
+            'avx512_fp16',
+            'avx512_vnni',
+            'amx_bf16',
+            'amx_fp16',
+            'amx_int8',
+            'amx_tile',
+        }
+    )
+    return dict(
+        cpu=cpu_name(),
+        cpu_arch=platform.machine(),
+        cpu_count=psutil.cpu_count(logical=True),
+        cpu_cores_physical=psutil.cpu_count(logical=False),
+        cpu_max_mhz=(freq.max or freq.current) if freq else None,
+        cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
+        cpu_vector_units=' '.join(units),
+        host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1),
+    )
 
-RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino')  # the built-in backends' `packages` (a test keeps them equal)
+# the built-in backends' `packages` (a test keeps them equal)
+RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino')
 
 def runtime_versions()->dict:
-    "The installed versions of the runtimes' packages and of every package that adds a backend (read from their metadata: nothing is imported)."
+    """The installed versions of the runtimes' packages and of every package that adds a backend (read from their
+    metadata: nothing is imported)."""
     import importlib.metadata as md
     out = {}
     for p in RUNTIME_PACKAGES:
@@ -133,13 +156,15 @@ def runtime_versions()->dict:
     return out
 
 class Host:
-    "The CPU as a device, for what runs without torch (the `tbench latency` client): `type` and `index` as a `torch.device`'s, `str` 'cpu'."
+    """The CPU as a device, for what runs without torch (the `tbench latency` client): `type` and `index` as a
+    `torch.device`'s, `str` 'cpu'."""
     type, index = 'cpu', None
     def __str__(self): return 'cpu'
     def __repr__(self): return "Host('cpu')"
 
 def client_device(name:str='auto'):
-    "The device a client's rows are filed under: `Host()` for `cpu`, or for `auto` on a machine NVML finds no GPU on (no torch imported); else `devices.resolve_device`'s."
+    """The device a client's rows are filed under: `Host()` for `cpu`, or for `auto` on a machine NVML finds no GPU on
+    (no torch imported); else `devices.resolve_device`'s."""
     if name == 'cpu': return Host()
     if name == 'auto':
         nv = _nvml()
@@ -155,19 +180,32 @@ def _version(package:str)->str:
     except md.PackageNotFoundError: return ''
 
 def fingerprint(device:torch.device)->dict:
-    "Everything that says what machine and software a result was measured on (torch's own facts where torch is loaded; its version from its metadata where it is not)."
+    """Everything that says what machine and software a result was measured on (torch's own facts where torch is
+    loaded; its version from its metadata where it is not)."""
     try: from throughput_bench import __version__ as tb_version
     except Exception: tb_version = ''
     torch = sys.modules.get('torch')
     if torch is None and device.type == 'cuda': import torch
-    d = dict(device=str(device), device_type=device.type, gpu_name=device_name(device),
-             gpu_mem_gb=device_memory_gb(device),
-             cuda_version=(torch.version.cuda or '') if torch else '', pytorch_version=torch.__version__ if torch else _version('torch'),
-             timm_version=_version('timm'), numpy_version=_version('numpy'), throughput_bench_version=tb_version,
-             python_version=platform.python_version(), os=platform.system(), os_release=platform.release(),
-             cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
-             torch_threads=torch.get_num_threads() if torch else None, torch_interop_threads=torch.get_num_interop_threads() if torch else None,
-             thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, git_sha=git_sha(), runtimes=runtime_versions())
+    d = dict(
+        device=str(device),
+        device_type=device.type,
+        gpu_name=device_name(device),
+        gpu_mem_gb=device_memory_gb(device),
+        cuda_version=(torch.version.cuda or '') if torch else '',
+        pytorch_version=torch.__version__ if torch else _version('torch'),
+        timm_version=_version('timm'),
+        numpy_version=_version('numpy'),
+        throughput_bench_version=tb_version,
+        python_version=platform.python_version(),
+        os=platform.system(),
+        os_release=platform.release(),
+        cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
+        torch_threads=torch.get_num_threads() if torch else None,
+        torch_interop_threads=torch.get_num_interop_threads() if torch else None,
+        thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ},
+        git_sha=git_sha(),
+        runtimes=runtime_versions(),
+    )
     if device.type == 'cuda':
         p = torch.cuda.get_device_properties(device)
         d |= dict(compute_capability=f"{p.major}.{p.minor}", sm_count=p.multi_processor_count)

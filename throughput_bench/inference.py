@@ -11,7 +11,16 @@ from .core import *
 from .devices import *
 from .registry import get_model, build, n_params
 from .backend import build_model, is_oom, one_line, describe_device, describe_model
-from .backends.base import get_backend, needs_gate, tolerance, gate_input, tiled, as_samples, judge, GATE_SAMPLES
+from throughput_bench.backends.base import (
+    get_backend,
+    needs_gate,
+    tolerance,
+    gate_input,
+    tiled,
+    as_samples,
+    judge,
+    GATE_SAMPLES,
+)
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
 from .hardware import device_name, device_memory_gb, load_average
@@ -46,7 +55,8 @@ def probe_peaks(make_step, probes=(2, 4))->list:
 
 def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None,
                   max_memory_mb:Optional[float]=None)->tuple:
-    "`(batch to run, why it differs from batch or '', reason: '' | 'memory' | 'time-cap')`, from probing `make_step(b)()`."
+    """`(batch to run, why it differs from batch or '', reason: '' | 'memory' | 'time-cap')`, from probing
+    `make_step(b)()`."""
     if batch <= probes[1]: return batch, '', ''
     peaks = probe_peaks(make_step, probes)
     budget = max_memory_mb or (rss_mb() + 0.9 * psutil.virtual_memory().available / 2**20)
@@ -89,12 +99,16 @@ def reference_output(model, spec:BenchSpec, device)->tuple:
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
     "Measure one inference configuration through its backend; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
-    res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device, spec.tf32 and spec.backend == 'pytorch')  # PyTorch's switch
+    # PyTorch's switch
+    res = describe_device(
+        result_from_spec(spec, load_avg_before=load_average()), device, spec.tf32 and spec.backend == 'pytorch'
+    )
     try:
         be = get_backend(spec.backend)
         why = be.unsupported(spec)
         if why: raise BenchError(why)
-        device, info, model = build_model(spec); model.eval()  # fp32, on the device: the reference, then the backend's to cast or export
+        # fp32, on the device: the reference, then the backend's to cast or export
+        device, info, model = build_model(spec); model.eval()
         describe_model(res, info)
         params = n_params(model)
         gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
@@ -102,8 +116,9 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         prep = be.prepare(model, spec, device)
         batch = spec.batch_size
         if device.type == 'cpu' and prep.probe and spec.compile_mode == 'none' and spec.probe_batch:
-            batch, res.error, res.batch_reason = cpu_batch_fit(prep.probe, batch, max_step_seconds=spec.max_step_seconds,
-                                                               max_memory_mb=spec.max_memory_mb)
+            batch, res.error, res.batch_reason = cpu_batch_fit(
+                prep.probe, batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb
+            )
         gc.collect(); reset_peak_memory(device)
         step, per_step = prep.step(batch)
         tm = measure(step, device, per_step, timing, on_warm=lambda: res.__dict__.update(gpu_clocks(device)))
@@ -111,13 +126,21 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         res.batch_size = batch
         res.backend_settings, res.backend_version = prep.settings, prep.version
         res.export_seconds, res.export_cached = prep.export_seconds, prep.export_cached
-        if spec.backend != 'pytorch':  # building the runtime's executable; its first call (a TensorRT engine) is in `compile_seconds`
+        # building the runtime's executable; its first call (a TensorRT engine) is in `compile_seconds`
+        if spec.backend != 'pytorch':
             res.compile_seconds = (prep.build_seconds or 0) + tm.first_call_seconds
-            if device.type == 'cuda': res.peak_memory_mb = None  # the runtime's allocator is not PyTorch's: not measured, not wrong
+            # the runtime's allocator is not PyTorch's: not measured, not wrong
+            if device.type == 'cuda': res.peak_memory_mb = None
         if ref is not None:
-            res = judge(res, ref, as_samples(prep.output(tiled(x_ref, batch)), len(x_ref)), tolerance(spec, device, res.tf32_enabled))
+            res = judge(
+                res,
+                ref,
+                as_samples(prep.output(tiled(x_ref, batch)), len(x_ref)),
+                tolerance(spec, device, res.tf32_enabled),
+            )
     except Exception as e:
-        if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)  # this backend cannot run it (the plan skips these first)
+        # this backend cannot run it (the plan skips these first)
+        if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)
         else: res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
         if device.type == 'cuda': torch.cuda.empty_cache()
     res.load_avg_after, res.wall_seconds = load_average(), time.perf_counter() - t_start

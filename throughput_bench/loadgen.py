@@ -19,10 +19,13 @@ __all__ = ['SCENARIOS', 'PCTS', 'server_info', 'make_payload', 'payload_images',
 
 # %% ../nbs/22_loadgen.ipynb #42612229
 def server_info(url:str, timeout:float=10.0)->dict:
-    "The server's `/v1/metadata` (empty where it has none: a NIM, Triton or any other service); a `BenchError` if nothing answers at `url`."
+    """The server's `/v1/metadata` (empty where it has none: a NIM, Triton or any other service); a `BenchError` if
+    nothing answers at `url`."""
     import httpx
-    try: r = httpx.get(f"{url.rstrip('/')}/v1/metadata", timeout=timeout)
-    except httpx.HTTPError as e: raise BenchError(f"nothing answered at {url} ({type(e).__name__}: {str(e)[:120] or 'no message'})")
+    try:
+        r = httpx.get(f"{url.rstrip('/')}/v1/metadata", timeout=timeout)
+    except httpx.HTTPError as e:
+        raise BenchError(f"nothing answered at {url} ({type(e).__name__}: {str(e)[:120] or 'no message'})")
     try: meta = r.json() if r.status_code == 200 else {}
     except ValueError: return {}
     return meta if isinstance(meta, dict) else {}
@@ -36,7 +39,8 @@ def make_payload(meta:dict, input_file:Optional[str]=None, batch:int=1, seed:int
         if not raw.startswith(NPY_MAGIC): raise BenchError(f"--input-file {input_file} is not a .npy file")
         return raw
     shape = meta.get('input_shape')
-    if not shape: raise BenchError("the server has no /v1/metadata with an input_shape; give the payload with --input-file")
+    if not shape:
+        raise BenchError("the server has no /v1/metadata with an input_shape; give the payload with --input-file")
     return npy_bytes(np.random.default_rng(seed).standard_normal((batch, *shape), dtype=np.float32))
 
 def payload_images(raw:bytes)->int:
@@ -57,7 +61,8 @@ def form_variants(items:list)->list:
 
 # %% ../nbs/22_loadgen.ipynb #e01c3c49
 def answer_problem(body:bytes, expect:str='npy')->Optional[str]:
-    "None if a 200's body is what was asked for (`npy`: a `.npy`; `tar`: a tar holding `output.npy`; `any`: either), else why not."
+    """None if a 200's body is what was asked for (`npy`: a `.npy`; `tar`: a tar holding `output.npy`; `any`: either),
+    else why not."""
     if expect in ('npy', 'any') and body.startswith(NPY_MAGIC): return None
     if expect in ('tar', 'any'):
         import tarfile
@@ -71,8 +76,24 @@ def answer_problem(body:bytes, expect:str='npy')->Optional[str]:
 
 class HttpSUT:
     "LoadGen's system under test: each query is one multipart POST of the payload, answered by a sender thread."
-    def __init__(self, url:str, payload:bytes, form:dict=None, headers:dict=None, timeout:float=60.0, concurrency:int=1, expect:str=None):
-        self.url, self.payload, self.form, self.headers, self.timeout = url, payload, dict(form or {}), dict(headers or {}), timeout
+
+    def __init__(
+        self,
+        url: str,
+        payload: bytes,
+        form: dict = None,
+        headers: dict = None,
+        timeout: float = 60.0,
+        concurrency: int = 1,
+        expect: str = None,
+    ):
+        self.url, self.payload, self.form, self.headers, self.timeout = (
+            url,
+            payload,
+            dict(form or {}),
+            dict(headers or {}),
+            timeout,
+        )
         self.expect = expect or ('tar' if 'application/x-tar' in self.headers.get('accept', '') else 'npy')
         self.concurrency = concurrency
         self.pool = ThreadPoolExecutor(concurrency, thread_name_prefix='tbench-sut')
@@ -89,7 +110,9 @@ class HttpSUT:
         import httpx
         c = getattr(self.local, 'c', None)
         if c is None:
-            c = self.local.c = httpx.Client(timeout=self.timeout, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+            c = self.local.c = httpx.Client(
+                timeout=self.timeout, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)
+            )
             with self.lock: self._clients.append(c)
         return c
 
@@ -97,7 +120,9 @@ class HttpSUT:
         "Send one request; None if it answered 200, else what went wrong (one line)."
         import httpx
         try:
-            r = self.client().post(self.url, files={'input_array': ('input_array', self.payload)}, data=self.form, headers=self.headers)
+            r = self.client().post(
+                self.url, files={'input_array': ('input_array', self.payload)}, data=self.form, headers=self.headers
+            )
             if r.status_code != 200: return f"HTTP {r.status_code}: {r.text.strip()[:200]}"
             return answer_problem(r.content, self.expect)
         except httpx.HTTPError as e: return f"{type(e).__name__}: {str(e)[:200] or 'no message'}"
@@ -150,7 +175,11 @@ def loadgen_settings(scenario:str, trials:int=10, min_duration:float=5.0, max_du
     s.scenario = {'single-stream': lg.TestScenario.SingleStream, 'server': lg.TestScenario.Server,
                   'offline': lg.TestScenario.Offline}[scenario]
     s.mode = lg.TestMode.PerformanceOnly
-    s.min_query_count, s.min_duration_ms, s.max_duration_ms = int(trials), int(min_duration * 1e3), int(max_duration * 1e3)
+    s.min_query_count, s.min_duration_ms, s.max_duration_ms = (
+        int(trials),
+        int(min_duration * 1e3),
+        int(max_duration * 1e3),
+    )
     s.single_stream_expected_latency_ns = max(int(expected_latency_s * 1e9), 1)
     if scenario == 'server':
         s.min_query_count = max(int(trials), early_stopping_queries(latency_percentile))
@@ -179,11 +208,19 @@ def summarise_run(d:dict, scenario:str, client_latencies:list=())->dict:
     out = dict(valid=d.get('result_validity', ''), invalid_reason=(d.get('result_invalid_reason') or '').strip(),
                achieved_qps=qps, queries=d.get('result_query_count'))
     if out['valid'] == 'INVALID' and not out['invalid_reason']:
-        failed = [label for k, label in (('result_min_duration_met', 'min duration'), ('result_min_queries_met', 'min queries'),
-                                     ('result_perf_constraints_met', 'latency bound'), ('early_stopping_met', 'early stopping'))
-                  if d.get(k) is False]
+        failed = [
+            label
+            for k, label in (
+                ('result_min_duration_met', 'min duration'),
+                ('result_min_queries_met', 'min queries'),
+                ('result_perf_constraints_met', 'latency bound'),
+                ('early_stopping_met', 'early stopping'),
+            )
+            if d.get(k) is False
+        ]
         out['invalid_reason'] = 'not met: ' + ', '.join(failed)
-    if scenario == 'offline' or not d.get('result_mean_latency_ns'):  # LoadGen's offline latencies run from the start of the test
+    # LoadGen's offline latencies run from the start of the test
+    if scenario == 'offline' or not d.get('result_mean_latency_ns'):
         lat = np.asarray(client_latencies, float) * 1e3
         out.update(latency_mean_ms=float(lat.mean()) if len(lat) else None, source='client',
                    **{k: float(np.percentile(lat, float(v))) if len(lat) else None for k, v in PCTS.items()})
@@ -210,7 +247,8 @@ def split_url(url:str)->tuple:
     "`(base, infer URL)`: `http://h:p` alone means its `/v1/infer`."
     from urllib.parse import urlsplit
     u = urlsplit(url)
-    if u.scheme not in ('http', 'https') or not u.netloc: raise BenchError(f"{url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1/infer)")
+    if u.scheme not in ('http', 'https') or not u.netloc:
+        raise BenchError(f"{url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1/infer)")
     base = f"{u.scheme}://{u.netloc}"
     return base, (url if u.path not in ('', '/') else f"{base}/v1/infer")
 
@@ -225,7 +263,9 @@ def _t_ci(xs:list)->tuple:
 def aggregate(runs:list)->dict:
     "One test's figures from its runs' summaries: means, CIs over runs, the verdict, the error count."
     ok = [r for r in runs if r.get('achieved_qps') is not None]
-    mean = lambda k: float(np.mean([r[k] for r in ok if r.get(k) is not None])) if any(r.get(k) is not None for r in ok) else None
+    mean = lambda k: (
+        float(np.mean([r[k] for r in ok if r.get(k) is not None])) if any(r.get(k) is not None for r in ok) else None
+    )
     out = {k: mean(k) for k in ('achieved_qps', 'latency_mean_ms', *PCTS)}
     out['latency_ci'] = _t_ci([r.get('latency_mean_ms') for r in ok])
     out['qps_ci'] = _t_ci([r.get('achieved_qps') for r in ok])
@@ -247,8 +287,14 @@ def aggregate(runs:list)->dict:
 def server_dead(sut:HttpSUT)->str:
     "'' if one more request gets any HTTP answer; else what the connection says (the server is gone)."
     import httpx
-    try: sut.client().post(sut.url, files={'input_array': ('input_array', sut.payload)}, data=sut.form, headers=sut.headers); return ''
-    except httpx.HTTPError as e: return f"{type(e).__name__}: {str(e)[:200] or 'no message'}"
+
+    try:
+        sut.client().post(
+            sut.url, files={'input_array': ('input_array', sut.payload)}, data=sut.form, headers=sut.headers
+        )
+        return ''
+    except httpx.HTTPError as e:
+        return f"{type(e).__name__}: {str(e)[:200] or 'no message'}"
 
 def run_test(sut:HttpSUT, scenario:str, runs:int=3, burn_in:int=3, log_dir='.', qps:Optional[float]=None,
              tick:Callable=lambda: None, **settings)->dict:
@@ -257,12 +303,17 @@ def run_test(sut:HttpSUT, scenario:str, runs:int=3, burn_in:int=3, log_dir='.', 
     for k in range(runs):
         sut.reset()
         par = sut.concurrency if scenario == 'offline' else 1
-        sec = sut.warm(max(burn_in, 2 if scenario == 'offline' else 0), par) if (burn_in or scenario == 'offline') else None
+        sec = (
+            sut.warm(max(burn_in, 2 if scenario == 'offline' else 0), par)
+            if (burn_in or scenario == 'offline')
+            else None
+        )
         if sut.sent and sut.errors == sut.sent and (dead := server_dead(sut)):
             per.append(dict(errors=sut.errors, first_error=sut.first_error, dead=dead)); tick(); break
         fastest = min(sut.latencies) if sut.latencies else 0.01
         sut.reset()
-        # LoadGen plans its queries from these estimates: too slow an estimate and a run ends before --min-duration (INVALID),
+        # LoadGen plans its queries from these estimates: too slow an estimate and a run ends before --min-duration
+        # (INVALID),
         # too fast a one costs nothing (it stops once the minimum duration and query count are met)
         s = loadgen_settings(scenario, qps=qps, expected_latency_s=fastest / 2,
                              expected_qps=1.5 * par / sec if sec else None, **settings)
@@ -290,7 +341,9 @@ def bisect_qps(run_at:Callable, start:float, max_steps:int=8, max_seconds:float=
     return steps
 
 # %% ../nbs/22_loadgen.ipynb #5c279f45
-def client_cost(base:str, payload:bytes, form:dict=None, headers:dict=None, n:int=30, timeout:float=10.0)->Optional[float]:
+def client_cost(
+    base: str, payload: bytes, form: dict = None, headers: dict = None, n: int = 30, timeout: float = 10.0
+) -> Optional[float]:
     "p50 (ms) of `n` sequential requests to `base/v1/null` with this payload; None where there is no null endpoint."
     sut = HttpSUT(f"{base}/v1/null", payload, form, headers, timeout=timeout, expect='any')
     try:
@@ -301,30 +354,81 @@ def client_cost(base:str, payload:bytes, form:dict=None, headers:dict=None, n:in
     finally: sut.close()
 
 # %% ../nbs/22_loadgen.ipynb #5ef4c3ab
-def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int, qps=None, concurrency=1, burn_in=3, trials=10,
-                latency_bound_ms=None, latency_percentile=None, form:dict=None, client_p50_ms=None, log_dir='')->BenchResult:
+def serving_row(
+    t: dict,
+    meta: dict,
+    device,
+    *,
+    url: str,
+    scenario: str,
+    images: int,
+    qps=None,
+    concurrency=1,
+    burn_in=3,
+    trials=10,
+    latency_bound_ms=None,
+    latency_percentile=None,
+    form: dict = None,
+    client_p50_ms=None,
+    log_dir='',
+) -> BenchResult:
     "A `BenchResult` (mode `serving`) from a test's aggregate `t` and the server's metadata."
     from throughput_bench.hardware import device_name, device_memory_gb
     from urllib.parse import urlsplit
-    versions = meta.get('versions') if isinstance(meta.get('versions'), dict) else {}  # the server's, where it says (the client imports no torch)
+    # the server's, where it says (the client imports no torch)
+    versions = meta.get('versions') if isinstance(meta.get('versions'), dict) else {}
     ms = lambda v: None if v is None else round(float(v), 4)
-    res = BenchResult(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
-                      model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''), mode='serving',
-                      precision=meta.get('precision', ''), compile_mode=str(meta.get('compile_mode') or ''), backend=str(meta.get('backend') or ''),
-                      compiled=(meta['compile_mode'] not in ('none', '')) if meta.get('compile_mode') else None,  # what the server does not say is unknown: empty, never a default
-                      channels_last=bool(meta['channels_last']) if 'channels_last' in meta else None,
-                      input_channels=meta.get('input_channels'), input_size=meta.get('input_size'), timesteps=meta.get('timesteps'),
-                      batch_size=images, batch_requested=images, device=str(device), device_type=device.type,
-                      pytorch_version=str(versions.get('torch', '')), cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')),
-                      timestamp=now_iso(), scenario=scenario, target_qps=qps, concurrency=concurrency, burn_in=burn_in, trials=trials,
-                      runs=t['runs'], requests=t['requests'], latency_bound_ms=latency_bound_ms, latency_percentile=latency_percentile,
-                      request_errors=t['errors'], url=url, request_form=' '.join(f"{k}={v}" for k, v in (form or {}).items()),
-                      server_metadata=json.dumps(meta, sort_keys=True) if meta else '', client_p50_ms=ms(client_p50_ms),
-                      loadgen_log=str(log_dir), latency_source=t['source'], valid=t['valid'], invalid_reason=t['invalid_reason'])
-    res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)  # the client's device: the file the row goes to
+    res = BenchResult(
+        model_name=meta.get('model') or urlsplit(url).netloc,
+        display_name=meta.get('display_name', ''),
+        model_family=meta.get('family', ''),
+        model_type=meta.get('type', ''),
+        task=meta.get('task', ''),
+        mode='serving',
+        precision=meta.get('precision', ''),
+        compile_mode=str(meta.get('compile_mode') or ''),
+        backend=str(meta.get('backend') or ''),
+        # what the server does not say is unknown: empty, never a default
+        compiled=(meta['compile_mode'] not in ('none', '')) if meta.get('compile_mode') else None,
+        channels_last=bool(meta['channels_last']) if 'channels_last' in meta else None,
+        input_channels=meta.get('input_channels'),
+        input_size=meta.get('input_size'),
+        timesteps=meta.get('timesteps'),
+        batch_size=images,
+        batch_requested=images,
+        device=str(device),
+        device_type=device.type,
+        pytorch_version=str(versions.get('torch', '')),
+        cuda_version=str(versions.get('cuda', '') or ''),
+        timm_version=str(versions.get('timm', '')),
+        timestamp=now_iso(),
+        scenario=scenario,
+        target_qps=qps,
+        concurrency=concurrency,
+        burn_in=burn_in,
+        trials=trials,
+        runs=t['runs'],
+        requests=t['requests'],
+        latency_bound_ms=latency_bound_ms,
+        latency_percentile=latency_percentile,
+        request_errors=t['errors'],
+        url=url,
+        request_form=' '.join(f"{k}={v}" for k, v in (form or {}).items()),
+        server_metadata=json.dumps(meta, sort_keys=True) if meta else '',
+        client_p50_ms=ms(client_p50_ms),
+        loadgen_log=str(log_dir),
+        latency_source=t['source'],
+        valid=t['valid'],
+        invalid_reason=t['invalid_reason'],
+    )
+    # the client's device: the file the row goes to
+    res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
     res.tf32_enabled = None  # the server's arithmetic is its own (in `server_metadata`)
     if t['achieved_qps'] is None:
-        res.status, res.error = 'error', (f"the server stopped answering: {t['dead']}" if t['dead'] else t['first_error'] or 'no request answered')
+        res.status, res.error = (
+            'error',
+            (f"the server stopped answering: {t['dead']}" if t['dead'] else t['first_error'] or 'no request answered'),
+        )
         return res
     res.request_errors = t['errors']
     res.achieved_qps = round(t['achieved_qps'], 4)
@@ -337,24 +441,54 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
     if res.input_size: res.pixels_per_sec = res.throughput_mean * res.input_size ** 2
     res.repeats = t['runs']
     if t['dead']: res.status, res.error = 'error', f"the server stopped answering during the test: {t['dead']}"
-    elif t['errors']:  # a failed request has no latency worth ranking: the row states the share and is never an `ok` figure
+    # a failed request has no latency worth ranking: the row states the share and is never an `ok` figure
+    elif t['errors']:
         sent = max(t['requests'], t['errors'])
-        res.status, res.error = 'error', f"{t['errors']} of {sent} request(s) failed ({t['errors'] / sent:.0%}); first: {t['first_error']}"[:300]
+        res.status, res.error = (
+            'error',
+            f"{t['errors']} of {sent} request(s) failed ({t['errors'] / sent:.0%}); first: {t['first_error']}"[:300],
+        )
     return res
 
 # %% ../nbs/22_loadgen.ipynb #cd4d2304
-def latency_tests(url:str, meta:dict, payload:bytes, device, scenario:str='single-stream', qps:Optional[float]=None,
-                  latency_bound_ms:Optional[float]=None, latency_percentile:float=0.99, find_max_qps:bool=False,
-                  concurrency:tuple=(1,), burn_in:int=3, trials:int=10, runs:int=3, min_duration:float=5.0, max_duration:float=60.0,
-                  forms:list=({},), headers:dict=None, timeout:float=60.0, max_steps:int=8, max_search_seconds:float=300.0,
-                  client_p50_ms:Optional[float]=None, log_root='.', post:Callable=lambda r: r, progress:bool=True)->list:
+def latency_tests(
+    url: str,
+    meta: dict,
+    payload: bytes,
+    device,
+    scenario: str = 'single-stream',
+    qps: Optional[float] = None,
+    latency_bound_ms: Optional[float] = None,
+    latency_percentile: float = 0.99,
+    find_max_qps: bool = False,
+    concurrency: tuple = (1,),
+    burn_in: int = 3,
+    trials: int = 10,
+    runs: int = 3,
+    min_duration: float = 5.0,
+    max_duration: float = 60.0,
+    forms: list = ({},),
+    headers: dict = None,
+    timeout: float = 60.0,
+    max_steps: int = 8,
+    max_search_seconds: float = 300.0,
+    client_p50_ms: Optional[float] = None,
+    log_root='.',
+    post: Callable = lambda r: r,
+    progress: bool = True,
+) -> list:
     "Run the tests of one command; the rows, each passed through `post` when made."
     from tqdm.auto import tqdm
     base, infer_url = split_url(url)
     imgs = payload_images(payload)
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"  # one command's logs never land in another's folder
-    settings = dict(trials=trials, min_duration=min_duration, max_duration=max_duration, latency_percentile=latency_percentile,
-                    latency_bound_ms=latency_bound_ms)
+    settings = dict(
+        trials=trials,
+        min_duration=min_duration,
+        max_duration=max_duration,
+        latency_percentile=latency_percentile,
+        latency_bound_ms=latency_bound_ms,
+    )
     plan = [(f, c) for f in forms for c in (concurrency if scenario == 'offline' else (1,))]
     total = len(plan) * (max_steps if find_max_qps else runs)
     bar = tqdm(total=total, desc='latency', unit='run', disable=not progress, dynamic_ncols=True, leave=True)
@@ -362,34 +496,71 @@ def latency_tests(url:str, meta:dict, payload:bytes, device, scenario:str='singl
     try:
         for i, (form, conc) in enumerate(plan):
             n = imgs * int(form.get('samples', 1) or 1) if str(form.get('samples', '1')).isdigit() else imgs
-            label = f"{meta.get('model') or base} {scenario}{f' c={conc}' if scenario == 'offline' else ''} {' '.join(f'{k}={v}' for k, v in form.items())}".strip()
-            sut = HttpSUT(infer_url, payload, form, headers, timeout, concurrency=conc if scenario == 'offline' else (64 if find_max_qps or scenario == 'server' else 1))
-            common = dict(url=infer_url, images=n, burn_in=burn_in, trials=trials, latency_percentile=latency_percentile if scenario == 'server' or find_max_qps else None,
-                          form=form, client_p50_ms=client_p50_ms)
+            words = ' '.join(f'{k}={v}' for k, v in form.items())
+            conc_word = f' c={conc}' if scenario == 'offline' else ''
+            label = f"{meta.get('model') or base} {scenario}{conc_word} {words}".strip()
+            sut = HttpSUT(
+                infer_url,
+                payload,
+                form,
+                headers,
+                timeout,
+                concurrency=conc if scenario == 'offline' else (64 if find_max_qps or scenario == 'server' else 1),
+            )
+            common = dict(
+                url=infer_url,
+                images=n,
+                burn_in=burn_in,
+                trials=trials,
+                latency_percentile=latency_percentile if scenario == 'server' or find_max_qps else None,
+                form=form,
+                client_p50_ms=client_p50_ms,
+            )
             try:
                 if find_max_qps:
                     steps_rows = []
                     def at(q):
                         bar.set_description(f"{label} target {q:.2f}/s")
                         d = Path(log_root) / f"{stamp}-{i}-max-qps-{len(steps_rows) + 1}"
-                        t = run_test(sut, 'server', runs=1, burn_in=burn_in, log_dir=d, qps=q, tick=bar.update, **settings)
+                        t = run_test(
+                            sut, 'server', runs=1, burn_in=burn_in, log_dir=d, qps=q, tick=bar.update, **settings
+                        )
                         steps_rows.append(serving_row(t, meta, device, scenario='server', qps=q, concurrency=None,
                                                       latency_bound_ms=latency_bound_ms, log_dir=d, **common))
                         return t
                     try:
                         sut.reset(); sec = sut.warm(max(burn_in, 1))
-                        steps = bisect_qps(at, start=qps or max(0.5 / sec, 0.1), max_steps=max_steps, max_seconds=max_search_seconds)
-                    finally:  # the search's rows are stored together, the highest VALID target marked (also when interrupted)
+                        steps = bisect_qps(
+                            at, start=qps or max(0.5 / sec, 0.1), max_steps=max_steps, max_seconds=max_search_seconds
+                        )
+                    # the search's rows are stored together, the highest VALID target marked (also when interrupted)
+                    finally:
                         valid = [r for r in steps_rows if r.valid == 'VALID']
                         if valid: max(valid, key=lambda r: r.target_qps).max_qps = True
                         rows.extend(post(r) for r in steps_rows)
-                    if any('stopped answering' in (r.error or '') for r in steps_rows): break  # a load with failed requests is not VALID; a dead server ends it
+                    # a load with failed requests is not VALID; a dead server ends it
+                    if any('stopped answering' in (r.error or '') for r in steps_rows): break
                 else:
                     bar.set_description(label)
                     d = Path(log_root) / f"{stamp}-{i}-{scenario}"
-                    t = run_test(sut, scenario, runs=runs, burn_in=burn_in, log_dir=d, qps=qps, tick=bar.update, **settings)
-                    rows.append(post(serving_row(t, meta, device, scenario=scenario, qps=qps, concurrency=None if scenario == 'server' else conc,
-                                                 latency_bound_ms=latency_bound_ms, log_dir=d, **common)))
+                    t = run_test(
+                        sut, scenario, runs=runs, burn_in=burn_in, log_dir=d, qps=qps, tick=bar.update, **settings
+                    )
+                    rows.append(
+                        post(
+                            serving_row(
+                                t,
+                                meta,
+                                device,
+                                scenario=scenario,
+                                qps=qps,
+                                concurrency=None if scenario == 'server' else conc,
+                                latency_bound_ms=latency_bound_ms,
+                                log_dir=d,
+                                **common,
+                            )
+                        )
+                    )
                     if t['dead']: break
             finally: sut.close()
     finally: bar.close()

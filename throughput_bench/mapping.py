@@ -46,12 +46,17 @@ def open_raster(path):
 
 # %% ../nbs/29_mapping.ipynb #bc49cba7
 def row_areas_km2(ds)->np.ndarray:
-    "The ground area of one pixel in each row of `ds`, km²: from its transform and CRS (rows differ in a geographic CRS)."
+    """The ground area of one pixel in each row of `ds`, km²: from its transform and CRS (rows differ in a geographic
+    CRS)."""
     crs, t = ds.crs, ds.transform
     if crs is None: raise BenchError(f"{Path(ds.name).name}: has no CRS, so the ground it covers cannot be known")
     if crs.is_projected:
-        try: unit = crs.linear_units_factor[1]  # metres per unit of the CRS
-        except Exception: raise BenchError(f"{Path(ds.name).name}: its CRS has no known linear unit ({crs.to_string()[:80]})") from None
+        try:
+            unit = crs.linear_units_factor[1]  # metres per unit of the CRS
+        except Exception:
+            raise BenchError(
+                f"{Path(ds.name).name}: its CRS has no known linear unit ({crs.to_string()[:80]})"
+            ) from None
         return np.full(ds.height, abs(t.a * t.e - t.b * t.d) * unit ** 2 / 1e6)
     if crs.is_geographic:
         if t.b or t.d: raise BenchError(f"{Path(ds.name).name}: a rotated geographic grid is not supported")
@@ -68,7 +73,8 @@ def gsd_metres(ds)->float:
 
 # %% ../nbs/29_mapping.ipynb #dfbec7de
 def valid_mask(ds, data:np.ndarray, window=None)->np.ndarray:
-    "Which pixels of `data` (bands x rows x cols, read from `window`) hold data: not nodata in some band, or the file's own mask."
+    """Which pixels of `data` (bands x rows x cols, read from `window`) hold data: not nodata in some band, or the
+    file's own mask."""
     if ds.nodata is not None:
         nd = ds.nodata
         return ~(np.isnan(data) if isinstance(nd, float) and math.isnan(nd) else data == nd).all(axis=0)
@@ -86,30 +92,53 @@ class RasterFacts:
     area_km2:float     # valid pixels only
     valid_share:float  # of all pixels
 
-MAX_WINDOW_PX = 1 << 22  # pixels (per band) in one read while counting valid pixels: 4 Mpx, bounded whatever the raster's width
+# pixels (per band) in one read while counting valid pixels: 4 Mpx, bounded whatever the raster's width
+MAX_WINDOW_PX = 1 << 22
 
 def count_windows(ds, max_px:int=MAX_WINDOW_PX)->list:
-    "Windows covering `ds` in row-major order, each at most `max_px` pixels, block-aligned where the blocks allow: reads of bounded memory."
+    """Windows covering `ds` in row-major order, each at most `max_px` pixels, block-aligned where the blocks allow:
+    reads of bounded memory."""
     from rasterio.windows import Window
     bh, bw = ds.block_shapes[0]
     h = max(1, min(bh, ds.height, max_px))       # at most one block row tall...
     cw = max(1, min(ds.width, max_px // h))      # ...and at most max_px pixels
     if cw < ds.width and cw >= bw: cw = cw // bw * bw
-    if cw == ds.width and h == bh: h = max(h, min(ds.height, max_px // ds.width // bh * bh))  # narrow rasters: several block rows at once
-    return [Window(c0, r0, min(cw, ds.width - c0), min(h, ds.height - r0)) for r0 in range(0, ds.height, h) for c0 in range(0, ds.width, cw)]
+    # narrow rasters: several block rows at once
+    if cw == ds.width and h == bh: h = max(h, min(ds.height, max_px // ds.width // bh * bh))
+    return [
+        Window(c0, r0, min(cw, ds.width - c0), min(h, ds.height - r0))
+        for r0 in range(0, ds.height, h)
+        for c0 in range(0, ds.width, cw)
+    ]
 
 def raster_facts(path, max_px:int=MAX_WINDOW_PX)->RasterFacts:
-    "Size, bands, CRS, block shape, GSD and valid area of the raster at `path`, read in windows of at most `max_px` pixels (bounded memory)."
+    """Size, bands, CRS, block shape, GSD and valid area of the raster at `path`, read in windows of at most `max_px`
+    pixels (bounded memory)."""
     with open_raster(path) as ds:
         rows = row_areas_km2(ds)
         area, valid = 0.0, 0
         for w in count_windows(ds, max_px):
             r0 = int(w.row_off)
-            try: m = valid_mask(ds, ds.read(window=w), w)
-            except Exception: raise BenchError(f"{path}: unreadable from row {r0} on (a truncated or corrupt file?)") from None
+            try:
+                m = valid_mask(ds, ds.read(window=w), w)
+            except Exception:
+                raise BenchError(f"{path}: unreadable from row {r0} on (a truncated or corrupt file?)") from None
             n = m.sum(axis=1); area += float(n @ rows[r0:r0 + len(n)]); valid += int(n.sum())
-        return RasterFacts(str(path), Path(path).name, ds.width, ds.height, ds.count, ds.dtypes[0], ds.crs.to_string(), ds.nodata,
-                           ds.block_shapes[0], Path(path).stat().st_size / 2**20, gsd_metres(ds), area, valid / (ds.width * ds.height))
+        return RasterFacts(
+            str(path),
+            Path(path).name,
+            ds.width,
+            ds.height,
+            ds.count,
+            ds.dtypes[0],
+            ds.crs.to_string(),
+            ds.nodata,
+            ds.block_shapes[0],
+            Path(path).stat().st_size / 2**20,
+            gsd_metres(ds),
+            area,
+            valid / (ds.width * ds.height),
+        )
 
 # %% ../nbs/29_mapping.ipynb #eae58816
 S2_BANDS = ('B02', 'B03', 'B04', 'B05', 'B06', 'B07', 'B08', 'B8A', 'B11', 'B12')
@@ -122,7 +151,8 @@ _SPECTRA = np.array([  # surface reflectance x 10,000 of a few covers, per S2_BA
 ])
 
 def remove_stale_partials(folder)->list:
-    "Delete `.<name>.<pid>.partial` and `.<name>.<pid>.gtiff` files in `folder` whose process is gone: what a killed run left; the files removed."
+    """Delete `.<name>.<pid>.partial` and `.<name>.<pid>.gtiff` files in `folder` whose process is gone: what a killed
+    run left; the files removed."""
     import psutil
     gone = []
     for f in Path(folder).glob('.*.*'):
@@ -150,7 +180,8 @@ def synthetic_scene(size:int=2048, # width and height in pixels (10 m each)
                     bands:int=10, # bands (the first of S2_BANDS; more repeat their spectra)
                     folder=None, # where to keep it (default: the cache's scenes/)
                    )->Path:
-    "A Sentinel-2 L2A-like COG of `size` x `size` px at 10 m in UTM 32N, written once (to a temporary name, then renamed) and reused."
+    """A Sentinel-2 L2A-like COG of `size` x `size` px at 10 m in UTM 32N, written once (to a temporary name, then
+    renamed) and reused."""
     rio = _rasterio()
     from rasterio.shutil import copy as rio_copy
     if size < 16 or size > 40000: raise BenchError(f"a synthetic scene of {size} px: choose 16 to 40000")
@@ -164,13 +195,26 @@ def synthetic_scene(size:int=2048, # width and height in pixels (10 m each)
     rng = np.random.default_rng(0)
     cell = 96  # fields of about a kilometre
     classes = rng.choice(len(_SPECTRA), size=(size // cell + 2, size // cell + 2), p=[0.35, 0.3, 0.15, 0.08, 0.12])
-    prof = dict(driver='GTiff', width=size, height=size, count=bands, dtype='uint16', nodata=0, crs='EPSG:32632',
-                transform=rio.transform.from_origin(399960.0, 5000040.0, 10.0, 10.0), tiled=True, blockxsize=256, blockysize=256)
+    prof = dict(
+        driver='GTiff',
+        width=size,
+        height=size,
+        count=bands,
+        dtype='uint16',
+        nodata=0,
+        crs='EPSG:32632',
+        transform=rio.transform.from_origin(399960.0, 5000040.0, 10.0, 10.0),
+        tiled=True,
+        blockxsize=256,
+        blockysize=256,
+    )
     try:
         with rio.open(tmp, 'w', **prof) as dst:
             for r0 in range(0, size, 256):
                 n = min(256, size - r0)
-                dst.write(_scene_rows(r0, n, size, bands, classes, cell, rng), window=rio.windows.Window(0, r0, size, n))
+                dst.write(
+                    _scene_rows(r0, n, size, bands, classes, cell, rng), window=rio.windows.Window(0, r0, size, n)
+                )
             dst.descriptions = tuple(S2_BANDS[i] if i < len(S2_BANDS) else f"band{i + 1}" for i in range(bands))
         rio_copy(tmp, part, driver='COG', compress='DEFLATE', predictor=2, blocksize=256, overview_resampling='average')
         os.replace(part, path)
@@ -192,7 +236,8 @@ def tile_offsets(n:int, # pixels along the axis
 
 # %% ../nbs/29_mapping.ipynb #e0d8e67e
 def band_stats(ds, bands:list, max_px:int=512)->tuple:
-    "Per-band `(mean, std)` of valid pixels, from a read decimated to at most `max_px` on a side (an overview where the file has one)."
+    """Per-band `(mean, std)` of valid pixels, from a read decimated to at most `max_px` on a side (an overview where
+    the file has one)."""
     f = max(1, math.ceil(max(ds.width, ds.height) / max_px))
     a = ds.read(bands, out_shape=(len(bands), max(1, ds.height // f), max(1, ds.width // f))).astype(np.float64)
     m = valid_mask(ds, a) if ds.nodata is not None else np.ones(a.shape[1:], bool)
@@ -202,9 +247,18 @@ def band_stats(ds, bands:list, max_px:int=512)->tuple:
     return v.mean(axis=1).astype(np.float32), std.astype(np.float32)
 
 class TileRows:
-    "A map-style dataset: item `i` is the `i`-th row of tiles, as a dict of tiles, their valid masks, offsets and stage seconds."
+    """A map-style dataset: item `i` is the `i`-th row of tiles, as a dict of tiles, their valid masks, offsets and
+    stage seconds."""
     def __init__(self, path, bands:list, size:int, ys:list, xs:list, mean, std):
-        self.path, self.bands, self.size, self.ys, self.xs, self.mean, self.std = str(path), list(bands), size, ys, xs, mean, std
+        self.path, self.bands, self.size, self.ys, self.xs, self.mean, self.std = (
+            str(path),
+            list(bands),
+            size,
+            ys,
+            xs,
+            mean,
+            std,
+        )
         self.ds = None  # opened in each worker, on first use
     def __len__(self): return len(self.ys)
     def __getitem__(self, i:int)->dict:
@@ -220,14 +274,19 @@ class TileRows:
         t1 = time.perf_counter()
         a, ok = a[:, y - r0:y - r0 + s], ok[y - r0:y - r0 + s]
         xs = [x for x in self.xs if ok[:, x:x + s].any()]
-        t = np.stack([a[:, :, x:x + s] for x in xs]).astype(np.float32) if xs else np.zeros((0, len(self.bands), s, s), np.float32)
+        t = (
+            np.stack([a[:, :, x : x + s] for x in xs]).astype(np.float32)
+            if xs
+            else np.zeros((0, len(self.bands), s, s), np.float32)
+        )
         m = np.stack([ok[:, x:x + s] for x in xs]) if xs else np.zeros((0, s, s), bool)
         t -= self.mean[:, None, None]; t /= self.std[:, None, None]; t *= m[:, None]
         return dict(tiles=torch.from_numpy(t), valid=m, y=y, xs=xs, read=t1 - t0, prep=time.perf_counter() - t1)
 
 # %% ../nbs/29_mapping.ipynb #fac273d6
 class Stitcher:
-    "Averages overlapping tile outputs; rows no later tile can reach are passed to `emit(first_row, array k x rows x width)`."
+    """Averages overlapping tile outputs; rows no later tile can reach are passed to `emit(first_row, array k x rows x
+    width)`."""
     def __init__(self, k:int, width:int, height:int, emit):
         self.k, self.width, self.height, self.emit, self.top = k, width, height, emit, 0
         self.acc, self.w = np.zeros((k, 0, width), np.float32), np.zeros((0, width), np.float32)
@@ -241,7 +300,8 @@ class Stitcher:
         n = min(upto, self.height) - self.top
         if n <= 0: return
         self._grow(self.top + n)
-        with np.errstate(invalid='ignore', divide='ignore'): out = np.where(self.w[:n] > 0, self.acc[:, :n] / self.w[:n], np.nan).astype(np.float32)
+        with np.errstate(invalid='ignore', divide='ignore'):
+            out = np.where(self.w[:n] > 0, self.acc[:, :n] / self.w[:n], np.nan).astype(np.float32)
         self.emit(self.top, out)
         self.acc, self.w, self.top = self.acc[:, n:], self.w[n:], self.top + n
     def add(self, y:int, x:int, values:np.ndarray, valid:np.ndarray):
@@ -259,7 +319,8 @@ def projection(d:int, k:int)->np.ndarray:
 
 # %% ../nbs/29_mapping.ipynb #bc0e6848
 class WriteFailed(BenchError):
-    "The output could not be written (a full disk, a file size limit, a folder that went away); nothing was left behind."
+    """The output could not be written (a full disk, a file size limit, a folder that went away); nothing was left
+    behind."""
 
 def _check_readable(path):
     "Read every block of the raster at `path`; raise if any does not read back."
@@ -267,16 +328,32 @@ def _check_readable(path):
     try:
         with rasterio.open(path) as ds:
             for _, w in ds.block_windows(1): ds.read(window=w)
-    except Exception: raise OSError("the closed file does not read back: a write failed (a full disk, or a file size limit)") from None
+    except Exception:
+        raise OSError(
+            "the closed file does not read back: a write failed (a full disk, or a file size limit)"
+        ) from None
 
 class StripWriter:
-    "Writes `(first_row, k x rows x width)` strips to `path` from a thread; `close()` waits, then renames the finished file into place."
+    """Writes `(first_row, k x rows x width)` strips to `path` from a thread; `close()` waits, then renames the
+    finished file into place."""
     def __init__(self, path, like, k:int):
         rio = _rasterio()
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.partial")
-        prof = dict(driver='GTiff', width=like.width, height=like.height, count=k, dtype='float32', nodata=float('nan'),
-                    crs=like.crs, transform=like.transform, tiled=True, blockxsize=256, blockysize=256, compress='DEFLATE')
+        prof = dict(
+            driver='GTiff',
+            width=like.width,
+            height=like.height,
+            count=k,
+            dtype='float32',
+            nodata=float('nan'),
+            crs=like.crs,
+            transform=like.transform,
+            tiled=True,
+            blockxsize=256,
+            blockysize=256,
+            compress='DEFLATE',
+        )
         self.dst, self.seconds, self.error = rio.open(self.tmp, 'w', **prof), 0.0, None
         self.q = queue.Queue(maxsize=4)
         self.thread = threading.Thread(target=self._run, daemon=True); self.thread.start()
@@ -296,7 +373,8 @@ class StripWriter:
         if self.error: raise self._failed()
         self.q.put((r0, a))
     def close(self, keep:bool=True):
-        "Finish: wait for the thread, close the file (flushing it), read it back, and rename it into place (`keep`) or remove it."
+        """Finish: wait for the thread, close the file (flushing it), read it back, and rename it into place (`keep`)
+        or remove it."""
         self.q.put(None); self.thread.join()
         t0 = time.perf_counter()
         try:
@@ -309,60 +387,93 @@ class StripWriter:
         if keep: os.replace(self.tmp, self.path)
 
 # %% ../nbs/29_mapping.ipynb #09e664e9
-MAX_TILES = 10_000_000  # tiles in one pass: about 3 hours at 1,000 tiles/s, times (passes + 1); past it, map a part (gdal_translate -srcwin)
+# tiles in one pass: about 3 hours at 1,000 tiles/s, times (passes + 1); past it, map a part (gdal_translate -srcwin)
+MAX_TILES = 10_000_000
 
 def _same(a, b)->bool:
-    "Whether paths `a` and `b` name the same file: the same device and inode (links followed), or the same path once resolved (`x/../in.tif` is `in.tif` even while `x` does not exist yet)."
+    """Whether paths `a` and `b` name the same file: the same device and inode (links followed), or the same path once
+    resolved (`x/../in.tif` is `in.tif` even while `x` does not exist yet)."""
     if os.path.realpath(a) == os.path.realpath(b): return True
     try: return os.path.samefile(a, b)
     except OSError: return False
 
 def check_output(out, raster, protected=())->Path:
-    "`out` as a Path, or a one-line `BenchError` if it is the input raster or one of `protected` (results files), a folder, or in a folder that cannot be written."
+    """`out` as a Path, or a one-line `BenchError` if it is the input raster or one of `protected` (results files), a
+    folder, or in a folder that cannot be written."""
     out = Path(out)
     if not str(out).strip(): raise BenchError("an empty output name: name the GeoTIFF to write")
-    if _same(out, raster): raise BenchError(f"{out} is the input raster {raster}: name another file to write the map to")
-    if hit := next((p for p in protected if _same(out, p)), None): raise BenchError(f"{out} is the results file {hit}: name another file to write the map to")
+    if _same(out, raster):
+        raise BenchError(f"{out} is the input raster {raster}: name another file to write the map to")
+    if hit := next((p for p in protected if _same(out, p)), None):
+        raise BenchError(f"{out} is the results file {hit}: name another file to write the map to")
     if out.is_dir(): raise BenchError(f"{out}: is a folder; name the GeoTIFF to write")
     folder = out.parent
     try: folder.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise BenchError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
-    if _same(out, raster): raise BenchError(f"{out} is the input raster {raster}: name another file to write the map to")  # again, now that every folder on the way exists
+    # again, now that every folder on the way exists
+    if _same(out, raster):
+        raise BenchError(f"{out} is the input raster {raster}: name another file to write the map to")
     try:
         import tempfile
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{out.name}.", suffix='.probe'): pass
-    except OSError as e: raise BenchError(f"cannot write to {folder}: {e.strerror or e}; choose another --output-raster") from None
+    except OSError as e:
+        raise BenchError(f"cannot write to {folder}: {e.strerror or e}; choose another --output-raster") from None
     return out
 
 def _gb(b:float)->str: return f"{b / 2**30:,.1f} GB"
 
-def check_fits(ds, bands:int, size:int, overlap:float, workers:int, prefetch:int, k:int, out_dir, available:Optional[int]=None)->dict:
-    "What a map run of `ds` needs, from its header alone: `{'tiles', 'output_bytes', 'memory_bytes'}`, or a one-line `BenchError` if the disk, the memory or `MAX_TILES` would not hold it."
+def check_fits(
+    ds,
+    bands: int,
+    size: int,
+    overlap: float,
+    workers: int,
+    prefetch: int,
+    k: int,
+    out_dir,
+    available: Optional[int] = None,
+) -> dict:
+    """What a map run of `ds` needs, from its header alone: `{'tiles', 'output_bytes', 'memory_bytes'}`, or a one-line
+    `BenchError` if the disk, the memory or `MAX_TILES` would not hold it."""
     import psutil
     W, H = ds.width, ds.height
     tiles = len(tile_offsets(W, size, overlap)) * len(tile_offsets(H, size, overlap))
     out_b = W * H * k * 4  # float32, before compression: a map of embeddings barely compresses
     bh = min(ds.block_shapes[0][0], H)
-    row_read = bands * (size + bh) * W * np.dtype(ds.dtypes[0]).itemsize  # the block rows one row of tiles touches, every band
-    row_tiles = len(tile_offsets(W, size, overlap)) * (bands * 4 + 1) * size * size  # its tiles as float32, and their masks
-    mem = (max(1, workers) * prefetch + 1) * (row_read + row_tiles) + 2 * k * 2 * size * W * 4 + 4 * k * size * W * 4  # in flight, the stitcher, the writer's queue
+    # the block rows one row of tiles touches, every band
+    row_read = bands * (size + bh) * W * np.dtype(ds.dtypes[0]).itemsize
+    # its tiles as float32, and their masks
+    row_tiles = len(tile_offsets(W, size, overlap)) * (bands * 4 + 1) * size * size
+    # in flight, the stitcher, the writer's queue
+    mem = (max(1, workers) * prefetch + 1) * (row_read + row_tiles) + 2 * k * 2 * size * W * 4 + 4 * k * size * W * 4
     free = shutil.disk_usage(out_dir).free
     avail = psutil.virtual_memory().available if available is None else available
     name = Path(ds.name).name
     if tiles > MAX_TILES:
-        raise BenchError(f"{name} is {W:,} x {H:,} px: {tiles:,} tiles a pass at {size} px, more than {MAX_TILES:,}; map a part of it (gdal_translate -srcwin)")
+        raise BenchError(
+            f"{name} is {W:,} x {H:,} px: {tiles:,} tiles a pass at {size} px, more than {MAX_TILES:,}; map a part of "
+            "it (gdal_translate -srcwin)"
+        )
     if out_b > free:
-        raise BenchError(f"{name} is {W:,} x {H:,} px: its {k}-channel float32 map would take up to {_gb(out_b)}, more than the {_gb(free)} free in {out_dir}")
+        raise BenchError(
+            f"{name} is {W:,} x {H:,} px: its {k}-channel float32 map would take up to {_gb(out_b)}, more than the "
+            f"{_gb(free)} free in {out_dir}"
+        )
     if mem > 0.8 * avail:
-        raise BenchError(f"{name} is {W:,} px wide: a row of {size} px tiles across it needs about {_gb(mem)} of memory with {workers} workers x "
-                         f"{prefetch} prefetch, more than the {_gb(avail)} available; fewer --workers or --prefetch, or map a narrower part")
+        raise BenchError(
+            f"{name} is {W:,} px wide: a row of {size} px tiles across it needs about {_gb(mem)} of memory with "
+            f"{workers} workers x "
+            f"{prefetch} prefetch, more than the {_gb(avail)} available; fewer --workers or --prefetch, or map a "
+            "narrower part"
+        )
     return dict(tiles=tiles, output_bytes=out_b, memory_bytes=mem)
 
 # %% ../nbs/29_mapping.ipynb #1b46334e
 STAGES = ('read', 'preprocess', 'transfer', 'model', 'stitch', 'write')
 
 def bounding_stage(seconds:dict, workers:int)->str:
-    "The stage of `seconds` (stage -> seconds per pass) with the most seconds per lane, read and preprocess sharing `workers` lanes."
+    """The stage of `seconds` (stage -> seconds per pass) with the most seconds per lane, read and preprocess sharing
+    `workers` lanes."""
     lanes = max(1, min(workers, os.cpu_count() or 1))
     per = {s: v / (lanes if s in ('read', 'preprocess') else 1) for s, v in seconds.items() if v is not None}
     return max(per, key=per.get)
@@ -379,7 +490,8 @@ def map_pass(rows:TileRows, # the tiles, row by row
              device='cpu', # where the model runs (CUDA: pinned-memory copies)
              progress=None, # called with the tiles done so far after each batch
             )->dict:
-    "One pass over the raster: `{'seconds', 'tiles', 'read', 'preprocess', 'transfer', 'model', 'stitch', 'write', 'wait'}`."
+    """One pass over the raster: `{'seconds', 'tiles', 'read', 'preprocess', 'transfer', 'model', 'stitch', 'write',
+    'wait'}`."""
     import torch
     from torch.utils.data import DataLoader
     from throughput_bench.backends.base import as_samples
@@ -405,7 +517,9 @@ def map_pass(rows:TileRows, # the tiles, row by row
         if progress: progress(done)
     ok = False
     try:
-        loader = DataLoader(rows, batch_size=None, shuffle=False, num_workers=workers, prefetch_factor=prefetch if workers else None)
+        loader = DataLoader(
+            rows, batch_size=None, shuffle=False, num_workers=workers, prefetch_factor=prefetch if workers else None
+        )
         it = iter(loader)
         while True:
             t0 = time.perf_counter()
@@ -429,12 +543,15 @@ def map_pass(rows:TileRows, # the tiles, row by row
 
 # %% ../nbs/29_mapping.ipynb #72e63a9d
 def stitch_reference(path, bands:list, size:int, overlap:float, run, k:int=3)->np.ndarray:
-    "The stitched output by definition: every tile alone through `run`, placed and averaged over valid pixels (k x height x width, NaN where none)."
+    """The stitched output by definition: every tile alone through `run`, placed and averaged over valid pixels (k x
+    height x width, NaN where none)."""
     from throughput_bench.backends.base import as_samples
     import torch
     with open_raster(path) as ds:
         mean, std = band_stats(ds, bands)
-        rows = TileRows(path, bands, size, tile_offsets(ds.height, size, overlap), tile_offsets(ds.width, size, overlap), mean, std)
+        rows = TileRows(
+            path, bands, size, tile_offsets(ds.height, size, overlap), tile_offsets(ds.width, size, overlap), mean, std
+        )
         acc, w = np.zeros((k, ds.height, ds.width)), np.zeros((ds.height, ds.width))
         proj = None
         for i in range(len(rows)):
@@ -443,7 +560,8 @@ def stitch_reference(path, bands:list, size:int, overlap:float, run, k:int=3)->n
                 out = as_samples(run(it['tiles'][j:j + 1]), 1).astype(np.float32)
                 proj = projection(out.shape[1], k) if proj is None else proj
                 v, ok = (out @ proj)[0], it['valid'][j]
-                acc[:, it['y']:it['y'] + size, x:x + size] += v[:, None, None] * ok; w[it['y']:it['y'] + size, x:x + size] += ok
+                acc[:, it['y'] : it['y'] + size, x : x + size] += v[:, None, None] * ok
+                w[it['y'] : it['y'] + size, x : x + size] += ok
     with np.errstate(invalid='ignore', divide='ignore'): return np.where(w > 0, acc / w, np.nan)
 
 # %% ../nbs/29_mapping.ipynb #c42dcb57
@@ -456,11 +574,13 @@ def check_map_args(overlap:float, workers:int, prefetch:int, batch:int, passes:i
     "A one-line `BenchError` for a setting out of range."
     for name, v, lo, hi in (('overlap', overlap, 0, 0.95), ('workers', workers, 0, 64), ('prefetch', prefetch, 1, 64),
                             ('batch size', batch, 1, 4096), ('passes', passes, 1, 100), ('output channels', k, 1, 64)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi): raise BenchError(f"{name} {v!r}: choose {lo} to {hi}")
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
+            raise BenchError(f"{name} {v!r}: choose {lo} to {hi}")
 
 # %% ../nbs/29_mapping.ipynb #2d1f57b8
 def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
-    "`(tiles/s, ci_low, ci_high)` of the backend's timed step on a batch in memory, timed as `tbench infer` times a worker process: its warm-up, its stop rule (the device's defaults), at most `max_seconds`."
+    """`(tiles/s, ci_low, ci_high)` of the backend's timed step on a batch in memory, timed as `tbench infer` times a
+    worker process: its warm-up, its stop rule (the device's defaults), at most `max_seconds`."""
     from throughput_bench.timing import measure
     from throughput_bench.api import timing_config
     step, per = prep.step(batch)
@@ -469,25 +589,37 @@ def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
     s = measure(step, device, per, tc).summary()
     return s['throughput_mean'], s.get('throughput_ci_low'), s.get('throughput_ci_high')
 
-def check_header(raster, info, bands:Optional[list], size:int, overlap:float, workers:int, prefetch:int, k:int, out_dir)->int:
-    "From `raster`'s header alone, before a pixel is read: the bands exist, `info`'s model takes them at `size`, a tile fits, and the run fits (`check_fits`); the tile size."
+def check_header(
+    raster, info, bands: Optional[list], size: int, overlap: float, workers: int, prefetch: int, k: int, out_dir
+) -> int:
+    """From `raster`'s header alone, before a pixel is read: the bands exist, `info`'s model takes them at `size`, a
+    tile fits, and the run fits (`check_fits`); the tile size."""
     from throughput_bench.registry import input_problem
     with open_raster(raster) as ds:
         name, nb = Path(raster).name, len(bands) if bands else ds.count
-        if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]: raise BenchError(f"{name} has bands 1 to {ds.count}, not {bad[0]}")
-        if why := input_problem(info, nb, size): raise BenchError(f"{why}; {name} gives {nb} band(s): pick them with --bands")
-        if ds.width < size or ds.height < size: raise BenchError(f"{name} is {ds.width} x {ds.height} px, smaller than one {size} px tile of {info.name}")
+        if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]:
+            raise BenchError(f"{name} has bands 1 to {ds.count}, not {bad[0]}")
+        if why := input_problem(info, nb, size):
+            raise BenchError(f"{why}; {name} gives {nb} band(s): pick them with --bands")
+        if ds.width < size or ds.height < size:
+            raise BenchError(f"{name} is {ds.width} x {ds.height} px, smaller than one {size} px tile of {info.name}")
         check_fits(ds, nb, size, overlap, workers, prefetch, k, out_dir)
     return size
 
 def share_check(km2:tuple, model_km2:tuple, model_stage_tps:float, model_tps:float)->str:
-    "'' if the end-to-end rate `km2` (mean, low, high) can be at most the model's alone `model_km2`; else why the figures are a measurement error."
+    """'' if the end-to-end rate `km2` (mean, low, high) can be at most the model's alone `model_km2`; else why the
+    figures are a measurement error."""
     (m, lo, _), (mm, _, mhi) = km2, model_km2
-    least = (lo if lo is not None else m) / (mhi if mhi is not None else mm)  # the share at the end of both intervals most favourable to <= 1
+    # the share at the end of both intervals most favourable to <= 1
+    least = (lo if lo is not None else m) / (mhi if mhi is not None else mm)
     if least <= 1: return ''
-    return (f"measurement error: end to end ({m:.3g} km²/s) is faster than the model alone ({mm:.3g} km²/s) beyond both intervals "
-            f"(share {m / mm:.2f}, at least {least:.2f}); the model ran {model_stage_tps:.3g} tiles/s inside the passes against {model_tps:.3g} alone: "
-            f"the host's speed changed between the phases; re-run with --rerun on a quieter host")
+    return (
+        f"measurement error: end to end ({m:.3g} km²/s) is faster than the model alone ({mm:.3g} km²/s) beyond both "
+        "intervals "
+        f"(share {m / mm:.2f}, at least {least:.2f}); the model ran {model_stage_tps:.3g} tiles/s inside the passes "
+        f"against {model_tps:.3g} alone: "
+        f"the host's speed changed between the phases; re-run with --rerun on a quieter host"
+    )
 
 def _mean_ci(v:list)->tuple:
     m = float(np.mean(v))
@@ -508,7 +640,8 @@ def stored_row(store, spec:BenchSpec)->Optional[BenchResult]:
 # %% ../nbs/29_mapping.ipynb #961b94aa
 @dataclass(frozen=True)
 class MapOptions:
-    "Every option of `tbench map` (`map_raster`'s parameters are these fields): the raster, the model, the pipeline, the store."
+    """Every option of `tbench map` (`map_raster`'s parameters are these fields): the raster, the model, the pipeline,
+    the store."""
     raster:Optional[str]=None # a GeoTIFF / COG to map (or `synthetic=True`)
     model:str='resnet18' # registry or timm name; a geo encoder needs the [geo] extra (default resnet18)
     # map the tool's own Sentinel-2 L2A-like scene (written once, cached in ~/.cache/throughput_bench/scenes or
@@ -544,9 +677,11 @@ class MapOptions:
         if not self.quiet: print(m, flush=True)
 
 def check_map_options(o:MapOptions)->MapOptions:
-    "`o` checked before anything is read (a one-line `BenchError` for the first wrong setting), `raster` the file to map."
+    """`o` checked before anything is read (a one-line `BenchError` for the first wrong setting), `raster` the file to
+    map."""
     check_map_args(o.overlap, o.workers, o.prefetch, o.batch_size, o.passes, o.out_channels)
-    if o.precision not in PRECISIONS: raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
+    if o.precision not in PRECISIONS:
+        raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
     if o.synthetic and o.raster: raise BenchError("give a raster or --synthetic, not both")
     if not o.synthetic and not o.raster: raise BenchError("no raster given: name a GeoTIFF, or use --synthetic")
     if not 0 <= o.wait_idle <= 86400: raise BenchError(f"--wait-idle must be 0 to 86400 seconds, got {o.wait_idle}")
@@ -557,7 +692,8 @@ def check_map_options(o:MapOptions)->MapOptions:
 @dataclass(frozen=True)
 class MapPlan:
     "What `plan_map` decides from the options and the raster's header, before a pixel is timed."
-    spec:BenchSpec      # the row's configuration (`mode = mapping`), its key with the raster and the pipeline's settings
+    # the row's configuration (`mode = mapping`), its key with the raster and the pipeline's settings
+    spec:BenchSpec
     facts:RasterFacts   # the raster's size, bands, resolution and valid area
     bands:list          # the 1-based bands fed to the model
     device:object       # the `torch.device`
@@ -628,17 +764,25 @@ def _pass_bar(o:MapOptions, i:int, tiles:Optional[int]):
     "A progress bar for pass `i` (0: the warm-up), or None when asked for none."
     if not o.progress or o.quiet: return None
     from tqdm.auto import tqdm
-    return tqdm(total=tiles, desc=f"{'warm-up' if i == 0 else f'pass {i}/{o.passes}'} {o.model}", unit='tile', leave=False)
+
+    return tqdm(
+        total=tiles, desc=f"{'warm-up' if i == 0 else f'pass {i}/{o.passes}'} {o.model}", unit='tile', leave=False
+    )
 
 # %% ../nbs/29_mapping.ipynb #9d97dba6
 def map_figures(res:BenchResult, mp:MapPlan, stats:list, alone:tuple, workers:int)->BenchResult:
-    "Fill `res` from the passes' `stats` and the model-alone figure: km²/s and tiles/s with CIs, the stages, the share; an impossible share makes the row an `error`."
+    """Fill `res` from the passes' `stats` and the model-alone figure: km²/s and tiles/s with CIs, the stages, the
+    share; an impossible share makes the row an `error`."""
     from throughput_bench.devices import peak_memory_mb
     facts, size = mp.facts, mp.spec.input_size
     tiles = stats[0]['tiles']; km2_tile = facts.area_km2 / tiles
     model_tps, lo, hi = alone
-    res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high = _mean_ci([facts.area_km2 / s['seconds'] for s in stats])
-    res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high = _mean_ci([s['tiles'] / s['seconds'] for s in stats])
+    res.km2_per_sec, res.km2_per_sec_ci_low, res.km2_per_sec_ci_high = _mean_ci(
+        [facts.area_km2 / s['seconds'] for s in stats]
+    )
+    res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high = _mean_ci(
+        [s['tiles'] / s['seconds'] for s in stats]
+    )
     res.throughput_repeats = ';'.join(f"{s['tiles'] / s['seconds']:.4g}" for s in stats)
     res.repeats, res.iterations, res.seconds_measured = len(stats), tiles * len(stats), sum(s['seconds'] for s in stats)
     res.model_throughput, res.model_km2_per_sec = model_tps, model_tps * km2_tile
@@ -661,14 +805,21 @@ def map_facts(res:BenchResult, o:MapOptions, mp:MapPlan, stats:list, written:boo
     f = mp.facts
     res.tiles, res.overlap, res.stitch = res.tiles or (stats[0]['tiles'] if stats else None), o.overlap, 'average'
     res.raster_file, res.raster_mb, res.raster_bands, res.raster_dtype = f.name, f.mb, len(mp.bands), f.dtype
-    res.raster_width, res.raster_height, res.raster_crs, res.gsd_m, res.area_km2 = f.width, f.height, f.crs, f.gsd_m, f.area_km2
+    res.raster_width, res.raster_height, res.raster_crs, res.gsd_m, res.area_km2 = (
+        f.width,
+        f.height,
+        f.crs,
+        f.gsd_m,
+        f.area_km2,
+    )
     res.output_file = str(mp.out) if written else ''  # a row whose figures failed the share check still wrote its map
     return res
 
 # %% ../nbs/29_mapping.ipynb #1c87cd2b
 @takes_options(MapOptions)
 def map_raster(*args, **kwargs)->BenchResult:
-    "Map a raster end to end and store the `mode = mapping` row; bad input is a one-line `BenchError` before anything is measured."
+    """Map a raster end to end and store the `mode = mapping` row; bad input is a one-line `BenchError` before anything
+    is measured."""
     from throughput_bench.devices import result_from_spec
     from throughput_bench.backend import describe_device, one_line, is_oom
     from throughput_bench.hardware import load_average
@@ -679,13 +830,20 @@ def map_raster(*args, **kwargs)->BenchResult:
         o.log(f"already measured ({mp.store.csv_path}); rerun=True (--rerun) to measure again")
         return old
     dev, f = mp.device, mp.facts
-    cont = Contention(wait=o.wait_idle, threshold=o.busy_threshold, roots=[os.getpid()]) if dev.type == 'cpu' else None  # the loader's workers are ours
-    res = describe_device(result_from_spec(mp.spec, load_avg_before=load_average(), map_options=mp.spec.map_options), dev,
-                          mp.spec.tf32 and o.backend == 'pytorch')
+    # the loader's workers are ours
+    cont = Contention(wait=o.wait_idle, threshold=o.busy_threshold, roots=[os.getpid()]) if dev.type == 'cpu' else None
+    res = describe_device(
+        result_from_spec(mp.spec, load_avg_before=load_average(), map_options=mp.spec.map_options),
+        dev,
+        mp.spec.tf32 and o.backend == 'pytorch',
+    )
     pre, got, t_start = (cont.before() if cont else None), MapRun(), time.perf_counter()
-    o.log(f"map {f.name}: {f.width} x {f.height} px, {f.bands} bands {f.dtype}, {f.gsd_m:g} m, {f.area_km2:,.1f} km² valid; "
-          f"{o.model} {o.precision} {o.backend} on {dev}, {mp.spec.input_size} px tiles, overlap {o.overlap:g}, "
-          f"batch {o.batch_size}, {o.workers} workers, {o.passes} passes")
+    o.log(
+        f"map {f.name}: {f.width} x {f.height} px, {f.bands} bands {f.dtype}, {f.gsd_m:g} m, {f.area_km2:,.1f} km² "
+        "valid; "
+        f"{o.model} {o.precision} {o.backend} on {dev}, {mp.spec.input_size} px tiles, overlap {o.overlap:g}, "
+        f"batch {o.batch_size}, {o.workers} workers, {o.passes} passes"
+    )
     try:
         measure_map(o, mp, res, got)
         map_figures(res, mp, got.stats, got.alone, o.workers)
@@ -696,7 +854,11 @@ def map_raster(*args, **kwargs)->BenchResult:
     if cont:  # the same check and marks as an inference row: others' CPU before and during the run
         v = cont.verdict(pre, cont.after())
         res.contended, res.busy_share, res.steal_share = v['contended'], v['busy_share'], v['steal_share']
-        if v['contended']: o.log(f"warning: {v['reason']}; the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter host")
+        if v['contended']:
+            o.log(
+                f"warning: {v['reason']}; the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter "
+                "host"
+            )
     mp.store.append(res)
     o.log(f"results: {mp.store.csv_path}; map: {res.output_file or 'not written'}")
     return res
@@ -708,10 +870,18 @@ def summary_lines(r:BenchResult)->list:
     if r.status != 'ok': return [f"{r.model_name}: {r.status}: {r.error}"]
     per = {s: getattr(r, f"stage_{s}_s") for s in STAGES}
     tot = sum(v for v in per.values() if v) or 1
-    lines = [f"{r.display_name or r.model_name} on {r.gpu_name}: {r.km2_per_sec:.3g} km²/s end to end{ci_text(r.km2_per_sec, r.km2_per_sec_ci_low, r.km2_per_sec_ci_high, '.3g')} "
-             f"({r.throughput_mean:.3g} tiles/s), the model alone {r.model_km2_per_sec:.3g} km²/s: {r.pipeline_share:.0%} of it survives the pipeline",
-             f"{r.raster_file}: {r.raster_width} x {r.raster_height} px, {r.raster_bands} bands, {r.gsd_m:g} m, {r.area_km2:,.1f} km² valid, "
-             f"{r.tiles} tiles at overlap {r.overlap:g}; the Earth's land in {r.days_to_map_land:,.1f} days at this rate",
-             f"{'stage':<11}{'s/pass':>9}{'share':>8}"]
-    lines += [f"{s:<11}{v:>9.3f}{v / tot:>8.0%}" + ('  <- bounds the rate' if s == r.bound_stage else '') for s, v in per.items()]
+    lines = [
+        f"{r.display_name or r.model_name} on {r.gpu_name}: {r.km2_per_sec:.3g} km²/s end to "
+        f"end{ci_text(r.km2_per_sec, r.km2_per_sec_ci_low, r.km2_per_sec_ci_high, '.3g')} "
+        f"({r.throughput_mean:.3g} tiles/s), the model alone {r.model_km2_per_sec:.3g} km²/s: {r.pipeline_share:.0%} "
+        "of it survives the pipeline",
+        f"{r.raster_file}: {r.raster_width} x {r.raster_height} px, {r.raster_bands} bands, {r.gsd_m:g} m, "
+        f"{r.area_km2:,.1f} km² valid, "
+        f"{r.tiles} tiles at overlap {r.overlap:g}; the Earth's land in {r.days_to_map_land:,.1f} days at this rate",
+        f"{'stage':<11}{'s/pass':>9}{'share':>8}",
+    ]
+    lines += [
+        f"{s:<11}{v:>9.3f}{v / tot:>8.0%}" + ('  <- bounds the rate' if s == r.bound_stage else '')
+        for s, v in per.items()
+    ]
     return lines + [f"{'(waiting)':<11}{r.input_wait_s:>9.3f}  the model waiting for tiles"]

@@ -83,7 +83,8 @@ coatnet_2_224 CoAtNet-2 CoAtNet hybrid
 def _timm_entry(line:str)->ModelInfo:
     name, disp, fam, typ = line.split()
     kw = dict(timm_name='vit_large_patch16_224', kwargs={'patch_size': 8}) if name == 'vit_large_patch8_224' else {}
-    if name == 'vit_huge_plus_patch16_dinov3': kw['size'] = 256  # timm's default for it (the seed tool builds it at 224)
+    # timm's default for it (the seed tool builds it at 224)
+    if name == 'vit_huge_plus_patch16_dinov3': kw['size'] = 256
     return ModelInfo(name, disp, fam, typ, **kw)
 
 REGISTRY = {m.name: m for m in map(_timm_entry, _TIMM.strip().splitlines())}
@@ -95,56 +96,207 @@ _S2 = "12 Sentinel-2 L2A bands"
 
 def _geo(name, disp, fam, builder, package, channels, size, patch, bands, extra, rule='fixed', precisions=PRECISIONS,
          max_t=1, note=''):
-    return ModelInfo(name, disp, fam, 'vit', channels=channels, size=size, patch_size=patch, precisions=tuple(precisions),
-                     source='geo', builder=builder, package=package, bands=bands, extra_inputs=extra,
-                     channel_rule=rule, max_timesteps=max_t, precision_note=note)
+    return ModelInfo(
+        name,
+        disp,
+        fam,
+        'vit',
+        channels=channels,
+        size=size,
+        patch_size=patch,
+        precisions=tuple(precisions),
+        source='geo',
+        builder=builder,
+        package=package,
+        bands=bands,
+        extra_inputs=extra,
+        channel_rule=rule,
+        max_timesteps=max_t,
+        precision_note=note,
+    )
 
 _FP32_AMP = ('fp32', 'amp')
 GEO = [
-    _geo('dofa_base', 'DOFA-B/16', 'DOFA', 'dofa', 'torchgeo', 12, 224, 16, _S2 + " (or the first C)", "band wavelengths (µm)",
-         'upto', _FP32_AMP, note=f"DOFA {_CAST}"),
-    _geo('dofa_large', 'DOFA-L/16', 'DOFA', 'dofa', 'torchgeo', 12, 224, 16, _S2 + " (or the first C)", "band wavelengths (µm)",
-         'upto', _FP32_AMP, note=f"DOFA {_CAST}"),
+    _geo(
+        'dofa_base',
+        'DOFA-B/16',
+        'DOFA',
+        'dofa',
+        'torchgeo',
+        12,
+        224,
+        16,
+        _S2 + " (or the first C)",
+        "band wavelengths (µm)",
+        'upto',
+        _FP32_AMP,
+        note=f"DOFA {_CAST}",
+    ),
+    _geo(
+        'dofa_large',
+        'DOFA-L/16',
+        'DOFA',
+        'dofa',
+        'torchgeo',
+        12,
+        224,
+        16,
+        _S2 + " (or the first C)",
+        "band wavelengths (µm)",
+        'upto',
+        _FP32_AMP,
+        note=f"DOFA {_CAST}",
+    ),
     _geo('croma_optical', 'CROMA-Optical', 'CROMA', 'croma', 'torchgeo', 12, 120, 8, _S2, "2-D ALiBi bias (a buffer)"),
-    _geo('croma_sar', 'CROMA-SAR', 'CROMA', 'croma', 'torchgeo', 2, 120, 8, "Sentinel-1 VV, VH", "2-D ALiBi bias (a buffer)"),
-    _geo('croma_joint', 'CROMA-Joint', 'CROMA', 'croma', 'torchgeo', 14, 120, 8, "Sentinel-1 VV, VH + " + _S2,
-         "2-D ALiBi bias (a buffer)"),
-    _geo('scalemae_large', 'Scale-MAE-L/16', 'Scale-MAE', 'scalemae', 'torchgeo', 3, 224, 16, "RGB",
-         "ground sample distance (m), in the positional embedding", 'any'),
-    _geo('panopticon_base', 'Panopticon-B/14', 'Panopticon', 'panopticon', 'torchgeo', 12, 224, 14, _S2 + " (or the first C)",
-         "channel ids: band wavelengths (nm), per sample", 'upto'),
-    _geo('copernicusfm_base', 'Copernicus-FM-B/16', 'Copernicus-FM', 'copernicusfm', 'torchgeo', 12, 224, 16,
-         _S2 + " (or the first C)", "band wavelengths and bandwidths (nm); lon, lat, time, area (unknown: NaN)", 'upto',
-         _FP32_AMP, note=f"Copernicus-FM {_CAST}"),
-    *[_geo(f'olmoearth_{s}', f'OlmoEarth-{s.capitalize()}/8', 'OlmoEarth', 'olmoearth', 'olmoearth-pretrain-minimal', 12, 128, 8,
-           _S2 + " in 3 band sets", "per-band-set masks, timestamps (day, month, year)", max_t=12)
-      for s in ('nano', 'tiny', 'base', 'large')],
-    *[_geo(f'galileo_{s}', f'Galileo-{s.capitalize()}/8', 'Galileo', 'galileo', 'rslearn', 10, 64, 8,
-           "10 Sentinel-2 bands (no B01, B09)", "masks for the absent groups (S1, NDVI, space, time, static), months",
-           precisions=_FP32_AMP, max_t=24, note=f"Galileo {_CAST}") for s in ('nano', 'tiny', 'base', 'large')],
-    _geo('prithvi_eo2_100', 'Prithvi-EO-2.0-100M-TL', 'Prithvi', 'prithvi', 'terratorch', 6, 224, 16, "6 HLS bands",
-         "temporal (year, day of year) and location (lat, lon) coordinates", max_t=4),
-    _geo('prithvi_eo2_300', 'Prithvi-EO-2.0-300M', 'Prithvi', 'prithvi', 'terratorch', 6, 224, 16, "6 HLS bands", "none", max_t=4),
+    _geo(
+        'croma_sar',
+        'CROMA-SAR',
+        'CROMA',
+        'croma',
+        'torchgeo',
+        2,
+        120,
+        8,
+        "Sentinel-1 VV, VH",
+        "2-D ALiBi bias (a buffer)",
+    ),
+    _geo(
+        'croma_joint',
+        'CROMA-Joint',
+        'CROMA',
+        'croma',
+        'torchgeo',
+        14,
+        120,
+        8,
+        "Sentinel-1 VV, VH + " + _S2,
+        "2-D ALiBi bias (a buffer)",
+    ),
+    _geo(
+        'scalemae_large',
+        'Scale-MAE-L/16',
+        'Scale-MAE',
+        'scalemae',
+        'torchgeo',
+        3,
+        224,
+        16,
+        "RGB",
+        "ground sample distance (m), in the positional embedding",
+        'any',
+    ),
+    _geo(
+        'panopticon_base',
+        'Panopticon-B/14',
+        'Panopticon',
+        'panopticon',
+        'torchgeo',
+        12,
+        224,
+        14,
+        _S2 + " (or the first C)",
+        "channel ids: band wavelengths (nm), per sample",
+        'upto',
+    ),
+    _geo(
+        'copernicusfm_base',
+        'Copernicus-FM-B/16',
+        'Copernicus-FM',
+        'copernicusfm',
+        'torchgeo',
+        12,
+        224,
+        16,
+        _S2 + " (or the first C)",
+        "band wavelengths and bandwidths (nm); lon, lat, time, area (unknown: NaN)",
+        'upto',
+        _FP32_AMP,
+        note=f"Copernicus-FM {_CAST}",
+    ),
+    *[
+        _geo(
+            f'olmoearth_{s}',
+            f'OlmoEarth-{s.capitalize()}/8',
+            'OlmoEarth',
+            'olmoearth',
+            'olmoearth-pretrain-minimal',
+            12,
+            128,
+            8,
+            _S2 + " in 3 band sets",
+            "per-band-set masks, timestamps (day, month, year)",
+            max_t=12,
+        )
+        for s in ('nano', 'tiny', 'base', 'large')
+    ],
+    *[
+        _geo(
+            f'galileo_{s}',
+            f'Galileo-{s.capitalize()}/8',
+            'Galileo',
+            'galileo',
+            'rslearn',
+            10,
+            64,
+            8,
+            "10 Sentinel-2 bands (no B01, B09)",
+            "masks for the absent groups (S1, NDVI, space, time, static), months",
+            precisions=_FP32_AMP,
+            max_t=24,
+            note=f"Galileo {_CAST}",
+        )
+        for s in ('nano', 'tiny', 'base', 'large')
+    ],
+    _geo(
+        'prithvi_eo2_100',
+        'Prithvi-EO-2.0-100M-TL',
+        'Prithvi',
+        'prithvi',
+        'terratorch',
+        6,
+        224,
+        16,
+        "6 HLS bands",
+        "temporal (year, day of year) and location (lat, lon) coordinates",
+        max_t=4,
+    ),
+    _geo(
+        'prithvi_eo2_300',
+        'Prithvi-EO-2.0-300M',
+        'Prithvi',
+        'prithvi',
+        'terratorch',
+        6,
+        224,
+        16,
+        "6 HLS bands",
+        "none",
+        max_t=4,
+    ),
 ]
 REGISTRY.update({m.name: m for m in GEO})
 GEO_NAMES = [m.name for m in GEO]
 
 # %% ../nbs/05_registry.ipynb #20b6d9fe
 UNAVAILABLE = {
-    'senpamae': "SenPaMAE-B/16 (3 x 144 px, with each band's spectral response and GSD) is not available: no PyPI package ships it. "
-                "Its code lives in its research repository and in geobreeze, both installable only from git, and this benchmark "
-                "builds every model from a package registry release.",
-    **{f'olmoearth_v1_1_{s}': f"OlmoEarth-v1.1-{s.capitalize()}/8 is not available offline: olmoearth-pretrain-minimal builds the released v1.1 "
-       "architecture only from its config.json on Hugging Face (load_model_from_id downloads it even without weights), and its "
-       "offline constructor (OlmoEarthPretrain_v1(model_version='v1.1')) gives other sizes (0.91 / 6.16 / 88.8 M encoder parameters "
-       "for nano / tiny / base, not the released 1.7 / 12.5 / 114 M); this benchmark downloads nothing at run time"
+    'senpamae': "SenPaMAE-B/16 (3 x 144 px, with each band's spectral response and GSD) is not available: "
+                "no PyPI package ships it. Its code lives in its research repository and in geobreeze, both "
+                "installable only from git, and this benchmark builds every model from a package registry release.",
+    **{f'olmoearth_v1_1_{s}': f"OlmoEarth-v1.1-{s.capitalize()}/8 is not available offline: olmoearth-pretrain-minimal "
+                              "builds the released v1.1 architecture only from its config.json on Hugging Face "
+                              "(load_model_from_id downloads it even without weights), and its offline constructor "
+                              "(OlmoEarthPretrain_v1(model_version='v1.1')) gives other sizes (0.91 / 6.16 / 88.8 M "
+                              "encoder parameters for nano / tiny / base, not the released 1.7 / 12.5 / 114 M); "
+                              "this benchmark downloads nothing at run time"
        for s in ('nano', 'tiny', 'base')},
 }
 
 # %% ../nbs/05_registry.ipynb #759ca000
 def suggest(name:str, n:int=3)->list:
     "The registry and timm names closest to `name`."
-    import timm  # torch and timm only where a model is looked up beyond the registry, or built: the report and the CLI start without them
+    # torch and timm only where a model is looked up beyond the registry, or built: the report and the CLI start without
+    # them
+    import timm
     pool = list(dict.fromkeys(list(REGISTRY) + timm.list_models()))
     close = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
     return close or [m for m in pool if name.split('_')[0] in m][:n]
@@ -166,21 +318,31 @@ def get_model(name:str)->ModelInfo:
     hint = f"; did you mean {', '.join(close)}?" if close else ''
     raise BenchError(f"unknown model {name!r}{hint}")
 
-GEO_MODULES = {'torchgeo': 'torchgeo', 'olmoearth-pretrain-minimal': 'olmoearth_pretrain_minimal', 'rslearn': 'rslearn', 'terratorch': 'terratorch'}
+GEO_MODULES = {
+    'torchgeo': 'torchgeo',
+    'olmoearth-pretrain-minimal': 'olmoearth_pretrain_minimal',
+    'rslearn': 'rslearn',
+    'terratorch': 'terratorch',
+}
 
 def check_model(info):
     "Raise a `BenchError` if `info` is a geo encoder whose package is not installed."
     import importlib.util
     if info.is_geo and importlib.util.find_spec(GEO_MODULES[info.package]) is None:
-        raise BenchError(f"{info.name} needs the geo extra ({info.package} is not installed); install it with {GEO_EXTRA}")
-
+        raise BenchError(
+            f"{info.name} needs the geo extra ({info.package} is not installed); install it with {GEO_EXTRA}"
+        )
 
 # %% ../nbs/05_registry.ipynb #1d3a187b
 def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Optional[str]:
     "Why `info` cannot take `channels` x `size` x `timesteps` input, or None."
     n = info.name
     if timesteps > info.max_timesteps:
-        return f"{n} takes one timestep" if info.max_timesteps == 1 else f"{n} takes at most {info.max_timesteps} timesteps"
+        return (
+            f"{n} takes one timestep"
+            if info.max_timesteps == 1
+            else f"{n} takes at most {info.max_timesteps} timesteps"
+        )
     if not info.is_geo: return None
     if info.channel_rule == 'fixed' and channels != info.channels:
         return f"{n} takes exactly {info.channels} channels ({info.bands}), not {channels}"
@@ -192,7 +354,8 @@ def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Opti
 
 def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, timesteps:int=1,
           num_classes:Optional[int]=None)->torch.nn.Module:
-    "A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None); a timm model with a `num_classes` head if given (geo encoders have none)."
+    """A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None); a timm model
+    with a `num_classes` head if given (geo encoders have none)."""
     import timm
     channels, size = channels or info.channels, size or info.size
     why = input_problem(info, channels, size, timesteps)
@@ -222,7 +385,9 @@ def count_params(info:ModelInfo)->Optional[float]:
 
 def _geo_row(i:ModelInfo)->dict:
     t = f", T<={i.max_timesteps}" if i.max_timesteps > 1 else ''
-    return dict(patch=i.patch_size, channels=f"{i.channel_rule}: {i.bands}{t}", extra_inputs=i.extra_inputs, package=i.package)
+    return dict(
+        patch=i.patch_size, channels=f"{i.channel_rule}: {i.bands}{t}", extra_inputs=i.extra_inputs, package=i.package
+    )
 
 def model_table(names=None, params:bool=True, geo:bool=False):
     "A DataFrame describing `names` (default: the timm registry, or the geo encoders with `geo`)."

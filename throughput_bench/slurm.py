@@ -20,21 +20,44 @@ __all__ = ['EXECUTORS', 'GROUP_BY', 'FAILED', 'DONE', 'sbatch_parameters', 'make
 EXECUTORS = ('slurm', 'local')
 GROUP_BY = ('model', 'config')
 
-def sbatch_parameters(partition:str, gpus_per_node:int=1, time_min:int=60, account:Optional[str]=None, constraint:Optional[str]=None,
-                      array_parallelism:int=8, cpus_per_task:Optional[int]=None)->dict:
+def sbatch_parameters(
+    partition: str,
+    gpus_per_node: int = 1,
+    time_min: int = 60,
+    account: Optional[str] = None,
+    constraint: Optional[str] = None,
+    array_parallelism: int = 8,
+    cpus_per_task: Optional[int] = None,
+) -> dict:
     "submitit `SlurmExecutor` parameters for the `--slurm-*` flags."
-    p = dict(partition=partition, gpus_per_node=gpus_per_node or None, time=int(time_min), array_parallelism=array_parallelism,
-             job_name='tbench', nodes=1, ntasks_per_node=1, cpus_per_task=cpus_per_task, account=account, constraint=constraint)
+    p = dict(
+        partition=partition,
+        gpus_per_node=gpus_per_node or None,
+        time=int(time_min),
+        array_parallelism=array_parallelism,
+        job_name='tbench',
+        nodes=1,
+        ntasks_per_node=1,
+        cpus_per_task=cpus_per_task,
+        account=account,
+        constraint=constraint,
+    )
     return {k: v for k, v in p.items() if v is not None}
 
 def make_executor(kind:str, folder, params:dict):
     "A submitit executor writing its logs under `folder`: SLURM with `params`, or local processes."
     import submitit
     if kind == 'local':
-        ex = submitit.LocalExecutor(folder=str(folder)); ex.update_parameters(timeout_min=params.get('time', 60)); return ex
+        ex = submitit.LocalExecutor(folder=str(folder))
+        ex.update_parameters(timeout_min=params.get('time', 60))
+        return ex
     if kind != 'slurm': raise BenchError(f"unknown --slurm-executor {kind!r}: use {' or '.join(EXECUTORS)}")
-    try: ex = submitit.SlurmExecutor(folder=str(folder))
-    except RuntimeError as e: raise BenchError(f"cannot submit to SLURM here ({e}); run on the cluster's login node, or --slurm-executor local")
+    try:
+        ex = submitit.SlurmExecutor(folder=str(folder))
+    except RuntimeError as e:
+        raise BenchError(
+            f"cannot submit to SLURM here ({e}); run on the cluster's login node, or --slurm-executor local"
+        )
     ex.update_parameters(**params); return ex
 
 # %% ../nbs/25_slurm.ipynb #b5390026
@@ -55,19 +78,26 @@ _SPEC_FIELDS = {f.name for f in dataclasses.fields(BenchSpec)}
 def check_manifest(m, p='slurm_manifest.json'):
     "A `BenchError` naming the first thing in manifest `m` that is not what `submit` writes."
     def bad(where, why): raise BenchError(f"{p}: {where}{why}; the file was not changed: fix or move it")
-    if not isinstance(m, dict) or not isinstance(m.get('submissions'), list): bad('', "not a manifest (an object with a list of submissions)")
+
+    if not isinstance(m, dict) or not isinstance(m.get('submissions'), list):
+        bad('', "not a manifest (an object with a list of submissions)")
     for i, sub in enumerate(m['submissions'], 1):
-        if not isinstance(sub, dict) or not isinstance(sub.get('jobs'), list): bad(f"submission {i}: ", "no list of jobs")
-        if sub.get('executor') not in EXECUTORS: bad(f"submission {i}: ", f"unknown executor {str(sub.get('executor'))[:40]!r}")
+        if not isinstance(sub, dict) or not isinstance(sub.get('jobs'), list):
+            bad(f"submission {i}: ", "no list of jobs")
+        if sub.get('executor') not in EXECUTORS:
+            bad(f"submission {i}: ", f"unknown executor {str(sub.get('executor'))[:40]!r}")
         if not isinstance(sub.get('params', {}), dict): bad(f"submission {i}: ", "params is not an object")
         for k, j in enumerate(sub['jobs'], 1):
             w = f"submission {i}, job {k}: "
             if not isinstance(j, dict): bad(w, "not an object")
-            if not re.fullmatch(r'\d{1,12}(_\d{1,9})?', str(j.get('job_id', ''))): bad(w, f"job id {str(j.get('job_id'))[:40]!r} is not a SLURM or local job id")
-            if not all(isinstance(j.get(f), str) for f in ('stdout', 'stderr', 'result')): bad(w, "stdout, stderr and result must be paths")
+            if not re.fullmatch(r'\d{1,12}(_\d{1,9})?', str(j.get('job_id', ''))):
+                bad(w, f"job id {str(j.get('job_id'))[:40]!r} is not a SLURM or local job id")
+            if not all(isinstance(j.get(f), str) for f in ('stdout', 'stderr', 'result')):
+                bad(w, "stdout, stderr and result must be paths")
             if not isinstance(j.get('specs'), list) or not j['specs']: bad(w, "no configurations")
             for sp in j['specs']:
-                if not isinstance(sp, dict) or 'model_name' not in sp: bad(w, "a configuration is not an object with a model_name")
+                if not isinstance(sp, dict) or 'model_name' not in sp:
+                    bad(w, "a configuration is not an object with a model_name")
                 extra = set(sp) - _SPEC_FIELDS
                 if extra: bad(w, f"unknown configuration field(s) {', '.join(sorted(extra))[:80]}")
 
@@ -86,7 +116,14 @@ def submitted_keys(m:dict, retry_failed:bool=False)->set:
 # %% ../nbs/25_slurm.ipynb #747cc26d
 def shard_dir(results_dir, job_id:str)->Path: return Path(results_dir) / 'shards' / str(job_id)
 
-def run_job(specs:list, timing:dict, results_dir:str, repeats:int=3, runner_kw:Optional[dict]=None, isolate:bool=True)->int:
+def run_job(
+    specs: list,
+    timing: dict,
+    results_dir: str,
+    repeats: int = 3,
+    runner_kw: Optional[dict] = None,
+    isolate: bool = True,
+) -> int:
     "In a job: measure `specs` (dicts) on this node into `results/shards/<job id>/`; returns the rows written."
     import submitit
     from throughput_bench.timing import TimingConfig
@@ -97,7 +134,8 @@ def run_job(specs:list, timing:dict, results_dir:str, repeats:int=3, runner_kw:O
     from throughput_bench.flops import annotate_mfu
     job_id = submitit.JobEnvironment().job_id
     from throughput_bench.sweep import _die_with_parent
-    _die_with_parent()  # the local executor's controller killed: this task (and so its workers) ends with it, storing nothing late
+    # the local executor's controller killed: this task (and so its workers) ends with it, storing nothing late
+    _die_with_parent()
     if os.getppid() == 1: raise SystemExit("the job's controller is gone")
     specs = [BenchSpec(**s) for s in specs]
     dev = resolve_device(specs[0].device)
@@ -105,13 +143,23 @@ def run_job(specs:list, timing:dict, results_dir:str, repeats:int=3, runner_kw:O
     shard = ResultStore(shard_dir(results_dir, job_id), device_slug(dev), device_name(dev))
     shard.ensure_writable()
     main = ResultStore(results_dir, device_slug(dev), device_name(dev))
-    if main.hw_path.exists(): shard.write_hardware(main.read_hardware())  # the device's GEMM ceilings, measured once, not per job
+    # the device's GEMM ceilings, measured once, not per job
+    if main.hw_path.exists(): shard.write_hardware(main.read_hardware())
     hw = hardware_record(shard, dev)
-    todo = plan(specs, main, retry_failed=True).todo if main.csv_path.exists() else specs  # stored ok meanwhile: skipped; a failed row: it is what this job was sent to measure again
+    # stored ok meanwhile: skipped; a failed row: it is what this job was sent to measure again
+    todo = plan(specs, main, retry_failed=True).todo if main.csv_path.exists() else specs
     p = plan(todo, shard)
     print(f"job {job_id} on {device_name(dev)}: {p.line()}", flush=True)
-    rows = run_sweep(p, shard, TimingConfig(**timing), isolate=isolate, progress=False, runner_kw=runner_kw, repeats=repeats,
-                     post=lambda r: annotate_mfu(r, hw, None, print))
+    rows = run_sweep(
+        p,
+        shard,
+        TimingConfig(**timing),
+        isolate=isolate,
+        progress=False,
+        runner_kw=runner_kw,
+        repeats=repeats,
+        post=lambda r: annotate_mfu(r, hw, None, print),
+    )
     print(f"job {job_id}: {len(rows)} row(s) in {shard.csv_path}", flush=True)
     return len(rows)
 
@@ -132,19 +180,42 @@ def submit(specs:list, results_dir, timing, params:dict, executor:str='slurm', g
         m = load_manifest(results_dir)
         held = submitted_keys(m, retry_failed)
         todo = [s for s in specs if s.key() not in held]
-        log(f"slurm: {len(todo)} configuration(s) to submit, {len(specs) - len(todo)} already in {manifest_path(results_dir)}")
+        log(
+            f"slurm: {len(todo)} configuration(s) to submit, {len(specs) - len(todo)} already in "
+            f"{manifest_path(results_dir)}"
+        )
         if not todo: return []
         folder = results_dir / 'slurm_logs'
         ex = make_executor(executor, folder, params)
         gs = groups(todo, group_by)
         timing_d = dataclasses.asdict(timing)
-        jobs = ex.map_array(run_job, [[dataclasses.asdict(s) for s in g] for g in gs], [timing_d] * len(gs), [str(results_dir)] * len(gs),
-                            [repeats] * len(gs), [runner_kw] * len(gs))
-        entries = [dict(job_id=str(j.job_id), specs=[dataclasses.asdict(s) for s in g], stdout=str(j.paths.stdout), stderr=str(j.paths.stderr),
-                        result=str(j.paths.result_pickle), state='SUBMITTED', collected=False) for j, g in zip(jobs, gs)]
+        jobs = ex.map_array(
+            run_job,
+            [[dataclasses.asdict(s) for s in g] for g in gs],
+            [timing_d] * len(gs),
+            [str(results_dir)] * len(gs),
+            [repeats] * len(gs),
+            [runner_kw] * len(gs),
+        )
+        entries = [
+            dict(
+                job_id=str(j.job_id),
+                specs=[dataclasses.asdict(s) for s in g],
+                stdout=str(j.paths.stdout),
+                stderr=str(j.paths.stderr),
+                result=str(j.paths.result_pickle),
+                state='SUBMITTED',
+                collected=False,
+            )
+            for j, g in zip(jobs, gs)
+        ]
         m['submissions'].append(dict(time=now_iso(), executor=executor, params=params, group_by=group_by, jobs=entries))
         save_manifest(results_dir, m)
-    for e in entries: log(f"  job {e['job_id']}: {len(e['specs'])} configuration(s) ({e['specs'][0]['model_name']}...); log {e['stdout']}")
+    for e in entries:
+        log(
+            f"  job {e['job_id']}: {len(e['specs'])} configuration(s) ({e['specs'][0]['model_name']}...); log "
+            f"{e['stdout']}"
+        )
     return entries
 
 # %% ../nbs/25_slurm.ipynb #1940c54b
@@ -152,10 +223,12 @@ FAILED = ('FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEM
 DONE = ('COMPLETED',) + FAILED
 
 def _in_logs(path, results_dir)->Optional[Path]:
-    "`path` if it is a regular file of this user inside `results_dir/slurm_logs` (where `submit` told submitit to write), else None."
+    """`path` if it is a regular file of this user inside `results_dir/slurm_logs` (where `submit` told submitit to
+    write), else None."""
     logs = os.path.realpath(Path(results_dir) / 'slurm_logs')
     real = os.path.realpath(path)
-    if os.path.commonpath([logs, real]) != logs or not os.path.isfile(real) or os.stat(real).st_uid != os.getuid(): return None
+    if os.path.commonpath([logs, real]) != logs or not os.path.isfile(real) or os.stat(real).st_uid != os.getuid():
+        return None
     return Path(real)
 
 def last_log_line(path, results_dir)->str:
@@ -168,7 +241,8 @@ def last_log_line(path, results_dir)->str:
     return lines[-1][:200] if lines else ''
 
 def job_state(job:dict, executor:str, results_dir='results')->tuple:
-    "`(state, why)`: COMPLETED (ended, its result file written), one of `FAILED`'s states (with the reason), or PENDING / RUNNING / UNKNOWN. Nothing is unpickled: whether a job stored its rows is read from its shard."
+    """`(state, why)`: COMPLETED (ended, its result file written), one of `FAILED`'s states (with the reason), or
+    PENDING / RUNNING / UNKNOWN. Nothing is unpickled: whether a job stored its rows is read from its shard."""
     if _in_logs(job['result'], results_dir) is not None: return 'COMPLETED', ''
     if executor == 'local':
         import psutil
@@ -189,7 +263,8 @@ def _merge_shard(csv:Path, results_dir:Path)->tuple:
     slug = csv.stem
     from throughput_bench.store import _read_json
     hw = _read_json(csv.with_name(f"{slug}_hardware.json"), {})
-    if not isinstance(hw, dict): raise BenchError(f"{csv.with_name(f'{slug}_hardware.json')}: not a JSON object; fix or remove it")
+    if not isinstance(hw, dict):
+        raise BenchError(f"{csv.with_name(f'{slug}_hardware.json')}: not a JSON object; fix or remove it")
     store = ResultStore(results_dir, slug, hw.get('gpu_name') or hw.get('cpu') or slug)
     header, rows = check_csv(csv)
     have = {tuple(r.get(c, '') for c in header) for r in store.rows()} if store.csv_path.exists() else set()
@@ -200,9 +275,12 @@ def _merge_shard(csv:Path, results_dir:Path)->tuple:
     return len(new), len(rows) - len(new)
 
 def shard_slugs(results_dir, job_id)->list:
-    "The device slugs a job's shard names: its CSVs, or the hardware record a job writes first (a job killed before its first row leaves only that)."
+    """The device slugs a job's shard names: its CSVs, or the hardware record a job writes first (a job killed before
+    its first row leaves only that)."""
     d = shard_dir(results_dir, job_id)
-    return sorted({c.stem for c in d.glob('*.csv')} | {c.name[:-len('_hardware.json')] for c in d.glob('*_hardware.json')})
+    return sorted(
+        {c.stem for c in d.glob('*.csv')} | {c.name[: -len('_hardware.json')] for c in d.glob('*_hardware.json')}
+    )
 
 def _local_slug(sub:dict, specs:list)->list:
     "The device slug of a local executor's specs (they ran on this machine), else []."
@@ -220,9 +298,15 @@ def collect(results_dir='results', log:Callable=print)->dict:
     out = dict(added=0, present=0, errors=0, pending=0, jobs=0, late=0)
     with manifest_lock(results_dir):
         m = load_manifest(results_dir)
-        failed = {str(j['job_id']) for sub in m['submissions'] for j in sub['jobs'] if j.get('state') in FAILED and j.get('collected')}
+        failed = {
+            str(j['job_id'])
+            for sub in m['submissions']
+            for j in sub['jobs']
+            if j.get('state') in FAILED and j.get('collected')
+        }
         for csv in sorted((results_dir / 'shards').glob('*/*.csv')):
-            if csv.parent.name in failed:  # recorded as failed (error rows written): a row it stored later is not merged beside them
+            # recorded as failed (error rows written): a row it stored later is not merged beside them
+            if csv.parent.name in failed:
                 out['late'] += 1; continue
             a, p = _merge_shard(csv, results_dir); out['added'] += a; out['present'] += p
         stored = {}
@@ -236,21 +320,31 @@ def collect(results_dir='results', log:Callable=print)->dict:
                 state, why = job_state(j, sub['executor'], results_dir)
                 missing = [sp for sp in (BenchSpec(**s) for s in j['specs']) if sp.key() not in stored]
                 if state == 'COMPLETED' and missing:  # it ended without storing them: it failed; its log says why
-                    state, why = 'FAILED', last_log_line(j['stderr'], results_dir) or 'the job ended without storing these rows'
+                    state, why = (
+                        'FAILED',
+                        last_log_line(j['stderr'], results_dir) or 'the job ended without storing these rows',
+                    )
                 j['state'] = state
                 if state not in DONE: out['pending'] += 1; continue
                 if not missing: j['collected'] = True; continue
                 slug = (shard_slugs(results_dir, j['job_id']) or sorted(slugs) or _local_slug(sub, missing)
-                        or [f"slurm_{sub['params'].get('partition', 'local')}"])[0]  # where the device's rows go; a partition's name only when nothing says the device
+                        # where the device's rows go; a partition's name only when nothing says the device
+                        or [f"slurm_{sub['params'].get('partition', 'local')}"])[0]
                 store = ResultStore(results_dir, slug)
-                rows = [result_from_spec(s, status='error', error=f"job {j['job_id']} {state}: {why}; log {j['stdout']}") for s in missing]
+                rows = [
+                    result_from_spec(s, status='error', error=f"job {j['job_id']} {state}: {why}; log {j['stdout']}")
+                    for s in missing
+                ]
                 store.append(*rows); store.update_index()
                 for r in rows: stored.setdefault(row_key(r.to_row()), []).append(r)
                 out['errors'] += len(rows); j['collected'] = True
         save_manifest(results_dir, m)
-    log(f"collect: {out['added']} row(s) added, {out['present']} already there, {out['errors']} error row(s) for failed jobs, "
+    log(
+        f"collect: {out['added']} row(s) added, {out['present']} already there, {out['errors']} error row(s) for "
+        "failed jobs, "
         f"{out['pending']} of {out['jobs']} job(s) still queued or running"
-        + (f"; {out['late']} shard(s) of jobs recorded as failed left unmerged" if out['late'] else ''))
+        + (f"; {out['late']} shard(s) of jobs recorded as failed left unmerged" if out['late'] else '')
+    )
     return out
 
 def wait(results_dir, entries:list, executor:str, timeout_s:float, poll_s:float=5.0, log:Callable=print):

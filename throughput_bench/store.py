@@ -25,13 +25,15 @@ def fmt_value(v)->str:
         if math.isnan(v): return ''
         if math.isinf(v): return 'inf' if v > 0 else '-inf'
         return repr(round(v, 6))
-    return plain_text(' '.join(str(v).splitlines())) if isinstance(v, str) else str(v)  # no control character reaches a file
+    # no control character reaches a file
+    return plain_text(' '.join(str(v).splitlines())) if isinstance(v, str) else str(v)
 
 # %% ../nbs/10_store.ipynb #4b1f0a02
 class UnreadableFile(BenchError):
     "A results file that cannot be parsed losslessly; it was not changed."
 
-MAX_FILE_MB = 256  # a results file is ~1 kB a row: a larger file is not one this tool wrote, and is refused instead of read
+# a results file is ~1 kB a row: a larger file is not one this tool wrote, and is refused instead of read
+MAX_FILE_MB = 256
 
 def read_bounded(path, what:str='results file', max_mb:Optional[float]=None)->bytes:
     "The bytes of regular file `path`, or a `BenchError` (a folder, a device such as /dev/zero, a file over `max_mb`)."
@@ -39,21 +41,25 @@ def read_bounded(path, what:str='results file', max_mb:Optional[float]=None)->by
     if not str(path).strip(): raise BenchError(f"no {what} named (an empty path)")
     try: st = p.stat()
     except FileNotFoundError:
-        if p.is_symlink(): raise BenchError(f"{what} {str(p)!r} is a symlink to {os.readlink(p)!r}, which does not exist")
+        if p.is_symlink():
+            raise BenchError(f"{what} {str(p)!r} is a symlink to {os.readlink(p)!r}, which does not exist")
         raise BenchError(f"no such {what}: {str(p)!r}")
     except OSError as e: raise BenchError(f"cannot read {what} {str(p)!r}: {e.strerror or e}")
     if stat.S_ISDIR(st.st_mode): raise BenchError(f"{str(p)!r} is a folder, not a {what}")
-    if not stat.S_ISREG(st.st_mode): raise BenchError(f"{str(p)!r} is not a regular file (a device or a pipe?), not a {what}")
+    if not stat.S_ISREG(st.st_mode):
+        raise BenchError(f"{str(p)!r} is not a regular file (a device or a pipe?), not a {what}")
     max_mb = max_mb or MAX_FILE_MB
     limit = int(max_mb * 2**20)
     try:
         with open(p, 'rb') as f: raw = f.read(limit + 1)
     except OSError as e: raise BenchError(f"cannot read {what} {str(p)!r}: {e.strerror or e}")
-    if len(raw) > limit: raise BenchError(f"{str(p)!r} is larger than {max_mb:g} MiB: not a {what} this tool wrote; it was not read")
+    if len(raw) > limit:
+        raise BenchError(f"{str(p)!r} is larger than {max_mb:g} MiB: not a {what} this tool wrote; it was not read")
     return raw
 
 def _lines(raw:bytes, start:int=0):
-    "`(line number, raw bytes)` per physical line of `raw` (the final newline is not a line): one line in memory at a time, linear in the file's size."
+    """`(line number, raw bytes)` per physical line of `raw` (the final newline is not a line): one line in memory at a
+    time, linear in the file's size."""
     i, n = 1, len(raw)
     while start < n:
         end = raw.find(b'\n', start)
@@ -62,7 +68,8 @@ def _lines(raw:bytes, start:int=0):
         start, i = end + 1, i + 1
 
 def _fields(b:bytes, width:int)->tuple:
-    "`(fields, text, why)` of one line: `why` says what makes it bad; `fields` is None for a bad or blank line; `text` is the line as plain text."
+    """`(fields, text, why)` of one line: `why` says what makes it bad; `fields` is None for a bad or blank line;
+    `text` is the line as plain text."""
     try: text = b.decode('utf-8').rstrip('\r')
     except UnicodeDecodeError: return None, None, 'not UTF-8'
     if not text.strip(): return None, text, None
@@ -71,12 +78,14 @@ def _fields(b:bytes, width:int)->tuple:
     if text.count('"') % 2: return None, text, 'unbalanced quotes (a quoted field that runs over lines?)'
     try: recs = list(csv.reader([text], strict=True))
     except csv.Error as e: return None, text, f"unbalanced quotes ({e})"
-    if len(recs) != 1 or len(recs[0]) != width: return None, text, f"{len(recs[0]) if recs else 0} fields where the header has {width}"
+    if len(recs) != 1 or len(recs[0]) != width:
+        return None, text, f"{len(recs[0]) if recs else 0} fields where the header has {width}"
     return recs[0], text, None
 
 @dataclasses.dataclass
 class CsvScan:
-    "What one strict pass over a results file found: nothing per good row is kept, so a big file costs its bytes and little more."
+    """What one strict pass over a results file found: nothing per good row is kept, so a big file costs its bytes and
+    little more."""
     path:Path
     header:list      # the columns
     raw:bytes        # the file's bytes
@@ -96,7 +105,8 @@ class CsvScan:
         return (dict(zip(self.header, f)) for f, _ in self.good())
 
 def scan_csv(path)->CsvScan:
-    "Check every line of a results file in one pass; `UnreadableFile` if there is no usable header, `BenchError` if it is not a file to read."
+    """Check every line of a results file in one pass; `UnreadableFile` if there is no usable header, `BenchError` if
+    it is not a file to read."""
     path = Path(path)
     raw = read_bounded(path)
     if not raw.strip(): return CsvScan(path, [], b'', 0, 0, [], True)
@@ -106,20 +116,27 @@ def scan_csv(path)->CsvScan:
     if '\x00' in h: raise UnreadableFile(f"{path}:1: a NUL byte in the header (a binary file?)")
     header = next(csv.reader([h.lstrip('\ufeff')]), [])
     if 'model_name' not in header:
-        raise UnreadableFile(f"{path}:1: no results header (the first line has no 'model_name' column); the file was not changed")
+        raise UnreadableFile(
+            f"{path}:1: no results header (the first line has no 'model_name' column); the file was not changed"
+        )
     dup = {c for c in header if header.count(c) > 1}
-    if dup: raise UnreadableFile(f"{path}:1: repeated column(s) {', '.join(sorted(dup))} in the header; the file was not changed")
+    if dup:
+        raise UnreadableFile(
+            f"{path}:1: repeated column(s) {', '.join(sorted(dup))} in the header; the file was not changed"
+        )
     body = len(hb) + 1
     n, bad, plain = 0, [], True
     for i, b in _lines(raw, body):
         fields, text, why = _fields(b, len(header))
         if why: bad.append((i + 1, b, why)); plain = False
-        elif fields is None: plain = plain and not b.strip(b' \t\r')  # an empty line reads as nothing; a line of spaces would read as a row
+        # an empty line reads as nothing; a line of spaces would read as a row
+        elif fields is None: plain = plain and not b.strip(b' \t\r')
         else: n += 1; plain = plain and text.encode() == b
     return CsvScan(path, header, raw, body, n, bad, plain)
 
 def parse_csv(path)->tuple:
-    "`(header, rows, bad)`: rows are dicts of strings; bad is `[(line number, raw bytes, why)]`. Raises `UnreadableFile` if there is no usable header."
+    """`(header, rows, bad)`: rows are dicts of strings; bad is `[(line number, raw bytes, why)]`. Raises
+    `UnreadableFile` if there is no usable header."""
     s = scan_csv(path)
     return s.header, list(s.dicts()), s.bad
 
@@ -128,14 +145,15 @@ def _refuse_bad(s:CsvScan):
     if not s.bad: return
     i, _, why = s.bad[0]
     more = f" (and {len(s.bad) - 1} more bad line(s))" if len(s.bad) > 1 else ''
-    raise UnreadableFile(f"{s.path}:{i}: {why}{more}; the file was not changed: `tbench repair {s.path}` keeps the good rows")
+    raise UnreadableFile(
+        f"{s.path}:{i}: {why}{more}; the file was not changed: `tbench repair {s.path}` keeps the good rows"
+    )
 
 def check_csv(path)->tuple:
     "`(header, rows)` of a results file, or an `UnreadableFile` naming its first bad line."
     s = scan_csv(path)
     _refuse_bad(s)
     return s.header, list(s.dicts())
-
 
 # %% ../nbs/10_store.ipynb #85bc545a
 def _default_mode()->int:
@@ -178,8 +196,10 @@ def _read_json(p:Path, default):
     try: text = read_bounded(p, 'JSON file', max_mb=64).decode('utf-8')
     except UnicodeDecodeError as e: raise UnreadableFile(f"{p}: cannot be read ({e}); the file was not changed")
     if not text.strip(): return default
-    try: return _plain_json(json.loads(text))  # control characters, raw or escaped (\\u001b), are spaces once parsed
-    except ValueError as e: raise UnreadableFile(f"{p}: not valid JSON ({e}); the file was not changed: fix or remove it")
+    try:
+        return _plain_json(json.loads(text))  # control characters, raw or escaped (\\u001b), are spaces once parsed
+    except ValueError as e:
+        raise UnreadableFile(f"{p}: not valid JSON ({e}); the file was not changed: fix or remove it")
 
 # %% ../nbs/10_store.ipynb #c0468871
 def row_status(r:dict)->str:
@@ -204,10 +224,14 @@ class ResultStore:
         try: self.root.mkdir(parents=True, exist_ok=True)
         except OSError as e: raise BenchError(f"cannot create results folder {str(self.root)!r}: {e.strerror}")
         if not self.root.is_dir(): raise BenchError(f"results folder {str(self.root)!r} is not a folder")
-        if not os.access(self.root, os.W_OK | os.X_OK): raise BenchError(f"results folder {str(self.root)!r} is not writable")
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise BenchError(f"results folder {str(self.root)!r} is not writable")
         for p in (self.csv_path, self.hw_path, self.index_path):
             if p.is_symlink() and not p.exists():
-                raise BenchError(f"results file {str(p)!r} is a symlink to {os.readlink(p)!r}, which does not exist: fix or remove the link")
+                raise BenchError(
+                    f"results file {str(p)!r} is a symlink to {os.readlink(p)!r}, which does not exist: fix or remove "
+                    "the link"
+                )
             if p.exists() and not p.is_file(): raise BenchError(f"results file {str(p)!r} is not a regular file")
             if p.exists() and not os.access(p, os.W_OK): raise BenchError(f"results file {str(p)!r} is not writable")
 
@@ -228,7 +252,8 @@ class ResultStore:
         self.scan(); self.read_hardware(); read_index(self.index_path)
 
     def done(self)->dict:
-        "Resume key → status of every stored row (the last row wins); a row of the seed tool has `*` (any) for the batch size and threads, which it does not key on."
+        """Resume key → status of every stored row (the last row wins); a row of the seed tool has `*` (any) for the
+        batch size and threads, which it does not key on."""
         s = self.scan()  # one row at a time: a long history costs its bytes, not a dict per row
         return {row_key(r, wildcards=not r.get('status')): row_status(r) for r in (s.dicts() if s else ())}
 
@@ -257,7 +282,8 @@ class StoreFull(BenchError):
 
 @patch
 def append(self:ResultStore, *results)->int:
-    "Append `BenchResult`s (or dicts); the rows written. A row that cannot be written is kept in a pending file and `StoreFull` is raised."
+    """Append `BenchResult`s (or dicts); the rows written. A row that cannot be written is kept in a pending file and
+    `StoreFull` is raised."""
     new = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
     if not new: return 0
     self.ensure_writable()
@@ -268,7 +294,8 @@ def append(self:ResultStore, *results)->int:
 
 @patch
 def pending_paths(self:ResultStore)->list:
-    "Where rows that could not be written are kept: beside the CSV, else in the user's state folder, else the temp folder (another disk, perhaps)."
+    """Where rows that could not be written are kept: beside the CSV, else in the user's state folder, else the temp
+    folder (another disk, perhaps)."""
     import hashlib
     tag = f"{self.slug}-{hashlib.sha1(os.path.realpath(self.csv_path).encode()).hexdigest()[:10]}.pending.jsonl"
     state = Path(os.environ.get('XDG_STATE_HOME') or Path.home() / '.local' / 'state') / 'throughput_bench'
@@ -292,7 +319,8 @@ def _keep_pending(self:ResultStore, rows:list, e:OSError)->str:
                 elif size: os.truncate(p, size)
             except OSError: pass
     sys.stderr.write(lines)
-    return f"{why}, nor any pending file ({', '.join(map(str, self.pending_paths()))}); the row(s) are printed above as JSON; stopped"
+    pending = ', '.join(map(str, self.pending_paths()))
+    return f"{why}, nor any pending file ({pending}); the row(s) are printed above as JSON; stopped"
 
 @patch
 def flush_pending(self:ResultStore)->int:
@@ -301,15 +329,24 @@ def flush_pending(self:ResultStore)->int:
     for p in self.pending_paths():
         if not p.is_file(): continue
         with self.lock:
-            try: text = read_bounded(p, 'pending file').decode('utf-8')
-            except UnicodeDecodeError: raise UnreadableFile(f"{p}: not UTF-8 text; the file was not changed: fix or remove it")
+            try:
+                text = read_bounded(p, 'pending file').decode('utf-8')
+            except UnicodeDecodeError:
+                raise UnreadableFile(f"{p}: not UTF-8 text; the file was not changed: fix or remove it")
             rows = []
             for i, l in enumerate(text.splitlines(), 1):
                 if not l.strip(): continue
                 try: r = json.loads(l)
                 except ValueError: r = None
-                if not isinstance(r, dict) or not all(isinstance(v, str) for v in r.values()) or not r.get('model_name'):
-                    raise UnreadableFile(f"{p}:{i}: not a row (a JSON object of text with a model_name); the file was not changed: fix or remove it")
+                if (
+                    not isinstance(r, dict)
+                    or not all(isinstance(v, str) for v in r.values())
+                    or not r.get('model_name')
+                ):
+                    raise UnreadableFile(
+                        f"{p}:{i}: not a row (a JSON object of text with a model_name); the file was not changed: fix "
+                        "or remove it"
+                    )
                 rows.append(r)
             if rows: self._write_rows(rows)
             p.unlink()
@@ -318,20 +355,23 @@ def flush_pending(self:ResultStore)->int:
 
 # %% ../nbs/10_store.ipynb #5c0ad1e2
 def legacy_task(model_name:str)->str:
-    "The `task` of a model named in a row written before `mode` existed: `feature-extraction` for a geo encoder, else `classification`."
+    """The `task` of a model named in a row written before `mode` existed: `feature-extraction` for a geo encoder, else
+    `classification`."""
     from throughput_bench.registry import REGISTRY  # only for old files: it imports torch and timm
     info = REGISTRY.get(model_name)
     return model_task(info.source if info else 'timm')
 
 def migrate_row(r:dict)->dict:
-    "A row in today's columns: an old row's `task` (inference, training, serving) moves to `mode`; `task` becomes the model's task."
+    """A row in today's columns: an old row's `task` (inference, training, serving) moves to `mode`; `task` becomes the
+    model's task."""
     if r.get('mode') or r.get('task') not in MODES: return r
     return dict(r) | {'mode': r['task'], 'task': legacy_task(r.get('model_name', ''))}
 
 # %% ../nbs/10_store.ipynb #5c0ad1e6
 @patch
 def upgrade(self:ResultStore)->int:
-    "Rewrite the CSV in today's columns, every row migrated, if an older version wrote it; returns the rows rewritten (0: already current)."
+    """Rewrite the CSV in today's columns, every row migrated, if an older version wrote it; returns the rows rewritten
+    (0: already current)."""
     if not self.csv_path.exists(): return 0
     with self.lock:
         s = self.scan()
@@ -342,7 +382,8 @@ def upgrade(self:ResultStore)->int:
 # %% ../nbs/10_store.ipynb #6f6d03e3
 DONE_REASONS = ('', 'memory', 'oom', 'time-cap')  # a row halved for these is the requested configuration, done
 
-SEED_WILDCARDS = ('batch_size', 'threads', 'num_classes')  # the seed tool keys a configuration on model, precision, compile mode, channels and size
+# the seed tool keys a configuration on model, precision, compile mode, channels and size
+SEED_WILDCARDS = ('batch_size', 'threads', 'num_classes')
 
 def key_matches(stored:tuple, key:tuple)->bool:
     "Whether a stored row's key covers `key` (a `*` field matches any value)."
@@ -353,14 +394,16 @@ def row_key(r:dict, wildcards:bool=False)->tuple:
     d = dict(r)
     halved = (d.get('batch_reason') or '') not in DONE_REASONS
     d['batch_size'] = d.get('batch_size') if halved else (d.get('batch_requested') or d.get('batch_size'))
-    d['mode'] = d.get('mode') or (d.get('task') if d.get('task') in MODES else 'inference')  # old files: `task` held the mode
+    # old files: `task` held the mode
+    d['mode'] = d.get('mode') or (d.get('task') if d.get('task') in MODES else 'inference')
     k = config_key(d)  # a field the row left empty (written before it existed) reads as `BenchSpec.KEY_DEFAULTS` says
     if not wildcards: return k
     return tuple('*' if f in SEED_WILDCARDS else v for f, v in zip(BenchSpec.KEY, k))
 
 # %% ../nbs/10_store.ipynb #4b1f0a05
 def repair(path)->tuple:
-    "Move the unparseable lines of a results file to `<file>.rejected`; keep every good row. Returns `(good rows, bad lines, side file)`."
+    """Move the unparseable lines of a results file to `<file>.rejected`; keep every good row. Returns `(good rows, bad
+    lines, side file)`."""
     if not str(path).strip(): raise BenchError("no results file named (an empty path)")
     path = Path(path)
     s = scan_csv(path)  # a folder, a device, a dangling link or a huge file: one-line BenchError
@@ -368,7 +411,8 @@ def repair(path)->tuple:
     if not s.bad: return s.rows, 0, None
     with FileLock(str(path.parent / f".{path.stem}.lock")):
         with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for _, b, _ in s.bad))
-        _atomic_write(path, _csv_lines(s.header, []) + ''.join(t + '\n' for _, t in s.good()))  # each good row as it was written
+        # each good row as it was written
+        _atomic_write(path, _csv_lines(s.header, []) + ''.join(t + '\n' for _, t in s.good()))
     return s.rows, len(s.bad), side
 
 # %% ../nbs/10_store.ipynb #4b1f0a08
@@ -379,7 +423,9 @@ def _alive(pid:int, started:float)->bool:
 
 @patch
 def claim(self:ResultStore, seen:dict)->list:
-    "Claim the keys of `seen` (key -> stored status when planned, None for no row) for this process, in one pass under the lock; the keys claimed. A key is refused if a row was stored for it since it was planned, or a live process holds it."
+    """Claim the keys of `seen` (key -> stored status when planned, None for no row) for this process, in one pass
+    under the lock; the keys claimed. A key is refused if a row was stored for it since it was planned, or a live
+    process holds it."""
     import psutil
     self.ensure_writable()
     me = [os.getpid(), psutil.Process().create_time()]
@@ -465,14 +511,26 @@ def _frame_of(f:Path)->'pd.DataFrame':
     s = scan_csv(f)
     _refuse_bad(s)
     if not s.header: return pd.DataFrame()
-    # pandas' C reader over the checked bytes: one string object per distinct value, so a frame costs about the file's size
+    # pandas' C reader over the checked bytes: one string object per distinct value, so a frame costs about the file's
+    # size
     # (a dict per row cost 16x); a file with a changed or blank line is read from its checked lines instead
     src = s.raw if s.plain else b'\n'.join([s.raw[:s.body - 1]] + [t.encode() for _, t in s.good()])
-    df = pd.read_csv(io.BytesIO(src), header=None, skiprows=1, names=s.header, dtype=object, na_filter=False, engine='c', encoding='utf-8')
-    if len(df) != s.rows: df = pd.DataFrame(list(s.dicts()), columns=s.header, dtype=object)  # never trust a second reader over the first
+    df = pd.read_csv(
+        io.BytesIO(src),
+        header=None,
+        skiprows=1,
+        names=s.header,
+        dtype=object,
+        na_filter=False,
+        engine='c',
+        encoding='utf-8',
+    )
+    # never trust a second reader over the first
+    if len(df) != s.rows: df = pd.DataFrame(list(s.dicts()), columns=s.header, dtype=object)
     del src, s
     nameless = df.index[df.model_name.str.strip().eq('')]
-    if len(nameless): raise UnreadableFile(f"{f}:{nameless[0] + 2}: a row without a model ({len(nameless)} such row(s))")
+    if len(nameless):
+        raise UnreadableFile(f"{f}:{nameless[0] + 2}: a row without a model ({len(nameless)} such row(s))")
     return df
 
 def read_results(*paths)->'pd.DataFrame':
@@ -481,19 +539,25 @@ def read_results(*paths)->'pd.DataFrame':
     frames = []
     for f in result_files(*paths):
         df = _frame_of(f)
-        frames.append(pd.concat([df, pd.Series(f.name, index=df.index, name='source', dtype=object)], axis=1))  # pandas' reader gives a block a column: no insert
+        # pandas' reader gives a block a column: no insert
+        frames.append(pd.concat([df, pd.Series(f.name, index=df.index, name='source', dtype=object)], axis=1))
     if not frames: return pd.DataFrame(columns=COLUMNS + ['source'])
-    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).fillna('')  # a column one file lacks is blank in its rows, as in a file that has it empty
+    # a column one file lacks is blank in its rows, as in a file that has it empty
+    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).fillna('')
     del frames
-    df = df.reindex(columns=list(df.columns) + [c for c in COLUMNS if c not in df], fill_value='')  # one new block, not a column at a time
+    # one new block, not a column at a time
+    df = df.reindex(columns=list(df.columns) + [c for c in COLUMNS if c not in df], fill_value='')
     blank = lambda c: df[c].eq('')
-    oom = df.status.eq('') & df.throughput_mean.str.strip().str.upper().eq('OOM')  # the seed tool writes OOM in place of a number
+    # the seed tool writes OOM in place of a number
+    oom = df.status.eq('') & df.throughput_mean.str.strip().str.upper().eq('OOM')
     df.loc[oom, 'status'], df.loc[oom, 'error'] = 'oom', 'out of memory (the seed tool wrote OOM as its throughput)'
     old = blank('mode') & df.task.isin(MODES)  # files written before `mode` existed
     df.loc[old, 'mode'] = df.loc[old, 'task']
     df.loc[old, 'task'] = [legacy_task(m) for m in df.loc[old, 'model_name']]
     served = df['mode'].eq('serving')  # a served row's blank says the server did not tell: unknown, not the default
-    for c, v in BenchSpec.KEY_DEFAULTS.items(): df.loc[blank(c) & ~(served & (c in ('backend', 'channels_last', 'timesteps'))), c] = v  # rows written before the field existed
+    # rows written before the field existed
+    for c, v in BenchSpec.KEY_DEFAULTS.items():
+        df.loc[blank(c) & ~(served & (c in ('backend', 'channels_last', 'timesteps'))), c] = v
     df.loc[blank('status'), 'status'] = 'ok'
     df.loc[blank('device_type'), 'device_type'] = 'cuda'  # the seed tool measured GPUs only
     df.loc[blank('batch_requested'), 'batch_requested'] = df.loc[blank('batch_requested'), 'batch_size']
@@ -506,7 +570,8 @@ def read_results(*paths)->'pd.DataFrame':
 
 # %% ../nbs/10_store.ipynb #7e3ff5ed
 def superseded(df:'pd.DataFrame')->'pd.Series':
-    "Which failed rows (`error`, `oom`, `skipped`) of `df` a later `ok` row of the same configuration in the same file replaced: history, never counted as failures."
+    """Which failed rows (`error`, `oom`, `skipped`) of `df` a later `ok` row of the same configuration in the same
+    file replaced: history, never counted as failures."""
     import numpy as np, pandas as pd
     if df.empty: return pd.Series([], dtype=bool, index=df.index)
     cols = [c for c in BenchSpec.KEY if c in df] + (['source'] if 'source' in df else [])

@@ -49,7 +49,8 @@ class Plan:
     done:int = 0                                 # already in the results file
     skipped:list = field(default_factory=list)   # `(spec, reason)` this device cannot (or should not) run
     reruns:int = 0                               # done before, measured again (--rerun / --retry-failed)
-    seen:dict = field(default_factory=dict)      # key -> stored status when planned (a claim checks nothing changed since)
+    # key -> stored status when planned (a claim checks nothing changed since)
+    seen:dict = field(default_factory=dict)
 
     def line(self)->str:
         "The one-line plan printed before a sweep."
@@ -69,7 +70,9 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
     # training runs bf16 and amp under autocast (weights stay fp32), so a model's cast limits apply to inference only;
     # the row names the model, and the reason is its family's, so the plan line groups it
     if spec.mode == 'inference' and spec.precision not in info.precisions:
-        return f"{spec.precision} not supported: {info.precision_note or 'the registry does not list it for this model'}"
+        return (
+            f"{spec.precision} not supported: {info.precision_note or 'the registry does not list it for this model'}"
+        )
     if spec.mode == 'training' and spec.precision == 'fp16':
         return "pure fp16 training diverges without loss scaling: use amp"
     return precision_support(spec.precision, torch.device(spec.device), spec.explicit_precision)
@@ -85,7 +88,8 @@ def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=Fals
         if reason:
             if status == 'skipped' and not rerun: p.done += 1
             else: p.skipped.append((s, reason))
-        elif status is None or status == 'skipped': p.todo.append(s)  # skipped before, runnable now (e.g. named explicitly)
+        # skipped before, runnable now (e.g. named explicitly)
+        elif status is None or status == 'skipped': p.todo.append(s)
         elif rerun or (retry_failed and status in ('oom', 'error')): p.todo.append(s); p.reruns += 1
         else: p.done += 1
     return p
@@ -127,7 +131,8 @@ def _die_with_parent():
     except Exception: pass
 
 def _die_with(pid:int):
-    "End this process when process `pid` ends. A worker's parent is the fork server, which lives on while any worker does: it watches the sweep that asked for it instead."
+    """End this process when process `pid` ends. A worker's parent is the fork server, which lives on while any worker
+    does: it watches the sweep that asked for it instead."""
     import threading, select
     try: fd = os.pidfd_open(pid)
     except (AttributeError, OSError): fd = None  # no pidfd (old kernel), or `pid` already gone
@@ -140,28 +145,35 @@ def _die_with(pid:int):
     threading.Thread(target=watch, daemon=True, name='tbench-watch-parent').start()
 
 def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0):
-    "Worker entry: measure one spec, send its row (or the error) back; its output goes to `log_path` (the parent reads the last line if it dies)."
+    """Worker entry: measure one spec, send its row (or the error) back; its output goes to `log_path` (the parent
+    reads the last line if it dies)."""
     _die_with_parent()
     if sweep_pid: _die_with(sweep_pid)
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
     import faulthandler; faulthandler.enable()  # a crash in native code (a segfault) still leaves a line in the log
-    try: conn.send(run_spec(BenchSpec(**spec), TimingConfig(**timing), **kw).to_row())
-    except BaseException as e: conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
+    try:
+        conn.send(run_spec(BenchSpec(**spec), TimingConfig(**timing), **kw).to_row())
+    except BaseException as e:
+        conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
 
 def last_line(path)->str:
-    "The last line a worker wrote to its log file that names an error (else its last line; at most the last 64 kB read)."
+    """The last line a worker wrote to its log file that names an error (else its last line; at most the last 64 kB
+    read)."""
     try:
         with open(path, 'rb') as f:
             f.seek(max(os.fstat(f.fileno()).st_size - 65536, 0)); tail = f.read().decode('utf-8', 'replace')
     except OSError: return ''
-    lines = [l.strip() for l in tail.splitlines() if l.strip() and not l.startswith('Extension modules:')]  # faulthandler's module list
-    said = [l for l in lines if any(w in l for w in ('Error', 'error', 'Exception', 'Fatal', 'Killed'))]  # a traceback's last frame says less than its error
+    # faulthandler's module list
+    lines = [l.strip() for l in tail.splitlines() if l.strip() and not l.startswith('Extension modules:')]
+    # a traceback's last frame says less than its error
+    said = [l for l in lines if any(w in l for w in ('Error', 'error', 'Exception', 'Fatal', 'Killed'))]
     return (said or lines or [''])[-1][:200]
 
 class _no_main:
-    "While starting a worker, hide the user's `__main__` so the child does not re-run their script (a plain `python script.py`, `python -`): the worker's target lives in this package and needs nothing from it."
+    """While starting a worker, hide the user's `__main__` so the child does not re-run their script (a plain `python
+    script.py`, `python -`): the worker's target lives in this package and needs nothing from it."""
     def __enter__(self):
         import types
         self.main = sys.modules.get('__main__')
@@ -170,7 +182,8 @@ class _no_main:
 
 # %% ../nbs/24_sweep.ipynb #5c1e7a01
 def oom_kills()->Optional[int]:
-    "How many processes the kernel's OOM killer has killed (this cgroup's count where cgroup v2 tells, else the host's)."
+    """How many processes the kernel's OOM killer has killed (this cgroup's count where cgroup v2 tells, else the
+    host's)."""
     from pathlib import Path
     try:
         cg = Path('/proc/self/cgroup').read_text().strip().splitlines()[-1].split(':', 2)[2].lstrip('/')
@@ -187,7 +200,8 @@ def kill_cause(code:int, kills_before:Optional[int], kills_after:Optional[int])-
     "`(status, error)` of a worker that exited with `code` without sending a row."
     if code == -signal.SIGKILL:
         if kills_before is not None and kills_after is not None:
-            if kills_after > kills_before: return 'oom', f"worker killed by the kernel's OOM killer (OOM kills {kills_before} -> {kills_after})"
+            if kills_after > kills_before:
+                return 'oom', f"worker killed by the kernel's OOM killer (OOM kills {kills_before} -> {kills_after})"
             return 'error', "worker killed by SIGKILL, not by the OOM killer (its kill count did not change)"
         return 'error', "worker killed by SIGKILL; cause unknown (no OOM-kill counter on this host)"
     if code < 0:
@@ -204,9 +218,12 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     recv, send = ctx.Pipe(duplex=False)
     kills = oom_kills()
     import tempfile
-    from throughput_bench import sweep as _mod  # the importable `_worker` (a notebook's __main__ is not importable by the worker)
-    fd, log = tempfile.mkstemp(prefix='tbench-worker-', suffix='.log'); os.close(fd)  # removed below: nothing left in /tmp
-    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw, log, os.getpid()))  # not daemonic: DataLoader workers are its children
+    # the importable `_worker` (a notebook's __main__ is not importable by the worker)
+    from throughput_bench import sweep as _mod
+    # removed below: nothing left in /tmp
+    fd, log = tempfile.mkstemp(prefix='tbench-worker-', suffix='.log'); os.close(fd)
+    # not daemonic: DataLoader workers are its children
+    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw, log, os.getpid()))
     with _no_main(): proc.start()
     send.close()
     if on_start: on_start(proc.pid)
@@ -242,13 +259,26 @@ def run_with_halving(spec:BenchSpec, runner:Callable, on_retry:Callable=None)->B
     if res.status != 'ok': res.batch_size = s.batch_size
     if s.batch_size != spec.batch_size:
         res.batch_reason = 'oom'
-        res.error = f"out of memory at batch {spec.batch_size} ({first}); ran {s.batch_size}" + (f"; {res.error}" if res.error else '')
+        res.error = f"out of memory at batch {spec.batch_size} ({first}); ran {s.batch_size}" + (
+            f"; {res.error}" if res.error else ''
+        )
     return res
 
 # %% ../nbs/24_sweep.ipynb #3d0c1a02
-_MEAN_COLS = ('latency_mean_ms', 'latency_p50_ms', 'latency_p90_ms', 'latency_p95_ms', 'latency_p99_ms', 'throughput_cv',
-              'compile_seconds', 'breakdown_data_pct', 'breakdown_forward_pct', 'breakdown_backward_pct', 'breakdown_optimizer_pct',
-              'breakdown_allreduce_pct')
+_MEAN_COLS = (
+    'latency_mean_ms',
+    'latency_p50_ms',
+    'latency_p90_ms',
+    'latency_p95_ms',
+    'latency_p99_ms',
+    'throughput_cv',
+    'compile_seconds',
+    'breakdown_data_pct',
+    'breakdown_forward_pct',
+    'breakdown_backward_pct',
+    'breakdown_optimizer_pct',
+    'breakdown_allreduce_pct',
+)
 _SUM_COLS = ('iterations', 'seconds_measured', 'warmup_iters', 'warmup_seconds', 'wall_seconds')
 
 def _mean(xs):
@@ -274,7 +304,8 @@ def combine_repeats(rs:list, confidence:float=0.95)->BenchResult:
         vals = [getattr(r, c) for r in rs if getattr(r, c) is not None]
         setattr(out, c, type(vals[0])(sum(vals)) if vals else None)
     out.peak_memory_mb = max((r.peak_memory_mb for r in rs if r.peak_memory_mb is not None), default=None)
-    for c in ('max_abs_diff', 'max_rel_diff'): setattr(out, c, max((getattr(r, c) for r in rs if getattr(r, c) is not None), default=None))
+    for c in ('max_abs_diff', 'max_rel_diff'):
+        setattr(out, c, max((getattr(r, c) for r in rs if getattr(r, c) is not None), default=None))
     out.pixels_per_sec = out.throughput_mean * out.input_size ** 2 if out.input_size else None
     if out.gflops_per_sample: out.tflops_achieved = out.throughput_mean * out.gflops_per_sample / 1e3
     if out.world_size: out.throughput_per_device = out.throughput_mean / out.world_size
@@ -304,30 +335,49 @@ def ci_text(mean, lo, hi, fmt:str='.1f')->str:
     return f" [{format(l, fmt)}–{format(h, fmt) if math.isfinite(h) else 'inf'}]"
 
 def summary_table(results:list)->'pd.DataFrame':
-    "A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and what went wrong."
+    """A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and
+    what went wrong."""
     import pandas as pd
     rows = []
     for r in results:
         d = r.to_row() if isinstance(r, BenchResult) else dict(r)
         ok = d['status'] == 'ok'
         ci = ci_text(d['throughput_mean'], d.get('throughput_ci_low'), d.get('throughput_ci_high')) if ok else ''
-        bs = f"{d['batch_size']}" + (f" (of {d['batch_requested']})" if str(d.get('batch_requested')) not in ('', 'None', str(d['batch_size'])) else '')
+        bs = f"{d['batch_size']}" + (
+            f" (of {d['batch_requested']})"
+            if str(d.get('batch_requested')) not in ('', 'None', str(d['batch_size']))
+            else ''
+        )
         mode = d.get('mode') or 'inference'
         ws = str(d.get('world_size') or '').split('.')[0]
         contended = str(d.get('contended')).lower() == 'true'
-        rows.append({'model': d['model_name'], 'mode': (mode if mode != 'training' else f"training ({d.get('optimizer')})") + (f" DDP×{ws}" if ws not in ('', 'None', 'nan') else ''), 'precision': d['precision'],
-                     'compile': d['compile_mode'], 'backend': d.get('backend') or 'pytorch', 'batch': bs, 'input': _input_label(d),
-                     'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
-                     'n': _num(d.get('repeats'), '.0f') if ok else '',
-                     'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
-                     'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
-                     'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%')) if contended else 'ok') if ok
-                               else f"{d['status']}: {shorten(d.get('error', ''), 70)}",
-                     'vs fp32 eager': _num(d.get('max_rel_diff'), '.1e'),  # the correctness gate: largest output difference, relative
-                     'measured': d.get('measured') or ''})  # the API's `now` / `stored` / `not measured`, kept with its own row
+        rows.append(
+            {
+                'model': d['model_name'],
+                'mode': (mode if mode != 'training' else f"training ({d.get('optimizer')})")
+                + (f" DDP×{ws}" if ws not in ('', 'None', 'nan') else ''),
+                'precision': d['precision'],
+                'compile': d['compile_mode'],
+                'backend': d.get('backend') or 'pytorch',
+                'batch': bs,
+                'input': _input_label(d),
+                'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
+                'n': _num(d.get('repeats'), '.0f') if ok else '',
+                'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
+                'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
+                'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%')) if contended else 'ok')
+                if ok
+                else f"{d['status']}: {shorten(d.get('error', ''), 70)}",
+                # the correctness gate: largest output difference, relative
+                'vs fp32 eager': _num(d.get('max_rel_diff'), '.1e'),
+                # the API's `now` / `stored` / `not measured`, kept with its own row
+                'measured': d.get('measured') or '',
+            }
+        )
     t = pd.DataFrame(rows)
     if t.empty: return t
-    t = t.iloc[sorted(range(len(t)), key=lambda i: not t.status.iloc[i].startswith('ok'))].reset_index(drop=True)  # measured rows first
+    # measured rows first
+    t = t.iloc[sorted(range(len(t)), key=lambda i: not t.status.iloc[i].startswith('ok'))].reset_index(drop=True)
     if t.backend.eq('pytorch').all(): t = t.drop(columns='backend')  # one runtime: no column to read past
     if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
     else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
@@ -342,18 +392,21 @@ def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dic
     hw = store.read_hardware()
     store.write_hardware(fingerprint(device)); store.update_index()
     if ceilings or not hw.get('ceilings'):
-        if not ceilings: log(f"measuring this device's GEMM and copy ceilings once (for mfu_measured; cached in {store.hw_path})")
+        if not ceilings:
+            log(f"measuring this device's GEMM and copy ceilings once (for mfu_measured; cached in {store.hw_path})")
         store.write_hardware({'ceilings': measure_ceilings(device, quick=not ceilings)})
     return store.read_hardware()
 
 # %% ../nbs/24_sweep.ipynb #e3eff6e6
 def _stamp(res:BenchResult, v:dict):
     res.contended = bool(res.contended or v['contended'])
-    res.busy_share = max(res.busy_share or 0.0, v['busy_share']); res.steal_share = max(res.steal_share or 0.0, v['steal_share'])
+    res.busy_share = max(res.busy_share or 0.0, v['busy_share'])
+    res.steal_share = max(res.steal_share or 0.0, v['steal_share'])
 
 @dataclass
 class Repeats:
-    "How many worker processes measure a configuration: `fixed`, or from `least` to `most` until the row's CI is within `ci` (relative half-width) or `seconds` are spent on it."
+    """How many worker processes measure a configuration: `fixed`, or from `least` to `most` until the row's CI is
+    within `ci` (relative half-width) or `seconds` are spent on it."""
     most:int = 3
     least:Optional[int] = None   # None: exactly `most`
     ci:Optional[float] = None    # stop once the 95% CI over the process means is within this share of the mean
@@ -370,12 +423,14 @@ class Repeats:
 
     def text(self)->str:
         if self.least is None: return f"{self.most} worker processes each"
-        return f"{self.least}-{self.most} worker processes each, until the 95% CI is within ±{self.ci:.0%} or {self.seconds:g} s"
+        return (f"{self.least}-{self.most} worker processes each, until the 95% CI is within ±{self.ci:.0%} "
+                f"or {self.seconds:g} s")
 
 def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=True, progress:bool=True,
               runner_kw:dict=None, post:Callable=None, repeats=1, contention:Optional[Contention]=None,
               log:Callable=None)->list:
-    "Measure the plan's configurations, each in `repeats` worker processes (a number, or a `Repeats`), interleaved; append each row as soon as it is complete."
+    """Measure the plan's configurations, each in `repeats` worker processes (a number, or a `Repeats`), interleaved;
+    append each row as soon as it is complete."""
     rep = repeats if isinstance(repeats, Repeats) else Repeats(int(repeats))
     repeats = rep.most
     log = log or (lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
@@ -397,8 +452,11 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
         store.append(row); results.append(row); store.release(s.key()); got.discard(s.key())
         if busy[s.key()] and row.status == 'ok':  # one verdict per configuration, with what to do
             b = busy[s.key()]
-            log(f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes ({b[0]}); the row is marked contended: "
-                f"re-run with --rerun --wait-idle 60 on a quieter host")
+            log(
+                f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes ({b[0]}); "
+                "the row is marked contended: "
+                f"re-run with --rerun --wait-idle 60 on a quieter host"
+            )
         if row.status == 'ok': bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s at bs={row.batch_size}")
         elif row.status != 'skipped': log(f"{s.short()}: {row.status}: {row.error}")
     try:
@@ -409,15 +467,29 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
                 first = parts[k][0] if parts[k] else None
                 s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
                 label = s_run.short()
-                if not first and s.probe_batch and s.max_step_seconds and s.device == 'cpu' and s.compile_mode == 'none' and s.backend == 'pytorch' and s.batch_size > 4:  # the default batch only: one named is run as named unless it cannot fit
-                    label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")  # the probe may halve it
+                # the default batch only: one named is run as named unless it cannot fit
+                if (
+                    not first
+                    and s.probe_batch
+                    and s.max_step_seconds
+                    and s.device == 'cpu'
+                    and s.compile_mode == 'none'
+                    and s.backend == 'pytorch'
+                    and s.batch_size > 4
+                ):
+                    # the probe may halve it
+                    label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")
                 bar.set_description(f"{label} [{r + 1}/{repeats}]")
                 pre = contention.before() if contention else None
                 if pre and contention.strict and pre.share >= contention.threshold:
-                    final[k] = result_from_spec(s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)")
+                    final[k] = result_from_spec(
+                        s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)"
+                    )
                     finish(s, final[k]); bar.update(repeats - r); continue
                 worker.clear(); t0 = time.monotonic()
-                res = run_with_halving(s_run, run1, on_retry=lambda s2: bar.set_description(s2.short() + ' (OOM: halved)'))
+                res = run_with_halving(
+                    s_run, run1, on_retry=lambda s2: bar.set_description(s2.short() + ' (OOM: halved)')
+                )
                 spent[k] += time.monotonic() - t0
                 if contention:
                     v = contention.verdict(pre, contention.after([worker.get('pid')]))

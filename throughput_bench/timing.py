@@ -30,7 +30,8 @@ class TimingConfig:
     check_every:float = 0.1       # seconds between stop checks
 
 # %% ../nbs/06_timing.ipynb #e51505a5
-from .core import ci_halfwidth  # the statistics every interval uses (in `core`, so a client without torch computes them too)
+# the statistics every interval uses (in `core`, so a client without torch computes them too)
+from .core import ci_halfwidth
 
 # %% ../nbs/06_timing.ipynb #fda04f89
 @dataclass
@@ -63,7 +64,8 @@ class Timing:
 
 # %% ../nbs/06_timing.ipynb #406af711
 class CpuClock:
-    "Iteration times from the host clock (CPU, and MPS after a synchronize); `resume()` leaves out the time since the last mark."
+    """Iteration times from the host clock (CPU, and MPS after a synchronize); `resume()` leaves out the time since the
+    last mark."""
     def __init__(self, device): self.device, self.lat, self.last, self.total = device, [], 0.0, 0.0
     def start(self):
         synchronize(self.device); self.lat, self.total, self.last = [], 0.0, time.perf_counter()
@@ -107,7 +109,8 @@ def make_clock(device):
 def should_stop(elapsed:float, n:int, rel_ci:float, cfg:TimingConfig)->bool:
     "Whether the timed phase is over after `n` iterations and `elapsed` seconds, at relative CI half-width `rel_ci`."
     if cfg.timed_iters: return n >= cfg.timed_iters
-    if cfg.timed_seconds is not None: return elapsed >= cfg.timed_seconds and n >= 2  # two samples: the least a CI needs
+    # two samples: the least a CI needs
+    if cfg.timed_seconds is not None: return elapsed >= cfg.timed_seconds and n >= 2
     if elapsed >= cfg.max_seconds: return True
     if elapsed < cfg.min_seconds or n < cfg.min_iters: return False
     return rel_ci <= cfg.target_ci
@@ -118,8 +121,11 @@ def _rel_ci(lat:np.ndarray, confidence:float)->float:
     if n < 2: return math.inf
     return ci_halfwidth(float(lat.std(ddof=1)), n, confidence) / float(lat.mean())
 
-def _loop(step:Callable, device:torch.device, stop:Callable, confidence:float, check_every:float, exact:bool=False)->tuple:
-    "Run `step` under the device's clock until `stop(elapsed, n, rel_ci)`; `(latencies, seconds)`. `exact`: ask `stop` every step, without a CI."
+def _loop(
+    step: Callable, device: torch.device, stop: Callable, confidence: float, check_every: float, exact: bool = False
+) -> tuple:
+    """Run `step` under the device's clock until `stop(elapsed, n, rel_ci)`; `(latencies, seconds)`. `exact`: ask
+    `stop` every step, without a CI."""
     clock = make_clock(device); clock.start()
     next_check, i = 0.0, 0
     while True:
@@ -138,17 +144,22 @@ def measure(step:Callable, # runs one batch; its result is not used
             device:torch.device, batch_size:int, cfg:TimingConfig=None,
             on_warm:Optional[Callable]=None # called once after warm-up, before timing (e.g. to read GPU clocks)
            )->Timing:
-    "Time `step`: first call, warm-up, then the timed phase until `cfg` says stop. The warm-up runs the timed loop itself (clock, marks, reads), so what is paid once for the loop's own machinery is paid there."
+    """Time `step`: first call, warm-up, then the timed phase until `cfg` says stop. The warm-up runs the timed loop
+    itself (clock, marks, reads), so what is paid once for the loop's own machinery is paid there."""
     cfg = cfg or TimingConfig()
     synchronize(device); t = time.perf_counter()
     step(); synchronize(device)
     first = time.perf_counter() - t
     t0 = time.perf_counter()
     lat, _ = _loop(step, device, lambda el, n, ci: n >= cfg.warmup and time.perf_counter() - t0 >= cfg.warmup_seconds,
-                   cfg.confidence, cfg.check_every, exact=device.type != 'cuda')  # on CUDA with the reads of the timed phase
+                   # on CUDA with the reads of the timed phase
+                   cfg.confidence, cfg.check_every, exact=device.type != 'cuda')
     synchronize(device); warm_n, warm_s = len(lat), time.perf_counter() - t0
     if on_warm: on_warm()
     fixed = cfg.timed_seconds is not None or bool(cfg.timed_iters)
-    exact = (fixed and device.type != 'cuda') or bool(cfg.timed_iters)  # the host clock is exact: no CI needed; or a fixed count
-    lat, elapsed = _loop(step, device, lambda el, n, ci: should_stop(el, n, ci, cfg), cfg.confidence, cfg.check_every, exact=exact)
+    # the host clock is exact: no CI needed; or a fixed count
+    exact = (fixed and device.type != 'cuda') or bool(cfg.timed_iters)
+    lat, elapsed = _loop(
+        step, device, lambda el, n, ci: should_stop(el, n, ci, cfg), cfg.confidence, cfg.check_every, exact=exact
+    )
     return Timing(lat, elapsed, batch_size, warm_n, warm_s, first, cfg.confidence)

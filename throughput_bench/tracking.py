@@ -26,16 +26,36 @@ def has_api_key()->bool:
     except (OSError, netrc.NetrcParseError): return False
 
 def resolve_mode(mode:str)->str:
-    "`auto` → `online` with an API key, else `offline`; `WANDB_MODE=offline|disabled` in the environment wins over online."
+    """`auto` → `online` with an API key, else `offline`; `WANDB_MODE=offline|disabled` in the environment wins over
+    online."""
     if mode not in WANDB_MODES: raise BenchError(f"unknown W&B mode {mode!r}: use {', '.join(WANDB_MODES)}")
     if mode == 'auto': mode = 'online' if has_api_key() else 'offline'
     env = os.environ.get('WANDB_MODE')
-    if mode == 'online' and env in ('offline', 'disabled', 'dryrun'): mode = 'offline' if env != 'disabled' else 'disabled'
+    if mode == 'online' and env in ('offline', 'disabled', 'dryrun'):
+        mode = 'offline' if env != 'disabled' else 'disabled'
     return mode
 
 # %% ../nbs/17_tracking.ipynb #97a6986a
-INPUT_COLUMNS = tuple(dict.fromkeys(config_columns() + ['display_name', 'model_family', 'model_type', 'task', 'compiled', 'batch_requested',
-                 'device', 'device_type', 'gpu_name', 'lr', 'tf32_enabled', 'backend_settings']))  # the configuration (`BenchSpec.KEY`), then what describes it
+INPUT_COLUMNS = tuple(
+    dict.fromkeys(
+        config_columns()
+        + [
+            'display_name',
+            'model_family',
+            'model_type',
+            'task',
+            'compiled',
+            'batch_requested',
+            # the configuration (`BenchSpec.KEY`), then what describes it
+            'device',
+            'device_type',
+            'gpu_name',
+            'lr',
+            'tf32_enabled',
+            'backend_settings',
+        ]
+    )
+)
 
 def run_config(row:dict, hardware:dict)->dict:
     "The W&B `config` of a row: its inputs, and the hardware fingerprint."
@@ -44,7 +64,8 @@ def run_config(row:dict, hardware:dict)->dict:
 RSG_KEYS = {'device_name': 'gpu_name', 'model': 'model_name', 'bs': 'batch_size', 'throughput': 'throughput_mean'}
 
 def run_summary(row:dict)->dict:
-    "The W&B `summary` of a row: every column that has a value, plus the keys ready-steady-go's plotting notebook reads."
+    """The W&B `summary` of a row: every column that has a value, plus the keys ready-steady-go's plotting notebook
+    reads."""
     s = {k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and v != v)}
     s |= {k: s[c] for k, c in RSG_KEYS.items() if c in s}
     if 'precision' in s: s['fp16'] = s['precision'] in ('fp16', 'amp')  # that tool's fp16 flag is mixed precision
@@ -62,11 +83,24 @@ class WandbLogger:
 
     def _init(self, mode, row):
         import wandb
-        name = self.name or f"{row.get('model_name')}-{row.get('mode')}-{row.get('precision')}-{row.get('compile_mode')}-bs{row.get('batch_requested')}"
-        return wandb.init(project=self.project, entity=self.entity, mode=mode, dir=self.dir, reinit='create_new',
-                          name=name, tags=[t for t in self.tags + [str(row.get('mode') or ''), str(row.get('device_type') or '')] if t],
-                          config=run_config(row, self.hardware), job_type=str(row.get('mode')),
-                          settings=wandb.Settings(init_timeout=self.init_timeout, silent=True, console='off'))
+
+        name = (
+            self.name
+            or '-'.join(str(row.get(k)) for k in ('model_name', 'mode', 'precision', 'compile_mode'))
+            + f"-bs{row.get('batch_requested')}"
+        )
+        return wandb.init(
+            project=self.project,
+            entity=self.entity,
+            mode=mode,
+            dir=self.dir,
+            reinit='create_new',
+            name=name,
+            tags=[t for t in self.tags + [str(row.get('mode') or ''), str(row.get('device_type') or '')] if t],
+            config=run_config(row, self.hardware),
+            job_type=str(row.get('mode')),
+            settings=wandb.Settings(init_timeout=self.init_timeout, silent=True, console='off'),
+        )
 
     def __call__(self, res)->Optional[str]:
         "Log one row (a `BenchResult` or dict); returns the run's id (None when disabled)."
@@ -76,7 +110,10 @@ class WandbLogger:
         try: run = self._init(self.mode, row)
         except Exception as e:
             if self.mode != 'online': raise
-            self.log(f"W&B online init failed ({one_line_msg(e)}); logging offline from now on: upload later with `tbench sync`")
+            self.log(
+                f"W&B online init failed ({one_line_msg(e)}); logging offline from now on: upload later with `tbench "
+                "sync`"
+            )
             self.mode = 'offline'
             run = self._init('offline', row)
         run.summary.update(run_summary(row))
@@ -100,8 +137,14 @@ def offline_run_dirs(root='wandb')->list:
 
 def inspect_run(run_dir)->dict:
     "`{config, summary, ...}` of one local run, through `wandb leet inspect`."
-    r = subprocess.run([wandb_cli(), 'leet', 'inspect', '--summary', '--json', str(run_dir)], capture_output=True, text=True, timeout=120)
-    if r.returncode != 0: raise BenchError(f"wandb could not read {run_dir}: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+    r = subprocess.run(
+        [wandb_cli(), 'leet', 'inspect', '--summary', '--json', str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if r.returncode != 0:
+        raise BenchError(f"wandb could not read {run_dir}: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(r.stdout)
 
 def _frame(summaries:list)->'pd.DataFrame':
@@ -111,7 +154,8 @@ def _frame(summaries:list)->'pd.DataFrame':
     cols = list(COLUMNS)
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / 'wandb_runs.csv'
-        rows = [{k: s.get(k) for k in cols} for s in summaries if s.get('model_name')]  # a run with no row (abandoned by the online-to-offline fallback) is not a result
+        # a run with no row (abandoned by the online-to-offline fallback) is not a result
+        rows = [{k: s.get(k) for k in cols} for s in summaries if s.get('model_name')]
         f.write_text(_csv_text(cols, rows))
         return read_results(f).assign(source='wandb')
 
@@ -125,7 +169,8 @@ def read_offline_runs(root='wandb')->'pd.DataFrame':
 
 def read_project(path:str)->'pd.DataFrame':
     "Finished runs of a W&B project (`entity/project`) through the public API."
-    if not has_api_key(): raise BenchError(f"reading W&B project {path!r} needs an API key (wandb login, or WANDB_API_KEY)")
+    if not has_api_key():
+        raise BenchError(f"reading W&B project {path!r} needs an API key (wandb login, or WANDB_API_KEY)")
     import wandb
     try: runs = wandb.Api(timeout=30).runs(path)
     except Exception as e: raise BenchError(f"could not read W&B project {path!r}: {one_line_msg(e)}")
@@ -154,11 +199,20 @@ def sync(root='wandb', entity:Optional[str]=None, project:Optional[str]=None, ti
     dirs = [d for d in offline_run_dirs(root) if d.name.startswith('offline-run-') and not is_synced(d)]
     if not dirs: raise BenchError(f"no offline W&B runs to upload under {str(root)!r}")
     if not has_api_key(): raise BenchError("uploading needs a W&B API key (wandb login, or WANDB_API_KEY)")
-    cmd = [wandb_cli(), 'sync'] + (['--entity', entity] if entity else []) + (['--project', project] if project else []) + list(map(str, dirs))
+    cmd = (
+        [wandb_cli(), 'sync']
+        + (['--entity', entity] if entity else [])
+        + (['--project', project] if project else [])
+        + list(map(str, dirs))
+    )
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try: _, err = proc.communicate(timeout=timeout); why = f"wandb sync exited with {proc.returncode}" if proc.returncode else ''
+    try:
+        _, err = proc.communicate(timeout=timeout)
+        why = f"wandb sync exited with {proc.returncode}" if proc.returncode else ''
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL); proc.communicate(); err, why = '', f"wandb sync did not finish within {timeout:g} s (no network?)"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        err, why = '', f"wandb sync did not finish within {timeout:g} s (no network?)"
     left = [d for d in dirs if not is_synced(d)]
     if left:
         names = ', '.join(d.name for d in left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else '')

@@ -14,7 +14,16 @@ from .devices import *
 from .registry import n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
-from .backend import setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line, describe_device, describe_model
+from throughput_bench.backend import (
+    setup_run,
+    maybe_compile,
+    synthetic_input,
+    loader_input,
+    is_oom,
+    one_line,
+    describe_device,
+    describe_model,
+)
 from .inference import finish_result, cpu_batch_fit
 from .hardware import load_average
 from .contention import gpu_clocks
@@ -70,7 +79,8 @@ class TrainStep:
 
 # %% ../nbs/21_training.ipynb #59674a7f
 def phase_seconds(step:TrainStep, device, min_iters:int=5, min_seconds:float=1.0)->np.ndarray:
-    "Mean seconds per step in each phase, over at least `min_iters` steps and `min_seconds` (0: exactly `min_iters`, as DDP ranks need)."
+    """Mean seconds per step in each phase, over at least `min_iters` steps and `min_seconds` (0: exactly `min_iters`,
+    as DDP ranks need)."""
     totals = np.zeros(len(step.PHASES)); n, t0 = 0, time.perf_counter()
     cuda = device.type == 'cuda'
     while n < min_iters or time.perf_counter() - t0 < min_seconds:

@@ -25,7 +25,8 @@ def candidates(device_type:str, # `cpu` or `cuda`
                compile_modes:list=(), # torch.compile modes worth their compile time here
               )->list:
     "The configurations worth a screen, in words (`backend=openvino threads=2 batch=8 hint=LATENCY`)."
-    from throughput_bench.backends.base import get_backend  # here, not at the top: `tbench --help` reads this module without torch
+    # here, not at the top: `tbench --help` reads this module without torch
+    from throughput_bench.backends.base import get_backend
     threads = sorted({cores, max(1, cores // 2)}, reverse=True) if device_type == 'cpu' else [None]
     out = []
     for b in batches:
@@ -33,17 +34,28 @@ def candidates(device_type:str, # `cpu` or `cuda`
             th = f" threads={t}" if t else ''
             for p in precisions:
                 base = f"batch={b}{th} precision={p}"
-                for name in backends:  # each backend says what is worth screening for it (`Backend.tune_words`): a plugin's too
-                    out += [f"backend={name} {base}" + (f" {w}" if w else '') for w in get_backend(name).tune_words(b, t, p, device_type, tuple(compile_modes))]
+                # each backend says what is worth screening for it (`Backend.tune_words`): a plugin's too
+                for name in backends:
+                    out += [
+                        f"backend={name} {base}" + (f" {w}" if w else '')
+                        for w in get_backend(name).tune_words(b, t, p, device_type, tuple(compile_modes))
+                    ]
     return out
 
 # %% ../nbs/28_tune.ipynb #2f03b7db
-def front(df:'pd.DataFrame', maximise:tuple=('throughput_mean',), minimise:tuple=('latency_p99_ms', 'peak_memory_mb'))->'pd.DataFrame':
-    "The rows of `df` on the Pareto front: none of them is beaten on every column by another row (NaN columns left out)."
+def front(
+    df: 'pd.DataFrame', maximise: tuple = ('throughput_mean',), minimise: tuple = ('latency_p99_ms', 'peak_memory_mb')
+) -> 'pd.DataFrame':
+    """The rows of `df` on the Pareto front: none of them is beaten on every column by another row (NaN columns left
+    out)."""
     cols = [c for c in (*maximise, *minimise) if c in df and df[c].notna().all()]
     sign = np.array([-1.0 if c in maximise else 1.0 for c in cols])
     x = df[cols].to_numpy(float) * sign
-    keep = [i for i in range(len(x)) if not any((x[j] <= x[i]).all() and (x[j] < x[i]).any() for j in range(len(x)) if j != i)]
+    keep = [
+        i
+        for i in range(len(x))
+        if not any((x[j] <= x[i]).all() and (x[j] < x[i]).any() for j in range(len(x)) if j != i)
+    ]
     return df.iloc[keep]
 
 # %% ../nbs/28_tune.ipynb #9571468e
@@ -51,7 +63,8 @@ def reproduce(spec, device:str)->str:
     "The `tbench infer` command that measures `spec` again."
     w = ['tbench', 'infer', '--models', spec.model_name, '--device', device, '--input-size', str(spec.input_size),
          '--batch-sizes', str(spec.batch_size), '--precisions', spec.precision, '--compile-modes', spec.compile_mode]
-    if spec.input_channels: w += ['--input-channels', str(spec.input_channels)]  # tune takes them: the command says them
+    # tune takes them: the command says them
+    if spec.input_channels: w += ['--input-channels', str(spec.input_channels)]
     if (spec.timesteps or 1) > 1: w += ['--timesteps', str(spec.timesteps)]
     if spec.threads: w += ['--threads', str(spec.threads)]
     if spec.channels_last: w += ['--channels-last']
@@ -86,7 +99,8 @@ def _rank(rows:dict, specs:list, key:str, low:bool=False)->list:
     return sorted(ok, key=lambda s: _num(rows[s.key()].get(key)) * (1 if low else -1))
 
 def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
-    "Measure (or find stored) `specs` as stage `name` with `reps` processes each; their rows by the specs' keys without study/stage."
+    """Measure (or find stored) `specs` as stage `name` with `reps` processes each; their rows by the specs' keys
+    without study/stage."""
     from throughput_bench.sweep import plan, run_sweep, Repeats
     ss = [dataclasses.replace(s, study=tid, stage=name) for s in specs]
     store, log = su.store, su.msg.log
@@ -94,15 +108,24 @@ def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     for s, why in p.skipped: log(f"{config_text(s)}: skipped: {why}")
     if p.todo:
         log(f"{name}: {len(p.todo)} configuration(s) x {reps} process(es)" + (f", {p.done} stored" if p.done else ''))
-        run_sweep(p, store, su.timing, isolate=True, progress=su.options.progress, repeats=Repeats(reps), contention=cont,
-                  log=su.msg.warn)
+        run_sweep(
+            p,
+            store,
+            su.timing,
+            isolate=True,
+            progress=su.options.progress,
+            repeats=Repeats(reps),
+            contention=cont,
+            log=su.msg.warn,
+        )
     got = _stored(store, ss)
     return {s.key(): got.get(t.key(), {}) for s, t in zip(specs, ss)}
 
 # %% ../nbs/28_tune.ipynb #0d0d1f3e
 def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None,
                compile_modes:Optional[list]=None)->tuple:
-    "The configurations `tune` screens on `su`'s device (each backend's `tune_words` × batches × the precisions the device runs), and what was chosen, in words."
+    """The configurations `tune` screens on `su`'s device (each backend's `tune_words` × batches × the precisions the
+    device runs), and what was chosen, in words."""
     import torch
     from throughput_bench.backends.base import BACKENDS, get_backend
     from throughput_bench.devices import precision_support
@@ -114,7 +137,9 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
     batches = batch_sizes or ([1, 4, 16] if dev.type == 'cpu' else [1, 64, 256])
     precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, dev) is None]
     cms = compile_modes if compile_modes is not None else ([] if dev.type == 'cpu' else ['default'])
-    words = candidates(dev.type, o.threads or torch.get_num_threads(), backends, batches, precs, [c for c in cms if c != 'none'])
+    words = candidates(
+        dev.type, o.threads or torch.get_num_threads(), backends, batches, precs, [c for c in cms if c != 'none']
+    )
     specs = [one_spec(o, dev, {'threads': None} | parse_config(w), batch=1) for w in words]
     said = (f"{', '.join(backends)}; batches {' '.join(map(str, batches))}; "
             f"threads {' '.join(sorted({str(s.threads) for s in specs}))}; {' '.join(precs)}; "
@@ -132,10 +157,11 @@ def _b1(rows:dict, specs:list)->list:
     return [s for s in _rank(rows, specs, 'latency_p50_ms', low=True) if s.batch_size == 1]
 
 def search(specs:list, tid:str, su, cont, budget:float)->tuple:
-    """Screen every configuration once, the best third again with two processes, the best three with three: as far as
-    `budget` seconds go. The stages' sizes come from the budget and the stored rows' own seconds (not this call's clock),
-    so a second `tune` with the same arguments takes the same decisions and finds every row stored. Returns the last
-    row of each configuration, the ranking by img/s, the ranking at batch 1 by p50, seconds a process, seconds spent."""
+    """Screen every configuration once, the best third again with two processes, the best three with three: as far
+    as `budget` seconds go. The stages' sizes come from the budget and the stored rows' own seconds (not this call's
+    clock), so a second `tune` with the same arguments takes the same decisions and finds every row stored. Returns
+    the last row of each configuration, the ranking by img/s, the ranking at batch 1 by p50, seconds a process,
+    seconds spent."""
     rows = _stage(specs, 'screen', tid, 1, su, cont)
     spent = _cost(rows); per_run = spent / max(1, len(rows))
     last, by_tp, b1 = dict(rows), _rank(rows, specs, 'throughput_mean'), _b1(rows, specs)
@@ -154,7 +180,8 @@ def search(specs:list, tid:str, su, cont, budget:float)->tuple:
     return last, by_tp, b1, per_run, spent
 
 def versus_eager(win:BenchSpec, tid:str, su, rounds:int)->'pd.DataFrame':
-    "The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count), in `rounds` paired rounds (fixed from the stored rows, not the clock: a second call resumes them); empty where the winner is eager."
+    """The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count), in `rounds` paired rounds
+    (fixed from the stored rows, not the clock: a second call resumes them); empty where the winner is eager."""
     import torch, pandas as pd
     cpu = su.device.type == 'cpu'
     eager = dataclasses.replace(win, backend='pytorch', backend_options='', precision='fp32', compile_mode='none',
@@ -187,7 +214,8 @@ def tune(model:str, # a registry or timm name
          quiet:bool=False, # no messages
          **sweep_kw # any other `api.sweep` argument (e.g. input_channels, threads to cap the cores)
         )->TuneResult:
-    "Search the configurations of `model` that can matter on this device within the budget; the best, the front, and the winner against eager."
+    """Search the configurations of `model` that can matter on this device within the budget; the best, the front, and
+    the winner against eager."""
     from throughput_bench.sweep import hardware_record  # torch: not at import (`tbench tune --help` starts without it)
     if budget_minutes <= 0: raise BenchError(f"--budget-minutes must be positive, got {budget_minutes}")
     t0, budget = time.monotonic(), budget_minutes * 60
@@ -196,7 +224,9 @@ def tune(model:str, # a registry or timm name
         progress=progress, quiet=quiet, wandb='disabled', repeats=1, timed_seconds=screen_seconds)))
     su = api.setup(o)
     if screen_seconds is None:
-        su = dataclasses.replace(su, timing=dataclasses.replace(su.timing, timed_seconds=1.0 if su.device.type == 'cpu' else 2.0))
+        su = dataclasses.replace(
+            su, timing=dataclasses.replace(su.timing, timed_seconds=1.0 if su.device.type == 'cpu' else 2.0)
+        )
     specs, said = tune_space(su, backends, batch_sizes, compile_modes)
     tid = study_id('tune', model, str(su.device), [s.key() for s in specs], su.timing.timed_seconds)
     su.msg.log(f"tune {model} on {su.device} within {budget_minutes:g} min: {len(specs)} configurations ({said}); "
@@ -204,7 +234,8 @@ def tune(model:str, # a registry or timm name
     hardware_record(su.store, su.device, log=su.msg.log)
     cont = api.contention_watch(o, su.device, strict=False)
     last, by_tp, b1, per_run, spent = search(specs, tid, su, cont, budget)
-    if not by_tp: raise BenchError(f"no configuration of {model} ran correctly here (study {tid} in {su.store.csv_path})")
+    if not by_tp:
+        raise BenchError(f"no configuration of {model} ran correctly here (study {tid} in {su.store.csv_path})")
     win = by_tp[0]
     vs = versus_eager(win, tid, su, rounds=int(np.clip((budget - spent) / (2 * per_run), 3, 8)))
     table = tune_table(specs, last)
@@ -220,23 +251,42 @@ def tune(model:str, # a registry or timm name
 
 # %% ../nbs/28_tune.ipynb #5e687d92
 def draw_front(df:'pd.DataFrame', fr:'pd.DataFrame', title:str, path:Path)->Optional[Path]:
-    "Throughput against p99 latency for every configuration measured: the two-way front (img/s, p99) joined and labelled, the three-way front (memory too) ringed; saved as PNG at `path`."
+    """Throughput against p99 latency for every configuration measured: the two-way front (img/s, p99) joined and
+    labelled, the three-way front (memory too) ringed; saved as PNG at `path`."""
     import matplotlib; matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     if df.empty: return None
     fig, ax = plt.subplots(figsize=(9, 5.5), layout='constrained')
     for bs, g in df.groupby('batch_size'):
         ax.scatter(g.latency_p99_ms, g.throughput_mean, s=22, alpha=0.7, label=f"batch {bs}")
-    ax.scatter(fr.latency_p99_ms, fr.throughput_mean, s=90, facecolors='none', edgecolors='black', lw=0.8, label='front with peak memory too')
+    ax.scatter(
+        fr.latency_p99_ms,
+        fr.throughput_mean,
+        s=90,
+        facecolors='none',
+        edgecolors='black',
+        lw=0.8,
+        label='front with peak memory too',
+    )
     two = front(df, minimise=('latency_p99_ms',)).sort_values('latency_p99_ms')
     ax.plot(two.latency_p99_ms, two.throughput_mean, '-', color='black', lw=1, label='front: img/s against p99 latency')
     lo, hi = np.log(df.latency_p99_ms.min()), np.log(df.latency_p99_ms.max())
     for i, (_, r) in enumerate(two.iterrows()):
-        right = hi > lo and (np.log(r.latency_p99_ms) - lo) / (hi - lo) > 0.6  # labels of the right-hand points go to their left
-        ax.annotate(r.config, (r.latency_p99_ms, r.throughput_mean), fontsize=7, xytext=(-5 if right else 5, 6 if i % 2 == 0 else -12),
-                    textcoords='offset points', ha='right' if right else 'left')  # above and below in turn: neighbours do not collide
+        # labels of the right-hand points go to their left
+        right = hi > lo and (np.log(r.latency_p99_ms) - lo) / (hi - lo) > 0.6
+        ax.annotate(
+            r.config,
+            (r.latency_p99_ms, r.throughput_mean),
+            fontsize=7,
+            xytext=(-5 if right else 5, 6 if i % 2 == 0 else -12),
+            # above and below in turn: neighbours do not collide
+            textcoords='offset points',
+            ha='right' if right else 'left',
+        )
     ax.set_xscale('log'); ax.set_xlabel('p99 latency per step (ms, log scale)'); ax.set_ylabel('throughput (img/s)')
     ax.set_ylim(0, df.throughput_mean.max() * 1.15)
-    ax.set_title(title, fontsize=10); ax.legend(fontsize=8, loc='upper center', bbox_to_anchor=(0.5, -0.12), ncol=6, frameon=False); ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc='upper center', bbox_to_anchor=(0.5, -0.12), ncol=6, frameon=False)
+    ax.grid(alpha=0.3)
     path.parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=120); plt.close(fig)
     return path

@@ -28,10 +28,12 @@ ENTRY_POINTS = BACKEND_GROUP  # where another package names its backends: `name 
 _instances = {}
 
 def plugin_backends()->dict:
-    "Backends other installed packages declare in the `throughput_bench.backends` entry-point group: name -> `module` or `module:object` (read from their metadata: nothing is imported)."
+    """Backends other installed packages declare in the `throughput_bench.backends` entry-point group: name -> `module`
+    or `module:object` (read from their metadata: nothing is imported)."""
     return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINTS)}
 
-BACKENDS.update({k: v for k, v in plugin_backends().items() if k not in BACKENDS})  # every process finds them, the forked workers too; a built-in name wins
+# every process finds them, the forked workers too; a built-in name wins
+BACKENDS.update({k: v for k, v in plugin_backends().items() if k not in BACKENDS})
 
 def register(backend:'Backend'):
     "Make `backend` available under its name (for a backend defined outside this package)."
@@ -42,7 +44,11 @@ def get_backend(name:str)->'Backend':
     "The backend called `name`; an unknown name is a `BenchError` that suggests close ones."
     if name not in BACKENDS:
         close = difflib.get_close_matches(str(name), list(BACKENDS), n=3, cutoff=0.5)
-        raise BenchError(f"unknown backend {name!r}" + (f"; did you mean {', '.join(close)}?" if close else '') + f" (backends: {', '.join(BACKENDS)})")
+        raise BenchError(
+            f"unknown backend {name!r}"
+            + (f"; did you mean {', '.join(close)}?" if close else '')
+            + f" (backends: {', '.join(BACKENDS)})"
+        )
     if name not in _instances:
         where, _, obj = BACKENDS[name].partition(':')
         try:
@@ -51,21 +57,27 @@ def get_backend(name:str)->'Backend':
         except Exception as e:  # a plugin that does not import is named, in one line
             raise BenchError(f"backend {name!r} ({BACKENDS[name]}) could not be loaded: {type(e).__name__}: {e}")
         for b in found: _instances.setdefault(b.name, b)
-        if name not in _instances: raise BenchError(f"backend {name!r}: {BACKENDS[name]} defines no backend of that name")
+        if name not in _instances:
+            raise BenchError(f"backend {name!r}: {BACKENDS[name]} defines no backend of that name")
     return _instances[name]
 
 # %% ../../nbs/12_backends_base.ipynb #570ff218
 @dataclass
 class Prepared:
     "A model made ready by a backend for one configuration."
-    step:Callable                     # `step(batch)` -> `(fn, images per call)`: the function the timer calls, its input made once
-    output:Callable                   # `output(x)`: the outputs for a float32 CPU batch `x`, as numpy arrays (the correctness gate)
-    settings:str = ''                 # what decides this runtime's speed, as `key=value` words (the `backend_settings` column)
+    # `step(batch)` -> `(fn, images per call)`: the function the timer calls, its input made once
+    step:Callable
+    # `output(x)`: the outputs for a float32 CPU batch `x`, as numpy arrays (the correctness gate)
+    output:Callable
+    # what decides this runtime's speed, as `key=value` words (the `backend_settings` column)
+    settings:str = ''
     version:str = ''                  # the runtime's version
     export_seconds:Optional[float] = None   # exporting the model for the runtime (None: no export, or a cached one)
     export_cached:Optional[bool] = None     # the export came from the cache
-    build_seconds:Optional[float] = None    # building the runtime's executable (a session, a compiled model); None: in the first call
-    probe:Optional[Callable] = None         # `probe(batch)`: a synthetic-batch step for the CPU memory and time guard (None: no guard)
+    # building the runtime's executable (a session, a compiled model); None: in the first call
+    build_seconds:Optional[float] = None
+    # `probe(batch)`: a synthetic-batch step for the CPU memory and time guard (None: no guard)
+    probe:Optional[Callable] = None
 
 class Backend:
     "One way to run a model: what it can run, what it needs, and how it prepares a model."
@@ -77,16 +89,22 @@ class Backend:
     devices:tuple = ('cpu',)
     modes:tuple = ('inference',)
     data_modes:tuple = ('synthetic',)
-    options:dict = {}                 # the runtime's own settings a configuration may set: name -> the values it takes (a tuple, or `int`)
-    packages:tuple = ()               # the distributions whose versions the hardware record lists (the runtime's and its exporter's)
+    # the runtime's own settings a configuration may set: name -> the values it takes (a tuple, or `int`)
+    options:dict = {}
+    # the distributions whose versions the hardware record lists (the runtime's and its exporter's)
+    packages:tuple = ()
 
-    def tune_words(self, batch:int, threads:Optional[int], precision:str, device_type:str, compile_modes:tuple=())->list:
-        "The settings `tbench tune` screens for this backend at one batch, thread count and precision, each as words (`''`: its defaults); none where it cannot run them."
+    def tune_words(
+        self, batch: int, threads: Optional[int], precision: str, device_type: str, compile_modes: tuple = ()
+    ) -> list:
+        """The settings `tbench tune` screens for this backend at one batch, thread count and precision, each as words
+        (`''`: its defaults); none where it cannot run them."""
         ok = device_type in self.devices and precision in self.precisions and 'inference' in self.modes
         return [''] if ok else []
 
     def parse_options(self, text:str)->dict:
-        "`backend_options` words (`hint=THROUGHPUT streams=2`) as a dict, each checked against `options`; a bad one is a one-line `BenchError`."
+        """`backend_options` words (`hint=THROUGHPUT streams=2`) as a dict, each checked against `options`; a bad one
+        is a one-line `BenchError`."""
         out = {}
         for w in (text or '').split():
             k, eq, v = w.partition('=')
@@ -95,7 +113,8 @@ class Backend:
                 raise BenchError(f"{self.name}: unknown setting {w!r} (its settings: {known})")
             want = self.options[k]
             if want is int:
-                if not v.isdigit() or int(v) < 1: raise BenchError(f"{self.name}: {k} takes a whole number of at least 1, not {v!r}")
+                if not v.isdigit() or int(v) < 1:
+                    raise BenchError(f"{self.name}: {k} takes a whole number of at least 1, not {v!r}")
                 out[k] = int(v)
             elif v not in want: raise BenchError(f"{self.name}: {k} takes {' or '.join(want)}, not {v!r}")
             else: out[k] = v
@@ -110,10 +129,16 @@ class Backend:
     def unsupported(self, spec:BenchSpec)->Optional[str]:
         "Why this backend cannot run `spec`, or None."
         dev = spec.device.split(':')[0]
-        for what, v, ok in (('mode', spec.mode, self.modes), ('device', dev, self.devices), ('precision', spec.precision, self.precisions),
-                            ('compile mode', spec.compile_mode, self.compile_modes), ('data mode', spec.data_mode, self.data_modes)):
+        for what, v, ok in (
+            ('mode', spec.mode, self.modes),
+            ('device', dev, self.devices),
+            ('precision', spec.precision, self.precisions),
+            ('compile mode', spec.compile_mode, self.compile_modes),
+            ('data mode', spec.data_mode, self.data_modes),
+        ):
             if v not in ok: return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
-        if spec.channels_last not in self.layouts: return f"{self.name} chooses its own memory layout (no channels_last)"
+        if spec.channels_last not in self.layouts:
+            return f"{self.name} chooses its own memory layout (no channels_last)"
         self.parse_options(spec.backend_options)  # a wrong setting is the user's error, said before anything runs
         return self.missing()
 
@@ -125,12 +150,17 @@ class Backend:
 
 # %% ../../nbs/12_backends_base.ipynb #05ce6a78
 TOLERANCES = {'fp32': 1e-3, 'tf32': 1e-2, 'fp16': 1e-2, 'bf16': 8e-2}  # on max_rel_diff: max |out - ref| / max |ref|
-GATE_SAMPLES = 8  # images of the fixed input the reference runs (the configuration runs its own batch, the first ones compared)
+# images of the fixed input the reference runs (the configuration runs its own batch, the first ones compared)
+GATE_SAMPLES = 8
 
 def needs_gate(spec:BenchSpec)->bool:
     "Whether `spec` differs from fp32 eager PyTorch inference (and so is checked against it)."
-    return spec.mode == 'inference' and not (spec.backend == 'pytorch' and spec.precision == 'fp32' and spec.compile_mode == 'none'
-                                             and not spec.channels_last)
+    return spec.mode == 'inference' and not (
+        spec.backend == 'pytorch'
+        and spec.precision == 'fp32'
+        and spec.compile_mode == 'none'
+        and not spec.channels_last
+    )
 
 def tolerance(spec:BenchSpec, device, tf32:bool=False)->float:
     "The largest `max_rel_diff` the configuration may have: by the dtype it computes in (TF32 for fp32 where it is on)."
@@ -150,7 +180,8 @@ def tiled(x:'torch.Tensor', batch:int)->'torch.Tensor':
     return x.repeat(math.ceil(batch / len(x)), *[1] * (x.dim() - 1))[:batch]
 
 def as_samples(out, n:int)->np.ndarray:
-    "The first `n` samples of a model's output (a tensor, array, or a tuple/list/dict of them), as one float64 row per sample."
+    """The first `n` samples of a model's output (a tensor, array, or a tuple/list/dict of them), as one float64 row
+    per sample."""
     if isinstance(out, dict): out = list(out.values())
     if isinstance(out, (list, tuple)): return np.concatenate([as_samples(o, n) for o in out], axis=1)
     a = out.detach().float().cpu().numpy() if hasattr(out, 'detach') else np.asarray(out)
@@ -158,7 +189,8 @@ def as_samples(out, n:int)->np.ndarray:
 
 # %% ../../nbs/12_backends_base.ipynb #599b586b
 def output_diff(ref:np.ndarray, out:np.ndarray)->tuple:
-    "`(max_abs_diff, max_rel_diff)` of `out` against the reference `ref` (relative to the largest |ref|); inf where out is not finite or the shapes differ."
+    """`(max_abs_diff, max_rel_diff)` of `out` against the reference `ref` (relative to the largest |ref|); inf where
+    out is not finite or the shapes differ."""
     if ref.shape != out.shape or not np.isfinite(out).all(): return math.inf, math.inf
     d = float(np.abs(out - ref).max()) if ref.size else 0.0
     scale = float(np.abs(ref).max()) if ref.size else 0.0
@@ -170,6 +202,8 @@ def judge(res:BenchResult, ref:np.ndarray, out:np.ndarray, tol:float)->BenchResu
     res.tolerance = tol
     if not res.max_rel_diff <= tol:
         res.status = 'wrong'
-        res.error = (f"outputs differ from fp32 eager: max relative difference {res.max_rel_diff:.3g} > tolerance {tol:g} "
-                     f"(max absolute {res.max_abs_diff:.3g})" + (f"; {res.error}" if res.error else ''))
+        res.error = (
+            f"outputs differ from fp32 eager: max relative difference {res.max_rel_diff:.3g} > tolerance {tol:g} "
+            f"(max absolute {res.max_abs_diff:.3g})" + (f"; {res.error}" if res.error else '')
+        )
     return res

@@ -28,13 +28,26 @@ def weights_digest(model)->str:
     "A cheap fingerprint of a model's weights: each parameter's and buffer's shape and float64 sum."
     import torch
     with torch.no_grad():
-        parts = [f"{n}:{tuple(t.shape)}:{t.double().sum().item():.17g}" for n, t in model.state_dict().items() if t.is_floating_point()]
+        parts = [
+            f"{n}:{tuple(t.shape)}:{t.double().sum().item():.17g}"
+            for n, t in model.state_dict().items()
+            if t.is_floating_point()
+        ]
     return hashlib.sha256('|'.join(parts).encode()).hexdigest()[:16]
 
 def export_key(spec:BenchSpec, weights:str='')->str:
-    "The cache entry's name: the model and input, readable, then a hash of everything that changes the graph (and of its `weights`)."
-    what = dict(model=spec.model_name, channels=spec.input_channels, size=spec.input_size, timesteps=spec.timesteps or 1,
-                classes=spec.num_classes, precision='fp32', versions=export_versions(), weights=weights)
+    """The cache entry's name: the model and input, readable, then a hash of everything that changes the graph (and of
+    its `weights`)."""
+    what = dict(
+        model=spec.model_name,
+        channels=spec.input_channels,
+        size=spec.input_size,
+        timesteps=spec.timesteps or 1,
+        classes=spec.num_classes,
+        precision='fp32',
+        versions=export_versions(),
+        weights=weights,
+    )
     h = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
     t = f"x{spec.timesteps}t" if (spec.timesteps or 1) > 1 else ''
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{spec.model_name}-{spec.input_channels}x{spec.input_size}{t}") + f"-{h}"
@@ -48,13 +61,18 @@ def _export(model, spec:BenchSpec, path:Path):
     import torch
     x = torch.randn(2, spec.in_chans, spec.input_size, spec.input_size, device=next(model.parameters()).device)
     batch = torch.export.Dim('batch', min=1, max=4096)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter('ignore')
         torch.onnx.export(model.eval(), (x,), str(path), dynamo=True, opset_version=OPSET, input_names=['x'],
                           dynamic_shapes=({0: batch},), external_data=True)
 
 def onnx_model(model, spec:BenchSpec)->tuple:
-    "`(path of model.onnx, seconds exporting or None, cached)`: the cached export of `model` for `spec`, made if missing."
+    """`(path of model.onnx, seconds exporting or None, cached)`: the cached export of `model` for `spec`, made if
+    missing."""
     from filelock import FileLock
     root = cache_root(spec); root.mkdir(parents=True, exist_ok=True)
     entry = root / export_key(spec, weights_digest(model))

@@ -19,7 +19,8 @@ class OnnxRuntime(Backend):
     devices = ('cpu', 'cuda')
     provider = {'cpu': 'CPUExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
     options = {'mode': ('sequential', 'parallel'), 'inter_threads': int}
-    packages = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu')  # the exporter's and the runtime's (the GPU build has its own name)
+    # the exporter's and the runtime's (the GPU build has its own name)
+    packages = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu')
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
         "On a CPU, fp32: its defaults, and with several threads its parallel executor with as many inter-op threads."
@@ -31,16 +32,20 @@ class OnnxRuntime(Backend):
         if why: return why
         import onnxruntime as ort
         p = self.provider[spec.device.split(':')[0]]
-        if p not in ort.get_available_providers(): return f"{self.name}: this onnxruntime has no {p} (for CUDA: pip install onnxruntime-gpu)"
+        if p not in ort.get_available_providers():
+            return f"{self.name}: this onnxruntime has no {p} (for CUDA: pip install onnxruntime-gpu)"
         return None
 
     def session(self, path, spec:BenchSpec, device):
-        "An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads, sequential (or the `mode` and `inter_threads` asked for)."
+        """An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads,
+        sequential (or the `mode` and `inter_threads` asked for)."""
         import onnxruntime as ort
         opt = self.parse_options(spec.backend_options)
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.execution_mode = ort.ExecutionMode.ORT_PARALLEL if opt.get('mode') == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
+        so.execution_mode = (
+            ort.ExecutionMode.ORT_PARALLEL if opt.get('mode') == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
+        )
         if spec.threads: so.intra_op_num_threads = spec.threads
         so.inter_op_num_threads = opt.get('inter_threads', 1)
         so.log_severity_level = 3  # errors only
@@ -53,17 +58,30 @@ class OnnxRuntime(Backend):
         t0 = time.perf_counter(); sess = self.session(path, spec, device); build_s = time.perf_counter() - t0
         name = sess.get_inputs()[0].name
         so = sess.get_session_options()
-        settings = (f"provider={sess.get_providers()[0]} graph_opt=all intra_threads={so.intra_op_num_threads or 'default'} "
-                    f"inter_threads={so.inter_op_num_threads} mode={'parallel' if so.execution_mode == ort.ExecutionMode.ORT_PARALLEL else 'sequential'}")
+        settings = (
+            f"provider={sess.get_providers()[0]} graph_opt=all intra_threads={so.intra_op_num_threads or 'default'} "
+            f"inter_threads={so.inter_op_num_threads} "
+            f"mode={'parallel' if so.execution_mode == ort.ExecutionMode.ORT_PARALLEL else 'sequential'}"
+        )
         def step(batch:int):
-            x = np.random.default_rng(0).standard_normal((batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32)
+            x = np.random.default_rng(0).standard_normal(
+                (batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32
+            )
             if device.type != 'cuda': return (lambda: sess.run(None, {name: x})), batch
             io = sess.io_binding()
             io.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(x, 'cuda', device.index or 0))
             for o in sess.get_outputs(): io.bind_output(o.name, 'cuda', device.index or 0)
             return (lambda: sess.run_with_iobinding(io)), batch
-        return Prepared(step=step, output=lambda x: sess.run(None, {name: x.numpy()}), settings=settings, version=ort.__version__,
-                        export_seconds=export_s, export_cached=cached, build_seconds=build_s)
+
+        return Prepared(
+            step=step,
+            output=lambda x: sess.run(None, {name: x.numpy()}),
+            settings=settings,
+            version=ort.__version__,
+            export_seconds=export_s,
+            export_cached=cached,
+            build_seconds=build_s,
+        )
 
 class OnnxRuntimeTensorRT(OnnxRuntime):
     "ONNX Runtime with its TensorRT execution provider (CUDA; the engine is built on the first call)."

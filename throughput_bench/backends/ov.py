@@ -21,12 +21,14 @@ class OpenVINO(Backend):
     packages = ('onnx', 'onnxscript', 'openvino')
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
-        "fp32 on a CPU: the hint its guide recommends for the batch (LATENCY at 1, THROUGHPUT above), and the other one."
+        """fp32 on a CPU: the hint its guide recommends for the batch (LATENCY at 1, THROUGHPUT above), and the other
+        one."""
         if device_type not in self.devices or precision != 'fp32': return []
         return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"]
 
     def compiled(self, core, graph, spec:BenchSpec, batch:int):
-        "`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or the `hint` and `streams` asked for), f32, `spec.threads`."
+        """`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or
+        the `hint` and `streams` asked for), f32, `spec.threads`."""
         g = graph.clone(); g.reshape([batch, spec.in_chans, spec.input_size, spec.input_size])
         opts = self.parse_options(spec.backend_options)
         hint = opts.get('hint', 'LATENCY' if batch == 1 else 'THROUGHPUT')
@@ -42,15 +44,24 @@ class OpenVINO(Backend):
         made = {}  # batch -> (compiled model, hint, seconds to compile)
         def get(batch):
             if batch not in made:
-                t0 = time.perf_counter(); cm, hint = self.compiled(core, graph, spec, batch); made[batch] = (cm, hint, time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                cm, hint = self.compiled(core, graph, spec, batch)
+                made[batch] = (cm, hint, time.perf_counter() - t0)
             return made[batch]
         p = Prepared(step=None, output=None, version=ov.get_version(), export_seconds=export_s, export_cached=cached)
         def step(batch:int):
             cm, hint, secs = get(batch); p.build_seconds = secs
-            x = np.random.default_rng(0).standard_normal((batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32)
-            nreq = self.parse_options(spec.backend_options).get('requests') or (1 if hint == 'LATENCY' else int(cm.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS')))
-            p.settings = (f"hint={hint} streams={cm.get_property('NUM_STREAMS')} requests={nreq} "
-                          f"precision={cm.get_property('INFERENCE_PRECISION_HINT').to_string()} threads={cm.get_property('INFERENCE_NUM_THREADS')}")
+            x = np.random.default_rng(0).standard_normal(
+                (batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32
+            )
+            nreq = self.parse_options(spec.backend_options).get('requests') or (
+                1 if hint == 'LATENCY' else int(cm.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS'))
+            )
+            p.settings = (
+                f"hint={hint} streams={cm.get_property('NUM_STREAMS')} requests={nreq} "
+                f"precision={cm.get_property('INFERENCE_PRECISION_HINT').to_string()} "
+                f"threads={cm.get_property('INFERENCE_NUM_THREADS')}"
+            )
             if nreq == 1:
                 req = cm.create_infer_request()
                 return (lambda: req.infer({0: x})), batch

@@ -16,7 +16,8 @@ __all__ = ['BACKEND', 'inference_step', 'PyTorch']
 
 # %% ../../nbs/13_backends_pytorch.ipynb #974cc825
 def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
-    "The function the timer calls: one forward pass on one batch (through `backend.predictor`, as the model server calls it)."
+    """The function the timer calls: one forward pass on one batch (through `backend.predictor`, as the model server
+    calls it)."""
     f = predictor(model, spec, device, dtype, cast=False)  # the batch is made in the model's dtype and layout, once
     if spec.data_mode == 'dataloader':
         nxt = loader_input(spec, batch, device, dtype)
@@ -40,7 +41,11 @@ class PyTorch(Backend):
         if spec.channels_last: model = model.to(memory_format=torch.channels_last)
         model = maybe_compile(model.eval(), spec.compile_mode)
         f = predictor(model, spec, device, dtype)
-        settings = f"compile={spec.compile_mode}" + (" channels_last" if spec.channels_last else '') + f" threads={torch.get_num_threads()}"
+        settings = (
+            f"compile={spec.compile_mode}"
+            + (" channels_last" if spec.channels_last else '')
+            + f" threads={torch.get_num_threads()}"
+        )
         synthetic = dataclasses.replace(spec, data_mode='synthetic')
         return Prepared(step=lambda batch: (inference_step(model, spec, batch, device, dtype), batch),
                         output=lambda x: f(x), settings=settings, version=torch.__version__,
