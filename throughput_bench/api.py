@@ -85,13 +85,9 @@ def timing_config(
         else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
     )
     warmup = warmup if warmup is not None else (2 if cpu else 5)
-    tc = TimingConfig(
-        warmup=warmup,
-        warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.5 if cpu else 2.0),
-        timed_seconds=timed_seconds,
-        timed_iters=timed_iters,
-        **(defaults | adaptive),
-    )
+    tc = TimingConfig(warmup=warmup,
+                      warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.5 if cpu else 2.0),
+                      timed_seconds=timed_seconds, timed_iters=timed_iters, **(defaults | adaptive))
     if tc.min_seconds > tc.max_seconds:
         raise BenchError(f"--min-seconds {tc.min_seconds} is more than --max-seconds {tc.max_seconds}")
     return tc
@@ -207,14 +203,9 @@ def slurm_sweep(specs:list, su:Setup)->'pd.DataFrame':
     m = sl.load_manifest(o.results_dir)
     new = {e['job_id'] for e in entries}
     rows = [
-        dict(
-            job_id=j['job_id'],
-            state=j.get('state'),
-            configurations=len(j['specs']),
-            models=' '.join(dict.fromkeys(s['model_name'] for s in j['specs'])),
-            new=j['job_id'] in new,
-            log=j['stdout'],
-        )
+        dict(job_id=j['job_id'], state=j.get('state'), configurations=len(j['specs']),
+             models=' '.join(dict.fromkeys(s['model_name'] for s in j['specs'])), new=j['job_id'] in new,
+             log=j['stdout'])
         for sub in m['submissions']
         for j in sub['jobs']
     ]
@@ -735,14 +726,8 @@ def view(df:'pd.DataFrame', # rows from `infer`, `train`, `store.read_results`, 
     cols = [c for c in (columns or VIEW) if c in d and (columns or not one(c))]
     out = d[cols].copy()
     if 'contended' in out: out['contended'] = out.contended.map(lambda v: '⚠ yes' if str(v) == 'True' else '')
-    fmt = {
-        'throughput_mean': '{:,.1f}',
-        'latency_p95_ms': '{:,.1f}',
-        'peak_memory_mb': '{:,.0f}',
-        'repeats': '{:.0f}',
-        'batch_size': '{:.0f}',
-        'input_size': '{:.0f}',
-    }
+    fmt = {'throughput_mean': '{:,.1f}', 'latency_p95_ms': '{:,.1f}', 'peak_memory_mb': '{:,.0f}', 'repeats': '{:.0f}',
+           'batch_size': '{:.0f}', 'input_size': '{:.0f}'}
     st = out.style.hide(axis='index').format({c: f for c, f in fmt.items() if c in out}, na_rep='')
     return st.relabel_index([VIEW.get(c, c) for c in cols], axis=1)
 
@@ -860,20 +845,8 @@ def serve(model:str, # a registry or timm name
         try: s.bind((host, port))
         except OSError as e: raise BenchError(f"cannot listen on {host}:{port}: {e.strerror or e}")
     check_backends([backend], 'inference')
-    spec = serve_spec(
-        model,
-        device,
-        precision,
-        compile_mode,
-        channels_last,
-        input_channels,
-        input_size,
-        timesteps,
-        threads,
-        workers,
-        backend,
-        cache_dir,
-    )
+    spec = serve_spec(model, device, precision, compile_mode, channels_last, input_channels, input_size, timesteps,
+                      threads, workers, backend, cache_dir)
     print(
         f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, compile "
         f"{spec.compile_mode}"
@@ -984,31 +957,9 @@ def latency(
         f" ({meta.get('model', 'no /v1/metadata')}); {len(forms)} form variant(s); rows -> {store.csv_path}, LoadGen "
         f"logs -> {log_root}/"
     )
-    rows = L.latency_tests(
-        url,
-        meta,
-        payload,
-        dev,
-        scenario,
-        qps,
-        latency_bound_ms,
-        latency_percentile,
-        find_max_qps,
-        tuple(concurrency or ([8] if scenario == 'offline' else [1])),
-        burn_in,
-        trials,
-        runs,
-        min_duration,
-        max_duration,
-        forms,
-        {'accept': accept} if accept else None,
-        timeout,
-        max_steps,
-        max_search_seconds,
-        cost,
-        log_root,
-        post,
-        progress,
-    )
+    rows = L.latency_tests(url, meta, payload, dev, scenario, qps, latency_bound_ms, latency_percentile, find_max_qps,
+                           tuple(concurrency or ([8] if scenario == 'offline' else [1])), burn_in, trials, runs,
+                           min_duration, max_duration, forms, {'accept': accept} if accept else None, timeout,
+                           max_steps, max_search_seconds, cost, log_root, post, progress)
     df = pd.DataFrame([r.to_row() for r in rows])
     return df

@@ -12,16 +12,8 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines
 import matplotlib.pyplot as plt
 import seaborn as sns
-from throughput_bench.core import (
-    BenchSpec,
-    config_columns,
-    config_words,
-    paired_ratio,
-    verdict,
-    sentence,
-    shorten,
-    plain_text,
-)
+from .core import (BenchSpec, config_columns, config_words, paired_ratio, verdict, sentence, shorten,
+                                   plain_text)
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
 
@@ -233,15 +225,8 @@ def shared_legend(fig, axes, title:Optional[str]=None):
     top = 1 - head / H
     if title: fig.suptitle(title, y=1 - 0.05 / H, va='top')
     if labels:
-        fig.legend(
-            [seen[l] for l in labels],
-            labels,
-            loc='upper center',
-            bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H),
-            ncol=ncol,
-            fontsize='small',
-            frameon=False,
-        )
+        fig.legend([seen[l] for l in labels], labels, loc='upper center',
+                   bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H), ncol=ncol, fontsize='small', frameon=False)
     fig.tight_layout(rect=(0, 0, 1, top))
 
 def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
@@ -305,17 +290,12 @@ def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     a1.set(xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision; bars: 95% CI)', ylabel=None, title='Coverage rate')
     barh_ci(a2, d.assign(days_lo=EARTH_LAND_KM2 / d.km2_hi / 86400, days_hi=EARTH_LAND_KM2 / d.km2_lo / 86400),
             'label', 'days_to_map_land', 'device', 'days_lo', 'days_hi')
-    a2.set(
-        xlabel=f"days to map the Earth's land ({EARTH_LAND_KM2 / 1e6:.2f} M km²)",
-        ylabel=None,
-        title='Time to map the world',
-    )
+    a2.set(xlabel=f"days to map the Earth's land ({EARTH_LAND_KM2 / 1e6:.2f} M km²)", ylabel=None,
+           title='Time to map the world')
     shared_legend(fig, [a1, a2]); return fig
 
-MFU_TITLES = {
-    'mfu_measured': 'MFU against the measured GEMM ceiling',
-    'mfu': 'MFU against the datasheet / theoretical peak',
-}
+MFU_TITLES = {'mfu_measured': 'MFU against the measured GEMM ceiling',
+              'mfu': 'MFU against the datasheet / theoretical peak'}
 
 def chart_mfu(best:pd.DataFrame):
     "MFU per model (against the measured GEMM ceiling, and the datasheet/theoretical peak where known)."
@@ -365,10 +345,8 @@ def chart_scaling(best:pd.DataFrame):
         a1.errorbar(
             g.world_size,
             g.throughput_mean,
-            yerr=[
-                g.throughput_mean - g.throughput_ci_low.fillna(g.throughput_mean),
-                g.throughput_ci_high.fillna(g.throughput_mean) - g.throughput_mean,
-            ],
+            yerr=[g.throughput_mean - g.throughput_ci_low.fillna(g.throughput_mean),
+                  g.throughput_ci_high.fillna(g.throughput_mean) - g.throughput_mean],
             marker='o',
             capsize=3,
             color=c,
@@ -379,21 +357,12 @@ def chart_scaling(best:pd.DataFrame):
         # ideal: N times world size 1
         if len(one): a1.plot(g.world_size, g.world_size * one.iloc[0], ls=':', color=c, lw=1)
     ws = sorted(d.world_size.unique())
-    a1.set(
-        xlabel='world size (processes)',
-        ylabel='global img/s (bars: 95% CI)',
-        title='Throughput (dotted: N × world size 1)',
-        xticks=ws,
-    )
+    a1.set(xlabel='world size (processes)', ylabel='global img/s (bars: 95% CI)',
+           title='Throughput (dotted: N × world size 1)', xticks=ws)
     a1.set_ylim(0, None)
     a2.axhline(1, ls='--', color='grey', lw=1)
-    a2.set(
-        xlabel='world size (processes)',
-        ylabel='img/s ÷ (N × img/s at N = 1)',
-        title='Scaling efficiency',
-        xticks=ws,
-        ylim=(0, max(1.2, d.eff.max() * 1.1)),
-    )
+    a2.set(xlabel='world size (processes)', ylabel='img/s ÷ (N × img/s at N = 1)', title='Scaling efficiency',
+           xticks=ws, ylim=(0, max(1.2, d.eff.max() * 1.1)))
     shared_legend(fig, [a1, a2], 'data-parallel training (DistributedDataParallel)'); return fig
 
 # %% ../nbs/11_charts.ipynb #12fa01eb
@@ -436,11 +405,8 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
         barh_ci(ax, e, 'model_name', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
         for t, k in zip(ax.get_yticklabels(), e.drop_duplicates('model_name').kind):
             t.set_color(KIND_COLORS[k])
-        ax.set(
-            title=f"{dev} · input {shp}: img/s by precision (names: geo encoders purple, timm baselines grey)",
-            xlabel='img/s (bars: 95% CI)',
-            ylabel=None,
-        )
+        ax.set(title=f"{dev} · input {shp}: img/s by precision (names: geo encoders purple, timm baselines grey)",
+               xlabel='img/s (bars: 95% CI)', ylabel=None)
     for ax, dev in zip(right, devices):
         e = add_coverage(d[d.device.eq(dev)], gsd_m)
         e = e.loc[e.groupby('label').km2_per_sec.idxmax()].sort_values('km2_per_sec', ascending=False)
@@ -453,11 +419,8 @@ def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
         ax.legend(
             handles=[matplotlib.patches.Patch(color=c, label=k) for k, c in KIND_COLORS.items()], fontsize='x-small'
         )
-        ax.set(
-            title=f"{dev} · every model on this device: km²/s, each at its own input size",
-            xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)',
-            ylabel=None,
-        )
+        ax.set(title=f"{dev} · every model on this device: km²/s, each at its own input size",
+               xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision)', ylabel=None)
     fig.suptitle(
         'Geo encoders against timm baselines: left, the same pixels (colour: precision); right, ground covered '
         '(colour: geo or timm)',
@@ -540,19 +503,10 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
         ss = g[g.scenario.eq('single-stream') & g.batch_size.astype(float).eq(1)].latency_p50_ms.median()
         l1 = m[m.batch_size.astype(float).eq(1)].latency_p50_ms.median()
         out.append(
-            dict(
-                device=device_label(k[0]),
-                model=k[1],
-                precision=k[2],
-                max_batch=k[-1],
-                served_img_s=served,
-                in_process_img_s=local,
-                served_share=served / local if local == local and local else np.nan,
-                served_p50_ms=ss,
-                in_process_p50_ms=l1,
-                p50_overhead_ms=ss - l1,
-                client_p50_ms=g.client_p50_ms.median(),
-            )
+            dict(device=device_label(k[0]), model=k[1], precision=k[2], max_batch=k[-1], served_img_s=served,
+                 in_process_img_s=local, served_share=served / local if local == local and local else np.nan,
+                 served_p50_ms=ss, in_process_p50_ms=l1, p50_overhead_ms=ss - l1,
+                 client_p50_ms=g.client_p50_ms.median())
         )
     return pd.DataFrame(out)
 
@@ -571,20 +525,8 @@ def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
     member is left out, as `tbench compare` leaves it)."""
     if 'study' not in df or 'stage' not in df:
         return pd.DataFrame(
-            columns=[
-                'study',
-                'model',
-                'device',
-                'a',
-                'b',
-                'ratio',
-                'ratio_low',
-                'ratio_high',
-                'p_value',
-                'verdict',
-                'rounds',
-                'sentence',
-            ]
+            columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict',
+                     'rounds', 'sentence']
         )
     d = df[~plain_rows(df) & df.stage.fillna('').str.match(r'^round \d+, \w+$') & df.status.eq('ok')]
     out = []
@@ -607,46 +549,21 @@ def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
             if quiet.empty:
                 out.append(
                     row
-                    | dict(
-                        ratio=np.nan,
-                        ratio_low=np.nan,
-                        ratio_high=np.nan,
-                        p_value=np.nan,
-                        verdict='no verdict (busy host)',
-                        rounds=0,
-                        sentence=f"{b} vs {a}: no verdict: every one of its {len(piv)} round(s) ran on a busy host",
-                    )
+                    | dict(ratio=np.nan, ratio_low=np.nan, ratio_high=np.nan, p_value=np.nan,
+                           verdict='no verdict (busy host)', rounds=0,
+                           sentence=f"{b} vs {a}: no verdict: every one of its {len(piv)} round(s) ran on a busy host")
                 )
                 continue
             r = paired_ratio(quiet['A'], quiet[w])
             out.append(
                 row
-                | dict(
-                    ratio=r.ratio,
-                    ratio_low=r.low,
-                    ratio_high=r.high,
-                    p_value=r.p,
-                    verdict=verdict(r),
-                    rounds=r.n,
-                    sentence=sentence(b, a, r),
-                )
+                | dict(ratio=r.ratio, ratio_low=r.low, ratio_high=r.high, p_value=r.p, verdict=verdict(r), rounds=r.n,
+                       sentence=sentence(b, a, r))
             )
     return pd.DataFrame(
         out,
-        columns=[
-            'study',
-            'model',
-            'device',
-            'a',
-            'b',
-            'ratio',
-            'ratio_low',
-            'ratio_high',
-            'p_value',
-            'verdict',
-            'rounds',
-            'sentence',
-        ],
+        columns=['study', 'model', 'device', 'a', 'b', 'ratio', 'ratio_low', 'ratio_high', 'p_value', 'verdict',
+                 'rounds', 'sentence'],
     )
 
 def chart_comparisons(df:pd.DataFrame):
@@ -713,15 +630,8 @@ def chart_mapping(df:pd.DataFrame):
     for s in MAP_STAGES:
         v = d[f"stage_{s}_s"].astype(float).fillna(0).to_numpy()
         bound = d.bound_stage.eq(s).to_numpy()
-        a1.barh(
-            y,
-            v,
-            left=left,
-            color=MAP_COLOURS[s],
-            label=s,
-            edgecolor=np.where(bound, 'black', 'none'),
-            linewidth=np.where(bound, 1.6, 0),
-        )
+        a1.barh(y, v, left=left, color=MAP_COLOURS[s], label=s, edgecolor=np.where(bound, 'black', 'none'),
+                linewidth=np.where(bound, 1.6, 0))
         left += v
     for yi, tot, b in zip(y, left, d.bound_stage):
         a1.text(tot, yi, f"  {tot:.3g} s · bound: {b}", va='center', fontsize=8)
@@ -791,147 +701,124 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     old = superseded(df)  # failed rows a later ok row of the same configuration replaced: history, not failures
     # the text is escaped for Markdown; what is parsed (the server's JSON) is read from `raw`
     raw, df, best = df, _md_safe(df), _md_safe(best)
-    lines = [
-        f"# Results",
-        "",
-        f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
-        f"{int(df.status.eq('ok').sum())} measured, {int((df.status.eq('skipped') & ~old).sum())} skipped, "
-        f"{int((df.status.isin(['oom', 'error']) & ~old).sum())} failed"
-        + (f", {int(old.sum())} failed before and measured since (kept as history)" if old.any() else '')
-        + (
-            f", {int(df.status.eq('wrong').sum())} wrong (outputs outside the correctness gate's tolerance; never "
-            "ranked)"
-            if df.status.eq('wrong').any()
-            else ''
-        )
-        + ".",
-        "",
-    ]
-    lines += best_table_markdown(native_rows(best))
-    if not best.empty:
-        lines += ["## Every configuration", ""]
-        b = add_coverage(best, gsd_m)
-        b = b.assign(
-            ci=[
-                f"{l:.1f}–{h:.1f}"
-                if np.isfinite(l) and np.isfinite(h)
-                else (f"{l:.1f}–∞" if np.isfinite(l) else 'no CI')
-                for l, h in zip(b.throughput_ci_low.astype(float), b.throughput_ci_high.astype(float))
-            ]
-        )
-        t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
-        rows = [
-            f"| mode | device | model | variant | batch | img/s | 95% CI | p95 ms | km²/s @ {gsd_m:g} m | mfu_measured "
-            "|",
-            "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
-        ]
-        for _, r in t.iterrows():
-            busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
-            rows.append(
-                f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | "
-                f"{r.throughput_mean:.1f} | "
-                f"{r.ci} | {_fmt(r.latency_p95_ms, '.1f')} | {_fmt(r.km2_per_sec, ',.0f')} | "
-                f"{_fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''} |"
-            )
-        lines += rows + [""]
-    s = _md_safe(serving_rows(raw))
-    if not s.empty:
-        lines += [
-            "## Serving",
-            "",
-            "Per request; load is LoadGen's target (server), the requests in flight (offline) or one at a time "
-            "(single-stream).",
-            "",
-            "| device | model | scenario | form | load | req/s | mean ms [95% CI] | p50 | p90 | p99 | verdict | errors "
-            "|",
-            "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|",
-        ]
-        for _, r in s.iterrows():
-            load = (
-                f"{r.target_qps:.2f}/s"
-                if pd.notna(r.target_qps)
-                else f"{int(r.concurrency)} in flight"
-                if r.scenario == 'offline'
-                else '1 at a time'
-            )
-            ci = (
-                f" [{_fmt(r.latency_ci_low_ms, '.1f')}–{_fmt(r.latency_ci_high_ms, '.1f')}]"
-                if pd.notna(r.latency_ci_low_ms)
-                else ''
-            )
-            lines.append(
-                f"| {r.device} | {r.label.split(' · ')[0]} ({r.precision}, max batch {r.max_batch}) | {r.scenario} | "
-                f"{r.request_form if pd.notna(r.request_form) else ''} | {load} | "
-                f"{r.achieved_qps:.2f} | {_fmt(r.latency_mean_ms, '.1f')}{ci} | {_fmt(r.latency_p50_ms, '.1f')} | "
-                f"{_fmt(r.latency_p90_ms, '.1f')} | "
-                f"{_fmt(r.latency_p99_ms, '.1f')} | {r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | "
-                f"{_fmt(r.request_errors, '.0f')} |"
-            )
-        ov = _md_safe(serving_overhead(raw))
-        if len(ov):
-            lines += [
-                "",
-                "Serving overhead (the same device, model, precision and input measured in process by `tbench infer`):",
-                "",
-                "| device | model | max batch | served img/s (offline) | in-process img/s at max batch | served / "
-                "in-process | served p50 ms | in-process p50 ms (batch 1) | overhead ms | of which client ms |",
-                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-            ]
-            lines += [
-                f"| {o.device} | {o.model} | {o.max_batch} | {_fmt(o.served_img_s, '.1f')} | "
-                f"{_fmt(o.in_process_img_s, '.1f')} | "
-                f"{_fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''} | "
-                f"{_fmt(o.served_p50_ms, '.1f')} | {_fmt(o.in_process_p50_ms, '.1f')} | "
-                f"{_fmt(o.p50_overhead_ms, '+.1f')} | {_fmt(o.client_p50_ms, '.1f')} |"
-                for o in ov.itertuples()
-            ]
-        lines += [""]
-    m = _md_safe(mapping_rows(raw))
-    if not m.empty:
-        lines += [
-            "## Mapping (tbench map)",
-            "",
-            "A raster on disk to a georeferenced raster on disk: km²/s end to end with its 95% CI over passes, the "
-            "model alone on tiles in memory (same km² per tile), and the stage that bounds the rate.",
-            "",
-            "| device | model | raster | tiles | overlap | workers | km²/s end to end [95% CI] | km²/s model alone | "
-            "survives | bound by | days for Earth's land |",
-            "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|",
-        ]
-        for r in m.itertuples():
-            w = re.search(r'workers=(\d+)', str(r.map_options)); w = w.group(1) if w else ''
-            lines.append(
-                f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} "
-                f"({_fmt(r.area_km2, ',.1f')} km², {_fmt(r.gsd_m, 'g')} m) | {_fmt(r.tiles, '.0f')} | "
-                f"{_fmt(r.overlap, 'g')} | {w} | "
-                f"{_fmt(r.km2_per_sec, '.3g')} "
-                f"[{_fmt(r.km2_per_sec_ci_low, '.3g')}–{_fmt(r.km2_per_sec_ci_high, '.3g')}] | "
-                f"{_fmt(r.model_km2_per_sec, '.3g')} | {_fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | "
-                f"{_fmt(r.days_to_map_land, ',.1f')} |"
-            )
-        lines += [""]
-    bad = df[df.status.isin(['oom', 'error', 'skipped', 'wrong']) & ~old]
-    if len(bad):
-        lines += ["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
-        lines += [
-            f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {shorten(str(r.error), 240)} |"
-            for _, r in bad.iterrows()
-        ] + [""]
-    cmp = comparison_rows(raw)
-    if not cmp.empty:
-        lines += [
-            '',
-            '## Comparisons',
-            '',
-            'Paired rounds of fresh processes (`tbench compare`; `tbench tune` against fp32 eager): B/A throughput, '
-            'its 95% CI, Student\'s paired t on log ratios at α = 0.05.',
-            '',
-        ]
-        lines += [
-            f"- {md_text(r.model)} on {md_text(r.device)}: {md_text(r.sentence)} (study {md_text(r.study)})"
-            for r in cmp.itertuples()
-        ]
+    lines = ["# Results", "", _md_counts(df, old), ""] + best_table_markdown(native_rows(best))
+    lines += _md_every_configuration(best, gsd_m) + _md_serving(raw) + _md_mapping(raw)
+    lines += _md_not_measured(df[df.status.isin(['oom', 'error', 'skipped', 'wrong']) & ~old]) + _md_comparisons(raw)
     return '\n'.join(lines)
+
+def _md_counts(df:pd.DataFrame, old:pd.Series)->str:
+    "How many rows were read, measured, skipped, failed (and failed before but measured since), wrong."
+    n = lambda mask: int(mask.sum())
+    s = (f"{len(df)} rows from {df.source.nunique() if 'source' in df else 1} source(s); "
+         f"{n(df.status.eq('ok'))} measured, {n(df.status.eq('skipped') & ~old)} skipped, "
+         f"{n(df.status.isin(['oom', 'error']) & ~old)} failed")
+    if old.any(): s += f", {n(old)} failed before and measured since (kept as history)"
+    if df.status.eq('wrong').any():
+        s += f", {n(df.status.eq('wrong'))} wrong (outputs outside the correctness gate's tolerance; never ranked)"
+    return s + "."
+
+def _ci_cell(lo:float, hi:float)->str:
+    "An interval as a table cell: `lo–hi`, an open upper end as ∞, none as 'no CI'."
+    if np.isfinite(lo) and np.isfinite(hi): return f"{lo:.1f}–{hi:.1f}"
+    return f"{lo:.1f}–∞" if np.isfinite(lo) else 'no CI'
+
+def _md_every_configuration(best:pd.DataFrame, gsd_m:float)->list:
+    "The table of every configuration's best row, fastest first per mode and device."
+    if best.empty: return []
+    b = add_coverage(best, gsd_m)
+    lo, hi = b.throughput_ci_low.astype(float), b.throughput_ci_high.astype(float)
+    b = b.assign(ci=[_ci_cell(l, h) for l, h in zip(lo, hi)])
+    t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
+    lines = ["## Every configuration", "",
+             f"| mode | device | model | variant | batch | img/s | 95% CI | p95 ms | km²/s @ {gsd_m:g} m "
+             "| mfu_measured |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for _, r in t.iterrows():
+        busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
+        mfu = _fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''
+        lines.append(f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | "
+                     f"{r.throughput_mean:.1f} | {r.ci} | {_fmt(r.latency_p95_ms, '.1f')} | "
+                     f"{_fmt(r.km2_per_sec, ',.0f')} | {mfu} |")
+    return lines + [""]
+
+def _load_cell(r)->str:
+    "A served row's load in words: the target rate, the requests in flight, or one at a time."
+    if pd.notna(r.target_qps): return f"{r.target_qps:.2f}/s"
+    return f"{int(r.concurrency)} in flight" if r.scenario == 'offline' else '1 at a time'
+
+def _md_serving(raw:pd.DataFrame)->list:
+    "The served rows (latency at a load) and, where the same configuration ran in process, the serving overhead."
+    s = _md_safe(serving_rows(raw))
+    if s.empty: return []
+    lines = ["## Serving", "",
+             "Per request; load is LoadGen's target (server), the requests in flight (offline) or one at a time "
+             "(single-stream).", "",
+             "| device | model | scenario | form | load | req/s | mean ms [95% CI] | p50 | p90 | p99 | verdict "
+             "| errors |",
+             "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
+    for _, r in s.iterrows():
+        ci = (f" [{_fmt(r.latency_ci_low_ms, '.1f')}–{_fmt(r.latency_ci_high_ms, '.1f')}]"
+              if pd.notna(r.latency_ci_low_ms) else '')
+        form = r.request_form if pd.notna(r.request_form) else ''
+        lines.append(f"| {r.device} | {r.label.split(' · ')[0]} ({r.precision}, max batch {r.max_batch}) | "
+                     f"{r.scenario} | {form} | {_load_cell(r)} | {r.achieved_qps:.2f} | "
+                     f"{_fmt(r.latency_mean_ms, '.1f')}{ci} | {_fmt(r.latency_p50_ms, '.1f')} | "
+                     f"{_fmt(r.latency_p90_ms, '.1f')} | {_fmt(r.latency_p99_ms, '.1f')} | "
+                     f"{r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | {_fmt(r.request_errors, '.0f')} |")
+    return lines + _md_overhead(_md_safe(serving_overhead(raw))) + [""]
+
+def _md_overhead(ov:pd.DataFrame)->list:
+    "Served against in-process figures of the same device, model, precision and input."
+    if not len(ov): return []
+    lines = ["", "Serving overhead (the same device, model, precision and input measured in process by "
+                 "`tbench infer`):", "",
+             "| device | model | max batch | served img/s (offline) | in-process img/s at max batch | served / "
+             "in-process | served p50 ms | in-process p50 ms (batch 1) | overhead ms | of which client ms |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for o in ov.itertuples():
+        share = _fmt(100 * o.served_share, '.0f') + '%' if pd.notna(o.served_share) else ''
+        lines.append(f"| {o.device} | {o.model} | {o.max_batch} | {_fmt(o.served_img_s, '.1f')} | "
+                     f"{_fmt(o.in_process_img_s, '.1f')} | {share} | {_fmt(o.served_p50_ms, '.1f')} | "
+                     f"{_fmt(o.in_process_p50_ms, '.1f')} | {_fmt(o.p50_overhead_ms, '+.1f')} | "
+                     f"{_fmt(o.client_p50_ms, '.1f')} |")
+    return lines
+
+def _md_mapping(raw:pd.DataFrame)->list:
+    "The `tbench map` rows: km²/s end to end and of the model alone, the share that survives, the bounding stage."
+    m = _md_safe(mapping_rows(raw))
+    if m.empty: return []
+    lines = ["## Mapping (tbench map)", "",
+             "A raster on disk to a georeferenced raster on disk: km²/s end to end with its 95% CI over passes, the "
+             "model alone on tiles in memory (same km² per tile), and the stage that bounds the rate.", "",
+             "| device | model | raster | tiles | overlap | workers | km²/s end to end [95% CI] | km²/s model alone | "
+             "survives | bound by | days for Earth's land |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|"]
+    for r in m.itertuples():
+        w = re.search(r'workers=(\d+)', str(r.map_options))
+        lines.append(f"| {r.device} | {r.display_name or r.model_name} ({r.precision}, {r.backend}) | {r.raster_file} "
+                     f"({_fmt(r.area_km2, ',.1f')} km², {_fmt(r.gsd_m, 'g')} m) | {_fmt(r.tiles, '.0f')} | "
+                     f"{_fmt(r.overlap, 'g')} | {w.group(1) if w else ''} | {_fmt(r.km2_per_sec, '.3g')} "
+                     f"[{_fmt(r.km2_per_sec_ci_low, '.3g')}–{_fmt(r.km2_per_sec_ci_high, '.3g')}] | "
+                     f"{_fmt(r.model_km2_per_sec, '.3g')} | {_fmt(100 * r.pipeline_share, '.0f')}% | {r.bound_stage} | "
+                     f"{_fmt(r.days_to_map_land, ',.1f')} |")
+    return lines + [""]
+
+def _md_not_measured(bad:pd.DataFrame)->list:
+    "Rows that failed, were skipped or were wrong, with why."
+    if not len(bad): return []
+    return (["## Not measured", "", "| model | mode | precision | status | why |", "|---|---|---|---|---|"]
+            + [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {shorten(str(r.error), 240)} |"
+               for _, r in bad.iterrows()] + [""])
+
+def _md_comparisons(raw:pd.DataFrame)->list:
+    "Each stored comparison's sentence."
+    cmp = comparison_rows(raw)
+    if cmp.empty: return []
+    return (['', '## Comparisons', '',
+             "Paired rounds of fresh processes (`tbench compare`; `tbench tune` against fp32 eager): B/A throughput, "
+             "its 95% CI, Student's paired t on log ratios at α = 0.05.", '']
+            + [f"- {md_text(r.model)} on {md_text(r.device)}: {md_text(r.sentence)} (study {md_text(r.study)})"
+               for r in cmp.itertuples()])
 
 # %% ../nbs/11_charts.ipynb #3662d024
 def _si(v:float)->str:
@@ -969,15 +856,9 @@ def chart_overview(best:pd.DataFrame):
         ax.barh(y, r.throughput_mean, height=0.85, color=colours[r.device])
         end = r.throughput_mean
         if r.has_ci:
-            ax.errorbar(
-                r.throughput_mean,
-                y,
-                xerr=[[r.throughput_mean - r.throughput_ci_low], [r.throughput_ci_high - r.throughput_mean]],
-                fmt='none',
-                ecolor='black',
-                lw=0.8,
-                capsize=2,
-            )
+            ax.errorbar(r.throughput_mean, y,
+                        xerr=[[r.throughput_mean - r.throughput_ci_low], [r.throughput_ci_high - r.throughput_mean]],
+                        fmt='none', ecolor='black', lw=0.8, capsize=2)
             end = r.throughput_ci_high
         else: ax.plot(r.throughput_mean, y, marker='o', mfc='white', mec='black', ms=4, mew=0.8, ls='none')
         how = r.variant + ('' if r.has_ci else ' · no CI')
@@ -991,15 +872,8 @@ def chart_overview(best:pd.DataFrame):
     handles = [matplotlib.patches.Patch(color=colours[dv], label=dv) for dv in devices]
     if (~d.has_ci).any():
         handles.append(
-            matplotlib.lines.Line2D(
-                [],
-                [],
-                marker='o',
-                mfc='white',
-                mec='black',
-                ls='none',
-                label='no interval (one run, or a file without one)',
-            )
+            matplotlib.lines.Line2D([], [], marker='o', mfc='white', mec='black', ls='none',
+                                    label='no interval (one run, or a file without one)')
         )
     ax.grid(axis='y', visible=False)
     ax.legend(handles=handles, fontsize=8, loc='lower left', bbox_to_anchor=(0, 1.0), ncol=len(handles), frameon=False)

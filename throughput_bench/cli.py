@@ -213,32 +213,14 @@ def rsg_parser()->Parser:
     p.add_argument('--bs', type=positive_int, default=32, help="batch size (default 32, as ready-steady-go's)")
     p.add_argument('--size', type=positive_int, default=224, help="image size (default 224)")
     p.add_argument('--fp16', action='store_true', help="mixed precision (autocast: fp16 on GPU, bf16 on CPU)")
-    p.add_argument(
-        '--n_batches',
-        '--n-batches',
-        type=int,
-        default=None,
-        help="time this many batches (default: unset, as 0 is; give this or --n_seconds)",
-    )
-    p.add_argument(
-        '--n_seconds',
-        '--n-seconds',
-        type=positive_float,
-        default=None,
-        help="or time this many seconds (default: unset)",
-    )
-    p.add_argument(
-        '--run_number',
-        '--run-number',
-        type=int,
-        default=1,
-        help="recorded in run_id and as a W&B tag (default 1, as ready-steady-go's)",
-    )
-    p.add_argument(
-        '--wnb',
-        default='disabled',
-        help="W&B mode: disabled | offline | online | auto (as tbench's --wandb; default disabled)",
-    )
+    p.add_argument('--n_batches', '--n-batches', type=int, default=None,
+                   help="time this many batches (default: unset, as 0 is; give this or --n_seconds)")
+    p.add_argument('--n_seconds', '--n-seconds', type=positive_float, default=None,
+                   help="or time this many seconds (default: unset)")
+    p.add_argument('--run_number', '--run-number', type=int, default=1,
+                   help="recorded in run_id and as a W&B tag (default 1, as ready-steady-go's)")
+    p.add_argument('--wnb', default='disabled',
+                   help="W&B mode: disabled | offline | online | auto (as tbench's --wandb; default disabled)")
     p.add_argument('--wnb_run', '--wnb-run', default=None, help="the W&B run's name (default: W&B's)")
     p.add_argument(
         '--wnb_project', '--wnb-project', default='ready-steady-go', help="W&B project (default ready-steady-go)"
@@ -261,25 +243,11 @@ def cmd_rsg(a):
     if a.wnb not in ('disabled', 'offline', 'online', 'auto'):
         raise BenchError(f"--wnb {a.wnb!r}: use disabled, offline, online or auto")
     timed = dict(timed_iters=a.n_batches) if a.n_batches else dict(timed_seconds=a.n_seconds)
-    df = api.train(
-        [a.model],
-        batch_sizes=[a.bs],
-        input_size=a.size,
-        precisions=['amp' if a.fp16 else 'fp32'],
-        device=a.device,
-        optimizers=[a.optimizer],
-        results_dir=a.results_dir,
-        rerun=True,
-        progress=False,
-        repeats=1,
-        wandb=a.wnb,
-        wandb_project=a.wnb_project,
-        wandb_entity=a.wnb_entity,
-        wandb_tags=[f"run_number={a.run_number}"],
-        wandb_run_name=a.wnb_run,
-        run_id=f"rsg-{a.run_number}",
-        **timed,
-    )
+    df = api.train([a.model], batch_sizes=[a.bs], input_size=a.size, precisions=['amp' if a.fp16 else 'fp32'],
+                   device=a.device, optimizers=[a.optimizer], results_dir=a.results_dir, rerun=True, progress=False,
+                   repeats=1, wandb=a.wnb, wandb_project=a.wnb_project, wandb_entity=a.wnb_entity,
+                   wandb_tags=[f"run_number={a.run_number}"], wandb_run_name=a.wnb_run, run_id=f"rsg-{a.run_number}",
+                   **timed)
     res = df.iloc[-1]
     if res.status != 'ok': raise BenchError(f"{res.status}: {res.error}")
     print(
@@ -289,16 +257,9 @@ def cmd_rsg(a):
     )
     # then the `key: value` lines ready-steady-go prints, ending with duration, n_items and throughput
     n_items = int(res.iterations * res.batch_size)
-    for k, v in (
-        ('device_name', res.gpu_name),
-        ('model', a.model),
-        ('bs', int(res.batch_size)),
-        ('fp16', a.fp16),
-        ('size', a.size),
-        ('duration', round(float(res.seconds_measured), 4)),
-        ('n_items', n_items),
-        ('throughput', round(float(res.throughput_mean), 4)),
-    ):
+    for k, v in (('device_name', res.gpu_name), ('model', a.model), ('bs', int(res.batch_size)), ('fp16', a.fp16),
+                 ('size', a.size), ('duration', round(float(res.seconds_measured), 4)), ('n_items', n_items),
+                 ('throughput', round(float(res.throughput_mean), 4))):
         print(f"{k}: {v}")
 
 def ready_steady_go(argv=None):
@@ -313,14 +274,8 @@ def stream_models(names:list, out=None):
     out = out or sys.stdout
     infos = [get_model(n) for n in names]  # an unknown name fails here, before any line
     rows = [
-        (
-            i.name,
-            i.display_name,
-            i.family,
-            'geo' if i.is_geo else i.type,
-            f"{i.channels}x{i.size}",
-            ' '.join(i.precisions),
-        )
+        (i.name, i.display_name, i.family, 'geo' if i.is_geo else i.type, f"{i.channels}x{i.size}",
+         ' '.join(i.precisions))
         for i in infos
     ]
     head = ('name', 'display name', 'family', 'type', 'input', 'precisions')
@@ -416,10 +371,8 @@ def cmd_repair(a):
 # %% ../nbs/30_cli.ipynb #4171b112
 def serve_parser(parser=None)->Parser:
     S = argparse.SUPPRESS
-    p = parser or Parser(
-        prog='tbench serve',
-        description="Serve one model on LitServe: POST a .npy to /v1/infer (the NIM request format).",
-    )
+    p = parser or Parser(prog='tbench serve',
+                         description="Serve one model on LitServe: POST a .npy to /v1/infer (the NIM request format).")
     p.add_argument('--model', required=True, help="a registry or timm name")
     p.add_argument('--device', default=S, help="auto | cpu | cuda | cuda:N (default auto)")
     p.add_argument('--precision', choices=PRECISIONS, default=S, help="default fp32")
@@ -431,27 +384,16 @@ def serve_parser(parser=None)->Parser:
         default=S,
         help="the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)",
     )
-    p.add_argument(
-        '--cache-dir',
-        default=S,
-        help="where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)",
-    )
+    p.add_argument('--cache-dir', default=S,
+                   help="where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)")
     p.add_argument('--channels-last', action='store_true', default=S, help="NHWC memory layout")
     p.add_argument('--input-channels', type=positive_int, default=S, help="default: the model's native channels")
     p.add_argument('--input-size', type=positive_int, default=S, help="default: the model's native size")
     p.add_argument('--timesteps', type=positive_int, default=S, help="frames per sample (default 1)")
-    p.add_argument(
-        '--threads',
-        type=positive_int,
-        default=S,
-        help="CPU threads per model worker (default: the cores shared among the workers)",
-    )
-    p.add_argument(
-        '--max-batch-size',
-        type=positive_int,
-        default=S,
-        help="dynamic batching: up to this many requests per forward pass (default 1)",
-    )
+    p.add_argument('--threads', type=positive_int, default=S,
+                   help="CPU threads per model worker (default: the cores shared among the workers)")
+    p.add_argument('--max-batch-size', type=positive_int, default=S,
+                   help="dynamic batching: up to this many requests per forward pass (default 1)")
     p.add_argument(
         '--batch-timeout-ms', type=nonneg_float, default=S, help="how long a batch waits to fill (default 5)"
     )
@@ -467,12 +409,8 @@ def serve_parser(parser=None)->Parser:
     )
     p.add_argument('--host', default=S, help="default 127.0.0.1 (loopback only); 0.0.0.0 listens on every interface")
     p.add_argument('--port', type=positive_int, default=S, help="default 8000")
-    p.add_argument(
-        '--log-level',
-        choices=('critical', 'error', 'warning', 'info', 'debug'),
-        default=S,
-        help="uvicorn's (default warning; info logs every request)",
-    )
+    p.add_argument('--log-level', choices=('critical', 'error', 'warning', 'info', 'debug'), default=S,
+                   help="uvicorn's (default warning; info logs every request)")
     p.add_argument(
         '--timeout', type=positive_float, default=S, help="seconds a request may wait for the model (default 60)"
     )
@@ -484,20 +422,14 @@ def cmd_serve(a):
 
 def latency_parser(parser=None)->Parser:
     S = argparse.SUPPRESS
-    p = parser or Parser(
-        prog='tbench latency',
-        description="Request latency of a served model, with MLPerf LoadGen as the load generator.",
-    )
+    p = parser or Parser(prog='tbench latency',
+                         description="Request latency of a served model, with MLPerf LoadGen as the load generator.")
     p.add_argument(
         'url', help="the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)"
     )
     g = p.add_argument_group('load')
-    g.add_argument(
-        '--scenario',
-        choices=('single-stream', 'server', 'offline'),
-        default=S,
-        help="default single-stream (one request at a time)",
-    )
+    g.add_argument('--scenario', choices=('single-stream', 'server', 'offline'), default=S,
+                   help="default single-stream (one request at a time)")
     g.add_argument(
         '--qps',
         type=positive_float,
@@ -511,34 +443,17 @@ def latency_parser(parser=None)->Parser:
         default=S,
         help="server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)",
     )
-    g.add_argument(
-        '--latency-percentile',
-        type=positive_float,
-        default=S,
-        help="the percentile the bound applies to (default 0.99)",
-    )
-    g.add_argument(
-        '--find-max-qps',
-        action='store_true',
-        default=S,
-        help="search for the highest load that stays VALID at the bound",
-    )
+    g.add_argument('--latency-percentile', type=positive_float, default=S,
+                   help="the percentile the bound applies to (default 0.99)")
+    g.add_argument('--find-max-qps', action='store_true', default=S,
+                   help="search for the highest load that stays VALID at the bound")
     g.add_argument(
         '--max-steps', type=positive_int, default=S, help="--find-max-qps: at most this many runs (default 8)"
     )
-    g.add_argument(
-        '--max-search-seconds',
-        type=positive_float,
-        default=S,
-        help="--find-max-qps: and at most this long (default 300)",
-    )
-    g.add_argument(
-        '--concurrency',
-        nargs='+',
-        type=positive_int,
-        default=S,
-        help="offline: requests in flight, a test per value (default 8)",
-    )
+    g.add_argument('--max-search-seconds', type=positive_float, default=S,
+                   help="--find-max-qps: and at most this long (default 300)")
+    g.add_argument('--concurrency', nargs='+', type=positive_int, default=S,
+                   help="offline: requests in flight, a test per value (default 8)")
     g = p.add_argument_group('runs')
     g.add_argument('--burn-in', type=int, default=S, help="untimed requests before each run (default 3)")
     g.add_argument('--trials', type=positive_int, default=S, help="timed requests per run, at least (default 10)")
@@ -566,23 +481,14 @@ def latency_parser(parser=None)->Parser:
         help="the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)",
     )
     g.add_argument('--timeout', type=positive_float, default=S, help="seconds per request (default 60)")
-    g.add_argument(
-        '--no-client-cost',
-        dest='client_cost',
-        action='store_false',
-        default=S,
-        help="do not measure the client's own cost against /v1/null",
-    )
+    g.add_argument('--no-client-cost', dest='client_cost', action='store_false', default=S,
+                   help="do not measure the client's own cost against /v1/null")
     g = p.add_argument_group('storing')
     g.add_argument('--device', default=S, help="the client machine's device, whose CSV the rows go to (default auto)")
     g.add_argument('--results-dir', default=S, help="default results")
     g.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
-    g.add_argument(
-        '--wandb',
-        choices=('disabled', 'offline', 'online', 'auto'),
-        default=S,
-        help="log each test as a W&B run (default auto)",
-    )
+    g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S,
+                   help="log each test as a W&B run (default auto)")
     g.add_argument('--wandb-project', default=S, help="W&B project (default throughput-bench)")
     g.add_argument('--wandb-entity', default=S, help="W&B entity (default: your default entity)")
     return p
@@ -609,20 +515,13 @@ def latency_table(df)->'pd.DataFrame':
             else '1 at a time'
         )
         rows.append(
-            {
-                'model': r['model_name'],
-                'scenario': r['scenario'],
-                'form': r.get('request_form', ''),
-                'load': load,
-                'req/s': f(r.get('achieved_qps'), '.2f'),
-                'mean ms': (f(r.get('latency_mean_ms'), '.1f') + ci) if ok else '',
-                'p50': f(r.get('latency_p50_ms'), '.1f'),
-                'p90': f(r.get('latency_p90_ms'), '.1f'),
-                'p99': f(r.get('latency_p99_ms'), '.1f'),
-                'verdict': (r.get('valid') or '') + (' (max)' if r.get('max_qps') in (True, 'True') else ''),
-                'errors': r.get('request_errors'),
-                'status': 'ok' if ok else f"{r['status']}: {str(r.get('error'))[:60]}",
-            }
+            {'model': r['model_name'], 'scenario': r['scenario'], 'form': r.get('request_form', ''), 'load': load,
+             'req/s': f(r.get('achieved_qps'), '.2f'),
+             'mean ms': (f(r.get('latency_mean_ms'), '.1f') + ci) if ok else '',
+             'p50': f(r.get('latency_p50_ms'), '.1f'), 'p90': f(r.get('latency_p90_ms'), '.1f'),
+             'p99': f(r.get('latency_p99_ms'), '.1f'),
+             'verdict': (r.get('valid') or '') + (' (max)' if r.get('max_qps') in (True, 'True') else ''),
+             'errors': r.get('request_errors'), 'status': 'ok' if ok else f"{r['status']}: {str(r.get('error'))[:60]}"}
         )
     return pd.DataFrame(rows)
 
@@ -651,21 +550,13 @@ def compare_parser(parser=None)->Parser:
         "or two results files or folders to compare what both hold",
     )
     S = argparse.SUPPRESS
-    for name, kw in (
-        ('--device', {}),
-        ('--batch-size', dict(type=positive_int)),
-        ('--threads', dict(type=positive_int)),
-        ('--input-size', dict(type=positive_int)),
-        ('--precision', dict(choices=PRECISIONS)),
-        ('--target-ci', dict(type=positive_float)),
-        ('--min-rounds', dict(type=positive_int)),
-        ('--max-rounds', dict(type=positive_int)),
-        ('--budget-minutes', dict(type=positive_float)),
-        ('--timed-seconds', dict(type=positive_float)),
-        ('--warmup-seconds', dict(type=nonneg_float)),
-        ('--results-dir', {}),
-        ('--wait-idle', dict(type=nonneg_float)),
-    ):
+    for name, kw in (('--device', {}), ('--batch-size', dict(type=positive_int)),
+                     ('--threads', dict(type=positive_int)), ('--input-size', dict(type=positive_int)),
+                     ('--precision', dict(choices=PRECISIONS)), ('--target-ci', dict(type=positive_float)),
+                     ('--min-rounds', dict(type=positive_int)), ('--max-rounds', dict(type=positive_int)),
+                     ('--budget-minutes', dict(type=positive_float)), ('--timed-seconds', dict(type=positive_float)),
+                     ('--warmup-seconds', dict(type=nonneg_float)), ('--results-dir', {}),
+                     ('--wait-idle', dict(type=nonneg_float))):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--quiet', action='store_true', default=S, help="no progress lines")
     api_help(p, C.compare)
@@ -684,12 +575,9 @@ def cmd_compare(a):
         t, only_a, only_b, geo = C.compare_results(*w)
         if t.empty:
             raise BenchError(f"{w[0]} and {w[1]} hold no configuration in common (measured ok): nothing to compare")
-        show = t.assign(
-            ratio=[_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
-            a_img_s=t.a_img_s.map('{:.1f}'.format),
-            b_img_s=t.b_img_s.map('{:.1f}'.format),
-            p_value=t.p_value.map(lambda v: f"{v:.2g}" if v == v else ''),
-        )
+        show = t.assign(ratio=[_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
+                        a_img_s=t.a_img_s.map('{:.1f}'.format), b_img_s=t.b_img_s.map('{:.1f}'.format),
+                        p_value=t.p_value.map(lambda v: f"{v:.2g}" if v == v else ''))
         print(show.rename(columns={'ratio': 'B/A [95% CI]'}).to_string(index=False))
         for side, only in (('A', only_a), ('B', only_b)):
             if only: print(f"not comparable (only in {side}, {w[0] if side == 'A' else w[1]}): " + '; '.join(only))
@@ -702,13 +590,11 @@ def cmd_compare(a):
         )
     t = C.compare(w[0], w[1:], **_kw(a, drop=('what',)))
     show = t.assign(
-        **{
-            'B/A img/s [95% CI]': [_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
-            'p50 B/A': [_ci(*x) for x in zip(t.p50_ratio, t.p50_low, t.p50_high)],
-            'A img/s': t.a_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
-            'B img/s': t.b_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
-            'p': t.p_value.map(lambda v: f"{v:.2g}" if v == v else '—'),
-        }
+        **{'B/A img/s [95% CI]': [_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
+           'p50 B/A': [_ci(*x) for x in zip(t.p50_ratio, t.p50_low, t.p50_high)],
+           'A img/s': t.a_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
+           'B img/s': t.b_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
+           'p': t.p_value.map(lambda v: f"{v:.2g}" if v == v else '—')}
     )
     print(
         show[['b', 'a', 'A img/s', 'B img/s', 'B/A img/s [95% CI]', 'p', 'verdict', 'rounds', 'p50 B/A']].to_string(
@@ -732,10 +618,8 @@ def tune_parser(parser=None)->Parser:
         ('--screen-seconds', dict(type=positive_float)),
         ('--results-dir', {}),
         ('--wait-idle', dict(type=nonneg_float)),
-        (
-            '--threads',
-            dict(type=positive_int, help="the most CPU threads a configuration may use (default: PyTorch's)"),
-        ),
+        ('--threads',
+         dict(type=positive_int, help="the most CPU threads a configuration may use (default: PyTorch's)")),
     ):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
@@ -771,29 +655,16 @@ def map_parser(parser=None)->Parser:
     p.add_argument('raster', nargs='?', default=argparse.SUPPRESS, help="a GeoTIFF or COG to map (or --synthetic)")
     S = argparse.SUPPRESS
     p.add_argument('--synthetic', action='store_true', default=S)
-    for name, kw in (
-        ('--model', {}),
-        ('--scene-size', dict(type=positive_int)),
-        ('--scene-bands', dict(type=positive_int)),
-        ('--bands', dict(nargs='+', type=positive_int)),
-        ('--size', dict(type=positive_int)),
-        ('--overlap', dict(type=nonneg_float)),
-        ('--batch-size', dict(type=positive_int)),
-        ('--workers', dict(type=int)),
-        ('--prefetch', dict(type=positive_int)),
-        ('--passes', dict(type=positive_int)),
-        ('--out-channels', dict(type=positive_int)),
-        ('--output-raster', {}),
-        ('--device', {}),
-        ('--precision', dict(choices=PRECISIONS)),
-        ('--backend', {}),
-        ('--backend-options', {}),
-        ('--threads', dict(type=positive_int)),
-        ('--model-seconds', dict(type=positive_float)),
-        ('--results-dir', {}),
-        ('--wait-idle', dict(type=nonneg_float)),
-        ('--busy-threshold', dict(type=positive_float)),
-    ):
+    for name, kw in (('--model', {}), ('--scene-size', dict(type=positive_int)),
+                     ('--scene-bands', dict(type=positive_int)), ('--bands', dict(nargs='+', type=positive_int)),
+                     ('--size', dict(type=positive_int)), ('--overlap', dict(type=nonneg_float)),
+                     ('--batch-size', dict(type=positive_int)), ('--workers', dict(type=int)),
+                     ('--prefetch', dict(type=positive_int)), ('--passes', dict(type=positive_int)),
+                     ('--out-channels', dict(type=positive_int)), ('--output-raster', {}), ('--device', {}),
+                     ('--precision', dict(choices=PRECISIONS)), ('--backend', {}), ('--backend-options', {}),
+                     ('--threads', dict(type=positive_int)), ('--model-seconds', dict(type=positive_float)),
+                     ('--results-dir', {}), ('--wait-idle', dict(type=nonneg_float)),
+                     ('--busy-threshold', dict(type=positive_float))):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--rerun', action='store_true', default=S)
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
@@ -828,10 +699,8 @@ def main_parser()->Parser:
         fn=cmd_latency
     )
     tune_parser(
-        add(
-            'tune',
-            "find the fastest correct configuration of one model here, within a time budget (successive halving)",
-        )
+        add('tune',
+            "find the fastest correct configuration of one model here, within a time budget (successive halving)")
     ).set_defaults(fn=cmd_tune)
     map_parser(
         add(
@@ -856,11 +725,8 @@ def main_parser()->Parser:
     h = add('hw', "print this machine's hardware fingerprint")
     h.add_argument('--device', default='auto', help="auto | cpu | cuda | cuda:N | mps (default auto)")
     h.add_argument('--gpu-id', type=int, default=None, help="CUDA device index (default: that of --device)")
-    h.add_argument(
-        '--ceilings',
-        action='store_true',
-        help="measure GEMM TFLOP/s per dtype and copy bandwidth; cache them in the hardware JSON",
-    )
+    h.add_argument('--ceilings', action='store_true',
+                   help="measure GEMM TFLOP/s per dtype and copy bandwidth; cache them in the hardware JSON")
     h.add_argument(
         '--results-dir', default='results', help="where the hardware JSON is cached with --ceilings (default results)"
     )
@@ -877,13 +743,8 @@ def main_parser()->Parser:
     )
     r.add_argument('--output', '-o', default='report', help="folder for the charts and summary.md (default report)")
     r.add_argument('--gsd', type=positive_float, default=10.0, help="ground sample distance (m) for km²/s (default 10)")
-    r.add_argument(
-        '--formats',
-        nargs='+',
-        choices=('png', 'svg', 'pdf'),
-        default=['png', 'svg'],
-        help="image formats of each chart (default png svg)",
-    )
+    r.add_argument('--formats', nargs='+', choices=('png', 'svg', 'pdf'), default=['png', 'svg'],
+                   help="image formats of each chart (default png svg)")
     r.add_argument(
         '--charts',
         nargs='+',
@@ -896,18 +757,12 @@ def main_parser()->Parser:
     )
     r.set_defaults(fn=cmd_report)
     c = add('collect', "merge the shards of SLURM jobs into results/<device>.csv (idempotent) and record failed jobs")
-    c.add_argument(
-        '--results-dir',
-        default='results',
-        help="the results folder holding shards/ and slurm_manifest.json (default results)",
-    )
+    c.add_argument('--results-dir', default='results',
+                   help="the results folder holding shards/ and slurm_manifest.json (default results)")
     c.set_defaults(fn=cmd_collect)
     gl = add('globe', "write the Globe Race page (a static site, offline) from result CSVs or folders")
-    gl.add_argument(
-        'results',
-        nargs='*',
-        help="result CSV files or folders of them, this tool's or throughput-bench's (default: results/)",
-    )
+    gl.add_argument('results', nargs='*',
+                    help="result CSV files or folders of them, this tool's or throughput-bench's (default: results/)")
     gl.add_argument('--output', '-o', default='globe', help="folder for the site (default globe)")
     gl.set_defaults(fn=cmd_globe)
     x = add('repair', "move the unparseable lines of a results CSV to FILE.rejected, keeping every good row")

@@ -28,18 +28,9 @@ def stop_rounds(ratios:list, n:int, target_ci:float, min_rounds:int, max_rounds:
     return n >= min_rounds and all(r.halfwidth <= math.log1p(target_ci) for r in ratios)
 
 # %% ../nbs/27_compare.ipynb #3c57cade
-_WORDS = {
-    'backend': 'backend',
-    'precision': 'precision',
-    'compile': 'compile_mode',
-    'compile_mode': 'compile_mode',
-    'batch': 'batch_size',
-    'batch_size': 'batch_size',
-    'channels_last': 'channels_last',
-    'threads': 'threads',
-    'input_size': 'input_size',
-    'input_channels': 'input_channels',
-}
+_WORDS = {'backend': 'backend', 'precision': 'precision', 'compile': 'compile_mode', 'compile_mode': 'compile_mode',
+          'batch': 'batch_size', 'batch_size': 'batch_size', 'channels_last': 'channels_last', 'threads': 'threads',
+          'input_size': 'input_size', 'input_channels': 'input_channels'}
 _INT = {'batch_size', 'threads', 'input_size', 'input_channels'}
 
 def _choice(text:str, k:str, v:str, choices)->str:
@@ -89,14 +80,8 @@ def config_text(spec, base=None)->str:
     and NCHW, the usual)."""
     # said only when not these, without a base
     words, quiet = [], {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False}
-    for k, f in (
-        ('backend', 'backend'),
-        ('precision', 'precision'),
-        ('compile', 'compile_mode'),
-        ('batch', 'batch_size'),
-        ('channels_last', 'channels_last'),
-        ('threads', 'threads'),
-    ):
+    for k, f in (('backend', 'backend'), ('precision', 'precision'), ('compile', 'compile_mode'),
+                 ('batch', 'batch_size'), ('channels_last', 'channels_last'), ('threads', 'threads')):
         v = getattr(spec, f)
         if v is None: continue
         if (base is None and quiet.get(f, object()) != v) or (base is not None and v != getattr(base, f)):
@@ -159,45 +144,22 @@ def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_ro
             )
             out.append(
                 nan
-                | dict(
-                    a=labels[0],
-                    b=labels[i],
-                    a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,
-                    b_img_s=float(np.mean(vals[i]['throughput'])) if n else math.nan,
-                    verdict='no verdict (busy host)',
-                    p50_verdict='',
-                    rounds=n,
-                    busy_rounds=busy,
-                    sentence=f"{labels[i]} vs {labels[0]}: {why}",
-                )
+                | dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])) if n else math.nan,
+                       b_img_s=float(np.mean(vals[i]['throughput'])) if n else math.nan,
+                       verdict='no verdict (busy host)', p50_verdict='', rounds=n, busy_rounds=busy,
+                       sentence=f"{labels[i]} vs {labels[0]}: {why}")
             )
             continue
         r = paired_ratio(vals[0]['throughput'], vals[i]['throughput'], confidence)
         l50 = paired_ratio(vals[0]['p50'], vals[i]['p50'], confidence)
         l99 = paired_ratio(vals[0]['p99'], vals[i]['p99'], confidence)
         out.append(
-            dict(
-                a=labels[0],
-                b=labels[i],
-                a_img_s=float(np.mean(vals[0]['throughput'])),
-                b_img_s=float(np.mean(vals[i]['throughput'])),
-                ratio=r.ratio,
-                ratio_low=r.low,
-                ratio_high=r.high,
-                p_value=r.p,
-                verdict=verdict(r),
-                rounds=r.n,
-                busy_rounds=busy,
-                b_faster_rounds=r.wins,
-                p50_ratio=l50.ratio,
-                p50_low=l50.low,
-                p50_high=l50.high,
-                p50_verdict=verdict(l50, higher_is_better=False),
-                p99_ratio=l99.ratio,
-                p99_low=l99.low,
-                p99_high=l99.high,
-                sentence=sentence(labels[i], labels[0], r),
-            )
+            dict(a=labels[0], b=labels[i], a_img_s=float(np.mean(vals[0]['throughput'])),
+                 b_img_s=float(np.mean(vals[i]['throughput'])), ratio=r.ratio, ratio_low=r.low, ratio_high=r.high,
+                 p_value=r.p, verdict=verdict(r), rounds=r.n, busy_rounds=busy, b_faster_rounds=r.wins,
+                 p50_ratio=l50.ratio, p50_low=l50.low, p50_high=l50.high,
+                 p50_verdict=verdict(l50, higher_is_better=False), p99_ratio=l99.ratio, p99_low=l99.low,
+                 p99_high=l99.high, sentence=sentence(labels[i], labels[0], r))
         )
     return pd.DataFrame(out)
 
@@ -384,35 +346,15 @@ def compare_results(a, # results of A: a CSV file or a folder of them
         ra, rb = A.loc[k], B.loc[k]
         r = welch_ratio(_repeats(ra), _repeats(rb))
         out.append(
-            dict(
-                model=ra.model_name,
-                config=_label(ra),
-                a_device=ra.gpu_name,
-                b_device=rb.gpu_name,
-                a_img_s=float(ra.throughput_mean),
-                b_img_s=float(rb.throughput_mean),
-                ratio=r.ratio,
-                ratio_low=r.low,
-                ratio_high=r.high,
-                p_value=r.p,
-                verdict=verdict(r) if r.n >= 2 else 'no interval (a side has one process)',
-            )
+            dict(model=ra.model_name, config=_label(ra), a_device=ra.gpu_name, b_device=rb.gpu_name,
+                 a_img_s=float(ra.throughput_mean), b_img_s=float(rb.throughput_mean), ratio=r.ratio, ratio_low=r.low,
+                 ratio_high=r.high, p_value=r.p,
+                 verdict=verdict(r) if r.n >= 2 else 'no interval (a side has one process)')
         )
     t = pd.DataFrame(
         out,
-        columns=[
-            'model',
-            'config',
-            'a_device',
-            'b_device',
-            'a_img_s',
-            'b_img_s',
-            'ratio',
-            'ratio_low',
-            'ratio_high',
-            'p_value',
-            'verdict',
-        ],
+        columns=['model', 'config', 'a_device', 'b_device', 'a_img_s', 'b_img_s', 'ratio', 'ratio_low', 'ratio_high',
+                 'p_value', 'verdict'],
     )
     only = lambda S, O: [f"{S.loc[k].model_name} {_label(S.loc[k])}" for k in S.index if k not in O.index]
     geo = float(np.exp(np.log(t.ratio).mean())) if len(t) else math.nan

@@ -136,12 +136,8 @@ class Contention:
         worst = max([pre] + ([during] if during else []), key=lambda b: b.share)
         busy = worst.share >= self.threshold
         when = 'before' if worst is pre else 'while measuring'
-        return dict(
-            contended=busy,
-            busy_share=round(worst.share, 4),
-            steal_share=round((during or pre).steal, 4),
-            reason=f"host busy {when}: {worst.describe()}" if busy else '',
-        )
+        return dict(contended=busy, busy_share=round(worst.share, 4), steal_share=round((during or pre).steal, 4),
+                    reason=f"host busy {when}: {worst.describe()}" if busy else '')
 
 # %% ../nbs/08_contention.ipynb #ce4234e3
 THROTTLE_NAMES = {0x1: 'gpu_idle', 0x2: 'app_clocks', 0x4: 'sw_power_cap', 0x8: 'hw_slowdown', 0x10: 'sync_boost',

@@ -96,40 +96,13 @@ class BenchSpec:
 
     # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries
     # group by
-    KEY = (
-        'mode',
-        'model_name',
-        'precision',
-        'compile_mode',
-        'batch_size',
-        'channels_last',
-        'input_channels',
-        'input_size',
-        'data_mode',
-        'threads',
-        'optimizer',
-        'timesteps',
-        'num_classes',
-        'world_size',
-        'backend',
-        'backend_options',
-        'study',
-        'stage',
-        'map_options',
-    )
+    KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last', 'input_channels',
+           'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
+           'backend_options', 'study', 'stage', 'map_options')
     # what a row written before a field existed meant by leaving it empty
-    KEY_DEFAULTS = {
-        'mode': 'inference',
-        'data_mode': 'synthetic',
-        'optimizer': 'none',
-        'channels_last': 'False',
-        'timesteps': '1',
-        'backend': 'pytorch',
-        'backend_options': '',
-        'study': '',
-        'stage': '',
-        'map_options': '',
-    }
+    KEY_DEFAULTS = {'mode': 'inference', 'data_mode': 'synthetic', 'optimizer': 'none', 'channels_last': 'False',
+                    'timesteps': '1', 'backend': 'pytorch', 'backend_options': '', 'study': '', 'stage': '',
+                    'map_options': ''}
 
     @property
     def in_chans(self)->int:
@@ -191,15 +164,8 @@ def field_words(k:str, v)->str:
     """One field of a configuration in words; '' where it has its usual value (inference, eager PyTorch, NCHW,
     synthetic data, one frame, no DDP)."""
     v = _canon(v)
-    usual = {
-        'mode': 'inference',
-        'compile_mode': 'none',
-        'backend': 'pytorch',
-        'channels_last': 'False',
-        'optimizer': 'none',
-        'data_mode': 'synthetic',
-        'timesteps': '1',
-    }
+    usual = {'mode': 'inference', 'compile_mode': 'none', 'backend': 'pytorch', 'channels_last': 'False',
+             'optimizer': 'none', 'data_mode': 'synthetic', 'timesteps': '1'}
     if not v or v == usual.get(k): return ''
     form = {'compile_mode': 'compile={}', 'channels_last': 'NHWC', 'threads': 'threads={}', 'num_classes': '{} classes',
             'world_size': 'DDP×{}', 'data_mode': 'data={}', 'batch_size': 'bs={}', 'timesteps': '{} frames'}

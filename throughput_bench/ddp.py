@@ -39,39 +39,19 @@ def _flags_main(argv:list):
     world = int(os.environ['WORLD_SIZE'])
     rank, _, device = join_group(dev_type, a.get('ddp_timeout', 300.0))
     threads = a.get('threads') or max(1, (os.cpu_count() or 1) // int(os.environ.get('LOCAL_WORLD_SIZE', world)))
-    kw = dict(
-        mode='training',
-        device=str(device),
-        threads=threads if dev_type == 'cpu' else None,
-        world_size=world,
-        ddp_timeout=a.get('ddp_timeout', 300.0),
-        optimizer=(a.get('optimizers') or ['sgd'])[0],
-        lr=a.get('lr', 0.01),
-        probe_batch=False,
-    )
-    specs = expand(
-        a.get('models') or ['resnet50'],
-        a.get('precisions') or default_precisions('training'),
-        a.get('compile_modes') or ['none'],
-        a.get('batch_sizes') or [32 if dev_type == 'cpu' else 256],
-        [a.get('channels_last', False)],
-        input_channels=a.get('input_channels'),
-        input_size=a.get('input_size'),
-        **kw,
-    )
+    kw = dict(mode='training', device=str(device), threads=threads if dev_type == 'cpu' else None, world_size=world,
+              ddp_timeout=a.get('ddp_timeout', 300.0), optimizer=(a.get('optimizers') or ['sgd'])[0],
+              lr=a.get('lr', 0.01), probe_batch=False)
+    specs = expand(a.get('models') or ['resnet50'], a.get('precisions') or default_precisions('training'),
+                   a.get('compile_modes') or ['none'], a.get('batch_sizes') or [32 if dev_type == 'cpu' else 256],
+                   [a.get('channels_last', False)], input_channels=a.get('input_channels'),
+                   input_size=a.get('input_size'), **kw)
     tc = timing_config(
         dev_type,
         **{
             k: a[k]
-            for k in (
-                'warmup',
-                'warmup_seconds',
-                'min_seconds',
-                'max_seconds',
-                'target_ci',
-                'timed_seconds',
-                'timed_iters',
-            )
+            for k in ('warmup', 'warmup_seconds', 'min_seconds', 'max_seconds', 'target_ci', 'timed_seconds',
+                      'timed_iters')
             if k in a
         },
     )

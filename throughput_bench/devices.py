@@ -126,33 +126,13 @@ def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     import timm
 
-    d = dict(
-        model_name=spec.model_name,
-        mode=spec.mode,
-        backend=spec.backend,
-        backend_options=spec.backend_options,
-        study=spec.study,
-        stage=spec.stage,
-        num_classes=spec.num_classes,
-        world_size=spec.world_size,
-        precision=spec.precision,
-        compiled=spec.compile_mode != 'none',
-        compile_mode=spec.compile_mode,
-        batch_size=spec.batch_size,
-        batch_requested=spec.batch_size,
-        channels_last=spec.channels_last,
-        input_channels=spec.input_channels,
-        input_size=spec.input_size,
-        device=spec.device,
-        device_type=torch.device(spec.device).type,
-        data_mode=spec.data_mode,
-        threads=spec.threads,
-        optimizer=spec.optimizer,
-        lr=spec.lr if spec.mode == 'training' else None,
-        timesteps=spec.timesteps,
-        pytorch_version=torch.__version__,
-        cuda_version=torch.version.cuda or '',
-        timm_version=timm.__version__,
-        timestamp=now_iso(),
-    )
+    d = dict(model_name=spec.model_name, mode=spec.mode, backend=spec.backend, backend_options=spec.backend_options,
+             study=spec.study, stage=spec.stage, num_classes=spec.num_classes, world_size=spec.world_size,
+             precision=spec.precision, compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
+             batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
+             input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,
+             device_type=torch.device(spec.device).type, data_mode=spec.data_mode, threads=spec.threads,
+             optimizer=spec.optimizer, lr=spec.lr if spec.mode == 'training' else None, timesteps=spec.timesteps,
+             pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '', timm_version=timm.__version__,
+             timestamp=now_iso())
     return BenchResult(**(d | kw))

@@ -143,12 +143,8 @@ def measure_ceilings(device:torch.device, quick:bool=False)->dict:
     n = (4096 if device.type == 'cuda' else 1024) if quick else None
     reps = 3 if quick else 7
     gemm = {dt: round(gemm_tflops(device, dt, n, reps), 4) for dt in ceiling_dtypes(device)}
-    return dict(
-        gemm_tflops=gemm,
-        copy_gbps=round(copy_gbps(device, repeats=reps), 2),
-        threads=torch.get_num_threads(),
-        measured_at=__import__('datetime').datetime.now().isoformat(timespec='seconds'),
-    )
+    return dict(gemm_tflops=gemm, copy_gbps=round(copy_gbps(device, repeats=reps), 2), threads=torch.get_num_threads(),
+                measured_at=__import__('datetime').datetime.now().isoformat(timespec='seconds'))
 
 # %% ../nbs/07_flops.ipynb #67e264b7
 def matmul_dtype(precision:str, device:torch.device, tf32:bool)->str:

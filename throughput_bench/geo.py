@@ -232,16 +232,9 @@ def build_prithvi(variant:str, channels:int, size:int, timesteps:int=1)->nn.Modu
     return PrithviEncoder(model, timesteps, coords=name.endswith('_tl'))
 
 # %% ../nbs/04_geo.ipynb #228f0364
-BUILDERS = dict(
-    dofa=build_dofa,
-    croma=build_croma,
-    scalemae=build_scalemae,
-    panopticon=build_panopticon,
-    copernicusfm=build_copernicusfm,
-    olmoearth=build_olmoearth,
-    galileo=build_galileo,
-    prithvi=build_prithvi,
-)
+BUILDERS = dict(dofa=build_dofa, croma=build_croma, scalemae=build_scalemae, panopticon=build_panopticon,
+                copernicusfm=build_copernicusfm, olmoearth=build_olmoearth, galileo=build_galileo,
+                prithvi=build_prithvi)
 
 def build_geo(info, channels:int, size:int, timesteps:int=1)->nn.Module:
     "A randomly initialised geo encoder for `info` (a `registry.ModelInfo`), in eval mode."

@@ -51,61 +51,30 @@ def _mapping_rows(df)->list:
     out = []
     for r in mapping_rows(df).itertuples(index=False):
         g = lambda k, d=None: getattr(r, k, d)
-        base = dict(
-            device=g('device'),
-            device_name=g('gpu_name'),
-            device_type=str(g('device_type') or 'cuda'),
-            mode='mapping',
-            model=g('model_name'),
-            display=g('display_name') or g('model_name'),
-            family=g('model_family') or '',
-            task=g('task') or '',
-            precision=g('precision'),
-            compile_mode=g('compile_mode'),
-            channels_last=False,
-            optimizer='none',
-            input=f"{int(g('input_channels'))}x{int(g('input_size'))}",
-            input_channels=int(g('input_channels')),
-            input_size=int(g('input_size')),
-            batch=int(g('batch_size')),
-            params_M=_num(g('params_M'), 3),
-            gflops=None,
-            peak_mb=_num(g('peak_memory_mb'), 1),
-            contended=bool(g('contended', False)),
-            native=True,
-            source=g('source') or '',
-            gsd_m=_num(g('gsd_m')),
-            raster=str(g('raster_file') or ''),
-            overlap=_num(g('overlap')),
-        )
+        base = dict(device=g('device'), device_name=g('gpu_name'), device_type=str(g('device_type') or 'cuda'),
+                    mode='mapping', model=g('model_name'), display=g('display_name') or g('model_name'),
+                    family=g('model_family') or '', task=g('task') or '', precision=g('precision'),
+                    compile_mode=g('compile_mode'), channels_last=False, optimizer='none',
+                    input=f"{int(g('input_channels'))}x{int(g('input_size'))}",
+                    input_channels=int(g('input_channels')), input_size=int(g('input_size')),
+                    batch=int(g('batch_size')), params_M=_num(g('params_M'), 3), gflops=None,
+                    peak_mb=_num(g('peak_memory_mb'), 1), contended=bool(g('contended', False)), native=True,
+                    source=g('source') or '', gsd_m=_num(g('gsd_m')), raster=str(g('raster_file') or ''),
+                    overlap=_num(g('overlap')))
         where = f"{base['raster']}, overlap {g('overlap'):g}"
         out.append(
             base
-            | dict(
-                label=f"{g('model_name')} · end to end",
-                display=f"{base['display']} · end to end",
-                variant=f"{g('precision')} · end to end ({where}; bound by {g('bound_stage')})",
-                img_s=_num(g('throughput_mean')),
-                ci_lo=_num(g('throughput_ci_low')),
-                ci_hi=_num(g('throughput_ci_high')),
-                km2s=_num(g('km2_per_sec')),
-                km2s_lo=_num(g('km2_per_sec_ci_low')),
-                km2s_hi=_num(g('km2_per_sec_ci_high')),
-            )
+            | dict(label=f"{g('model_name')} · end to end", display=f"{base['display']} · end to end",
+                   variant=f"{g('precision')} · end to end ({where}; bound by {g('bound_stage')})",
+                   img_s=_num(g('throughput_mean')), ci_lo=_num(g('throughput_ci_low')),
+                   ci_hi=_num(g('throughput_ci_high')), km2s=_num(g('km2_per_sec')),
+                   km2s_lo=_num(g('km2_per_sec_ci_low')), km2s_hi=_num(g('km2_per_sec_ci_high')))
         )
         out.append(
             base
-            | dict(
-                label=f"{g('model_name')} · model alone",
-                display=f"{base['display']} · model alone",
-                variant=f"{g('precision')} · model alone ({where})",
-                img_s=_num(g('model_throughput')),
-                ci_lo=None,
-                ci_hi=None,
-                km2s=_num(g('model_km2_per_sec')),
-                km2s_lo=None,
-                km2s_hi=None,
-            )
+            | dict(label=f"{g('model_name')} · model alone", display=f"{base['display']} · model alone",
+                   variant=f"{g('precision')} · model alone ({where})", img_s=_num(g('model_throughput')), ci_lo=None,
+                   ci_hi=None, km2s=_num(g('model_km2_per_sec')), km2s_lo=None, km2s_hi=None)
         )
     return out
 
@@ -122,35 +91,16 @@ def globe_rows(df)->list:
     for r in b.itertuples(index=False):
         g = lambda k, d=None: getattr(r, k, d)
         rows.append(
-            dict(
-                device=g('device'),
-                device_name=g('gpu_name'),
-                device_type=str(g('device_type') or 'cuda'),
-                mode=g('mode'),
-                model=g('model_name'),
-                label=g('label'),
-                display=g('display_name') or g('model_name'),
-                family=g('model_family') or '',
-                task=g('task') or '',
-                variant=g('variant'),
-                precision=g('precision'),
-                compile_mode=g('compile_mode'),
-                channels_last=bool(g('channels_last')),
-                optimizer=g('optimizer') or 'none',
-                input=g('input'),
-                input_channels=int(g('input_channels')),
-                input_size=int(g('input_size')),
-                batch=int(g('batch_size')),
-                img_s=_num(g('throughput_mean')),
-                ci_lo=_num(g('throughput_ci_low')),
-                ci_hi=_num(g('throughput_ci_high')),
-                params_M=_num(g('params_M'), 3),
-                gflops=_num(g('gflops_per_sample'), 4),
-                peak_mb=_num(g('peak_memory_mb'), 1),
-                contended=bool(g('contended', False)),
-                native=bool(g('native', True)),
-                source=g('source') or '',
-            )
+            dict(device=g('device'), device_name=g('gpu_name'), device_type=str(g('device_type') or 'cuda'),
+                 mode=g('mode'), model=g('model_name'), label=g('label'), display=g('display_name') or g('model_name'),
+                 family=g('model_family') or '', task=g('task') or '', variant=g('variant'), precision=g('precision'),
+                 compile_mode=g('compile_mode'), channels_last=bool(g('channels_last')),
+                 optimizer=g('optimizer') or 'none', input=g('input'), input_channels=int(g('input_channels')),
+                 input_size=int(g('input_size')), batch=int(g('batch_size')), img_s=_num(g('throughput_mean')),
+                 ci_lo=_num(g('throughput_ci_low')), ci_hi=_num(g('throughput_ci_high')),
+                 params_M=_num(g('params_M'), 3), gflops=_num(g('gflops_per_sample'), 4),
+                 peak_mb=_num(g('peak_memory_mb'), 1), contended=bool(g('contended', False)),
+                 native=bool(g('native', True)), source=g('source') or '')
         )
     return rows + _mapping_rows(df)
 
@@ -178,14 +128,8 @@ def globe_data(*paths)->dict:
     if not rows:
         why = '; '.join(notes) if notes else 'the files hold no rows'
         raise BenchError(f"nothing to draw from {', '.join(f.name for f in files)}: {why}")
-    return dict(
-        generated=datetime.datetime.now().isoformat(timespec='seconds'),
-        land_km2=EARTH_LAND_KM2,
-        gsds=list(GSDS),
-        files=[f.name for f in files],
-        notes=notes,
-        rows=rows,
-    )
+    return dict(generated=datetime.datetime.now().isoformat(timespec='seconds'), land_km2=EARTH_LAND_KM2,
+                gsds=list(GSDS), files=[f.name for f in files], notes=notes, rows=rows)
 
 # %% ../nbs/18_globe.ipynb #a5a7b835
 def write_globe(*paths, out='globe')->Path:

@@ -116,29 +116,14 @@ def cpu_info()->dict:
     freq = psutil.cpu_freq()
     units = sorted(
         cpu_features()
-        & {
-            'avx2',
-            'fma',
-            'avx512f',
-            'avx512_bf16',
-            'avx512_fp16',
-            'avx512_vnni',
-            'amx_bf16',
-            'amx_fp16',
-            'amx_int8',
-            'amx_tile',
-        }
+        & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'avx512_fp16', 'avx512_vnni', 'amx_bf16', 'amx_fp16', 'amx_int8',
+           'amx_tile'}
     )
-    return dict(
-        cpu=cpu_name(),
-        cpu_arch=platform.machine(),
-        cpu_count=psutil.cpu_count(logical=True),
-        cpu_cores_physical=psutil.cpu_count(logical=False),
-        cpu_max_mhz=(freq.max or freq.current) if freq else None,
-        cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
-        cpu_vector_units=' '.join(units),
-        host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1),
-    )
+    return dict(cpu=cpu_name(), cpu_arch=platform.machine(), cpu_count=psutil.cpu_count(logical=True),
+                cpu_cores_physical=psutil.cpu_count(logical=False),
+                cpu_max_mhz=(freq.max or freq.current) if freq else None,
+                cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
+                cpu_vector_units=' '.join(units), host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
 
 # the built-in backends' `packages` (a test keeps them equal)
 RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino')
@@ -186,26 +171,16 @@ def fingerprint(device:torch.device)->dict:
     except Exception: tb_version = ''
     torch = sys.modules.get('torch')
     if torch is None and device.type == 'cuda': import torch
-    d = dict(
-        device=str(device),
-        device_type=device.type,
-        gpu_name=device_name(device),
-        gpu_mem_gb=device_memory_gb(device),
-        cuda_version=(torch.version.cuda or '') if torch else '',
-        pytorch_version=torch.__version__ if torch else _version('torch'),
-        timm_version=_version('timm'),
-        numpy_version=_version('numpy'),
-        throughput_bench_version=tb_version,
-        python_version=platform.python_version(),
-        os=platform.system(),
-        os_release=platform.release(),
-        cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
-        torch_threads=torch.get_num_threads() if torch else None,
-        torch_interop_threads=torch.get_num_interop_threads() if torch else None,
-        thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ},
-        git_sha=git_sha(),
-        runtimes=runtime_versions(),
-    )
+    d = dict(device=str(device), device_type=device.type, gpu_name=device_name(device),
+             gpu_mem_gb=device_memory_gb(device), cuda_version=(torch.version.cuda or '') if torch else '',
+             pytorch_version=torch.__version__ if torch else _version('torch'), timm_version=_version('timm'),
+             numpy_version=_version('numpy'), throughput_bench_version=tb_version,
+             python_version=platform.python_version(), os=platform.system(), os_release=platform.release(),
+             cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
+             torch_threads=torch.get_num_threads() if torch else None,
+             torch_interop_threads=torch.get_num_interop_threads() if torch else None,
+             thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, git_sha=git_sha(),
+             runtimes=runtime_versions())
     if device.type == 'cuda':
         p = torch.cuda.get_device_properties(device)
         d |= dict(compute_capability=f"{p.major}.{p.minor}", sm_count=p.multi_processor_count)

@@ -87,13 +87,8 @@ class HttpSUT:
         concurrency: int = 1,
         expect: str = None,
     ):
-        self.url, self.payload, self.form, self.headers, self.timeout = (
-            url,
-            payload,
-            dict(form or {}),
-            dict(headers or {}),
-            timeout,
-        )
+        self.url, self.payload, self.form, self.headers, self.timeout = (url, payload, dict(form or {}),
+                                                                         dict(headers or {}), timeout)
         self.expect = expect or ('tar' if 'application/x-tar' in self.headers.get('accept', '') else 'npy')
         self.concurrency = concurrency
         self.pool = ThreadPoolExecutor(concurrency, thread_name_prefix='tbench-sut')
@@ -175,11 +170,8 @@ def loadgen_settings(scenario:str, trials:int=10, min_duration:float=5.0, max_du
     s.scenario = {'single-stream': lg.TestScenario.SingleStream, 'server': lg.TestScenario.Server,
                   'offline': lg.TestScenario.Offline}[scenario]
     s.mode = lg.TestMode.PerformanceOnly
-    s.min_query_count, s.min_duration_ms, s.max_duration_ms = (
-        int(trials),
-        int(min_duration * 1e3),
-        int(max_duration * 1e3),
-    )
+    s.min_query_count, s.min_duration_ms, s.max_duration_ms = (int(trials), int(min_duration * 1e3),
+                                                               int(max_duration * 1e3))
     s.single_stream_expected_latency_ns = max(int(expected_latency_s * 1e9), 1)
     if scenario == 'server':
         s.min_query_count = max(int(trials), early_stopping_queries(latency_percentile))
@@ -210,12 +202,8 @@ def summarise_run(d:dict, scenario:str, client_latencies:list=())->dict:
     if out['valid'] == 'INVALID' and not out['invalid_reason']:
         failed = [
             label
-            for k, label in (
-                ('result_min_duration_met', 'min duration'),
-                ('result_min_queries_met', 'min queries'),
-                ('result_perf_constraints_met', 'latency bound'),
-                ('early_stopping_met', 'early stopping'),
-            )
+            for k, label in (('result_min_duration_met', 'min duration'), ('result_min_queries_met', 'min queries'),
+                             ('result_perf_constraints_met', 'latency bound'), ('early_stopping_met', 'early stopping'))
             if d.get(k) is False
         ]
         out['invalid_reason'] = 'not met: ' + ', '.join(failed)
@@ -482,13 +470,8 @@ def latency_tests(
     base, infer_url = split_url(url)
     imgs = payload_images(payload)
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"  # one command's logs never land in another's folder
-    settings = dict(
-        trials=trials,
-        min_duration=min_duration,
-        max_duration=max_duration,
-        latency_percentile=latency_percentile,
-        latency_bound_ms=latency_bound_ms,
-    )
+    settings = dict(trials=trials, min_duration=min_duration, max_duration=max_duration,
+                    latency_percentile=latency_percentile, latency_bound_ms=latency_bound_ms)
     plan = [(f, c) for f in forms for c in (concurrency if scenario == 'offline' else (1,))]
     total = len(plan) * (max_steps if find_max_qps else runs)
     bar = tqdm(total=total, desc='latency', unit='run', disable=not progress, dynamic_ncols=True, leave=True)
@@ -507,15 +490,9 @@ def latency_tests(
                 timeout,
                 concurrency=conc if scenario == 'offline' else (64 if find_max_qps or scenario == 'server' else 1),
             )
-            common = dict(
-                url=infer_url,
-                images=n,
-                burn_in=burn_in,
-                trials=trials,
-                latency_percentile=latency_percentile if scenario == 'server' or find_max_qps else None,
-                form=form,
-                client_p50_ms=client_p50_ms,
-            )
+            common = dict(url=infer_url, images=n, burn_in=burn_in, trials=trials,
+                          latency_percentile=latency_percentile if scenario == 'server' or find_max_qps else None,
+                          form=form, client_p50_ms=client_p50_ms)
             try:
                 if find_max_qps:
                     steps_rows = []
@@ -548,17 +525,9 @@ def latency_tests(
                     )
                     rows.append(
                         post(
-                            serving_row(
-                                t,
-                                meta,
-                                device,
-                                scenario=scenario,
-                                qps=qps,
-                                concurrency=None if scenario == 'server' else conc,
-                                latency_bound_ms=latency_bound_ms,
-                                log_dir=d,
-                                **common,
-                            )
+                            serving_row(t, meta, device, scenario=scenario, qps=qps,
+                                        concurrency=None if scenario == 'server' else conc,
+                                        latency_bound_ms=latency_bound_ms, log_dir=d, **common)
                         )
                     )
                     if t['dead']: break

@@ -124,21 +124,9 @@ def raster_facts(path, max_px:int=MAX_WINDOW_PX)->RasterFacts:
             except Exception:
                 raise BenchError(f"{path}: unreadable from row {r0} on (a truncated or corrupt file?)") from None
             n = m.sum(axis=1); area += float(n @ rows[r0:r0 + len(n)]); valid += int(n.sum())
-        return RasterFacts(
-            str(path),
-            Path(path).name,
-            ds.width,
-            ds.height,
-            ds.count,
-            ds.dtypes[0],
-            ds.crs.to_string(),
-            ds.nodata,
-            ds.block_shapes[0],
-            Path(path).stat().st_size / 2**20,
-            gsd_metres(ds),
-            area,
-            valid / (ds.width * ds.height),
-        )
+        return RasterFacts(str(path), Path(path).name, ds.width, ds.height, ds.count, ds.dtypes[0], ds.crs.to_string(),
+                           ds.nodata, ds.block_shapes[0], Path(path).stat().st_size / 2**20, gsd_metres(ds), area,
+                           valid / (ds.width * ds.height))
 
 # %% ../nbs/29_mapping.ipynb #eae58816
 S2_BANDS = ('B02', 'B03', 'B04', 'B05', 'B06', 'B07', 'B08', 'B8A', 'B11', 'B12')
@@ -195,19 +183,9 @@ def synthetic_scene(size:int=2048, # width and height in pixels (10 m each)
     rng = np.random.default_rng(0)
     cell = 96  # fields of about a kilometre
     classes = rng.choice(len(_SPECTRA), size=(size // cell + 2, size // cell + 2), p=[0.35, 0.3, 0.15, 0.08, 0.12])
-    prof = dict(
-        driver='GTiff',
-        width=size,
-        height=size,
-        count=bands,
-        dtype='uint16',
-        nodata=0,
-        crs='EPSG:32632',
-        transform=rio.transform.from_origin(399960.0, 5000040.0, 10.0, 10.0),
-        tiled=True,
-        blockxsize=256,
-        blockysize=256,
-    )
+    prof = dict(driver='GTiff', width=size, height=size, count=bands, dtype='uint16', nodata=0, crs='EPSG:32632',
+                transform=rio.transform.from_origin(399960.0, 5000040.0, 10.0, 10.0), tiled=True, blockxsize=256,
+                blockysize=256)
     try:
         with rio.open(tmp, 'w', **prof) as dst:
             for r0 in range(0, size, 256):
@@ -340,20 +318,9 @@ class StripWriter:
         rio = _rasterio()
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.partial")
-        prof = dict(
-            driver='GTiff',
-            width=like.width,
-            height=like.height,
-            count=k,
-            dtype='float32',
-            nodata=float('nan'),
-            crs=like.crs,
-            transform=like.transform,
-            tiled=True,
-            blockxsize=256,
-            blockysize=256,
-            compress='DEFLATE',
-        )
+        prof = dict(driver='GTiff', width=like.width, height=like.height, count=k, dtype='float32',
+                    nodata=float('nan'), crs=like.crs, transform=like.transform, tiled=True, blockxsize=256,
+                    blockysize=256, compress='DEFLATE')
         self.dst, self.seconds, self.error = rio.open(self.tmp, 'w', **prof), 0.0, None
         self.q = queue.Queue(maxsize=4)
         self.thread = threading.Thread(target=self._run, daemon=True); self.thread.start()
@@ -832,11 +799,8 @@ def map_raster(*args, **kwargs)->BenchResult:
     dev, f = mp.device, mp.facts
     # the loader's workers are ours
     cont = Contention(wait=o.wait_idle, threshold=o.busy_threshold, roots=[os.getpid()]) if dev.type == 'cpu' else None
-    res = describe_device(
-        result_from_spec(mp.spec, load_avg_before=load_average(), map_options=mp.spec.map_options),
-        dev,
-        mp.spec.tf32 and o.backend == 'pytorch',
-    )
+    res = describe_device(result_from_spec(mp.spec, load_avg_before=load_average(), map_options=mp.spec.map_options),
+                          dev, mp.spec.tf32 and o.backend == 'pytorch')
     pre, got, t_start = (cont.before() if cont else None), MapRun(), time.perf_counter()
     o.log(
         f"map {f.name}: {f.width} x {f.height} px, {f.bands} bands {f.dtype}, {f.gsd_m:g} m, {f.area_km2:,.1f} km² "

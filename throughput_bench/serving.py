@@ -18,13 +18,8 @@ __all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADE
 
 # %% ../nbs/20_serving.ipynb #3d6c3a04
 SERVE_EXTRA = 'pip install -e ".[serve]"  (from a checkout; or pip install "throughput_bench[serve]")'
-SERVE_MODULES = {
-    'litserve': 'litserve',
-    'python_multipart': 'python-multipart',
-    'zmq': 'pyzmq',
-    'mlperf_loadgen': 'mlcommons-loadgen',
-    'httpx': 'httpx',
-}
+SERVE_MODULES = {'litserve': 'litserve', 'python_multipart': 'python-multipart', 'zmq': 'pyzmq',
+                 'mlperf_loadgen': 'mlcommons-loadgen', 'httpx': 'httpx'}
 
 def require_serving(modules=SERVE_MODULES):
     "Raise a one-line `BenchError` naming the serve extra if a package of it is missing."
@@ -253,13 +248,8 @@ def server_metadata(
         workers=workers,
         max_request_mb=max_request_mb,
         server='litserve',
-        versions=dict(
-            throughput_bench=__version__,
-            litserve=ls.__version__,
-            torch=torch.__version__,
-            cuda=torch.version.cuda or '',
-            timm=timm.__version__,
-        ),
+        versions=dict(throughput_bench=__version__, litserve=ls.__version__, torch=torch.__version__,
+                      cuda=torch.version.cuda or '', timm=timm.__version__),
     )
 
 def _json_error(status:int, msg:str)->tuple:
@@ -402,20 +392,10 @@ def serve_spec(
     from throughput_bench.devices import resolve_device
     dev = resolve_device(device)
     th = threads or (max(1, (os.cpu_count() or 1) // workers) if dev.type == 'cpu' else None)
-    spec = BenchSpec(
-        model,
-        precision=precision,
-        compile_mode=compile_mode,
-        channels_last=channels_last,
-        input_channels=input_channels or info.channels,
-        input_size=input_size or info.size,
-        timesteps=timesteps,
-        device=str(dev),
-        threads=th,
-        explicit_precision=True,
-        backend=backend,
-        cache_dir=cache_dir,
-    )
+    spec = BenchSpec(model, precision=precision, compile_mode=compile_mode, channels_last=channels_last,
+                     input_channels=input_channels or info.channels, input_size=input_size or info.size,
+                     timesteps=timesteps, device=str(dev), threads=th, explicit_precision=True, backend=backend,
+                     cache_dir=cache_dir)
     from throughput_bench.backends.base import get_backend
     why = get_backend(backend).unsupported(spec)
     if why: raise BenchError(why)
@@ -450,11 +430,8 @@ def _stop_children(signum, frame):
             try: getattr(k, how)()
             except psutil.Error: pass
     psutil.wait_procs(kids, timeout=10)
-    print(
-        f"stopped ({signal.Signals(signum).name}): the server and its {len(kids)} worker process(es) are gone",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(f"stopped ({signal.Signals(signum).name}): the server and its {len(kids)} worker process(es) are gone",
+          file=sys.stderr, flush=True)
     os._exit(128 + signum)
 
 def run_server(
@@ -496,17 +473,8 @@ class ServerProcess:
         self.url, self.log_path, self.proc = f"http://127.0.0.1:{self.port}", log_path, None
 
     def start(self):
-        cmd = [
-            sys.executable,
-            '-c',
-            'from throughput_bench.cli import tbench; tbench()',
-            'serve',
-            *self.args,
-            '--host',
-            '127.0.0.1',
-            '--port',
-            str(self.port),
-        ]
+        cmd = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', *self.args,
+               '--host', '127.0.0.1', '--port', str(self.port)]
         self._log = open(self.log_path, 'w') if self.log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(
             cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_term_with_parent

@@ -30,18 +30,9 @@ def sbatch_parameters(
     cpus_per_task: Optional[int] = None,
 ) -> dict:
     "submitit `SlurmExecutor` parameters for the `--slurm-*` flags."
-    p = dict(
-        partition=partition,
-        gpus_per_node=gpus_per_node or None,
-        time=int(time_min),
-        array_parallelism=array_parallelism,
-        job_name='tbench',
-        nodes=1,
-        ntasks_per_node=1,
-        cpus_per_task=cpus_per_task,
-        account=account,
-        constraint=constraint,
-    )
+    p = dict(partition=partition, gpus_per_node=gpus_per_node or None, time=int(time_min),
+             array_parallelism=array_parallelism, job_name='tbench', nodes=1, ntasks_per_node=1,
+             cpus_per_task=cpus_per_task, account=account, constraint=constraint)
     return {k: v for k, v in p.items() if v is not None}
 
 def make_executor(kind:str, folder, params:dict):
@@ -150,16 +141,8 @@ def run_job(
     todo = plan(specs, main, retry_failed=True).todo if main.csv_path.exists() else specs
     p = plan(todo, shard)
     print(f"job {job_id} on {device_name(dev)}: {p.line()}", flush=True)
-    rows = run_sweep(
-        p,
-        shard,
-        TimingConfig(**timing),
-        isolate=isolate,
-        progress=False,
-        runner_kw=runner_kw,
-        repeats=repeats,
-        post=lambda r: annotate_mfu(r, hw, None, print),
-    )
+    rows = run_sweep(p, shard, TimingConfig(**timing), isolate=isolate, progress=False, runner_kw=runner_kw,
+                     repeats=repeats, post=lambda r: annotate_mfu(r, hw, None, print))
     print(f"job {job_id}: {len(rows)} row(s) in {shard.csv_path}", flush=True)
     return len(rows)
 
@@ -189,24 +172,11 @@ def submit(specs:list, results_dir, timing, params:dict, executor:str='slurm', g
         ex = make_executor(executor, folder, params)
         gs = groups(todo, group_by)
         timing_d = dataclasses.asdict(timing)
-        jobs = ex.map_array(
-            run_job,
-            [[dataclasses.asdict(s) for s in g] for g in gs],
-            [timing_d] * len(gs),
-            [str(results_dir)] * len(gs),
-            [repeats] * len(gs),
-            [runner_kw] * len(gs),
-        )
+        jobs = ex.map_array(run_job, [[dataclasses.asdict(s) for s in g] for g in gs], [timing_d] * len(gs),
+                            [str(results_dir)] * len(gs), [repeats] * len(gs), [runner_kw] * len(gs))
         entries = [
-            dict(
-                job_id=str(j.job_id),
-                specs=[dataclasses.asdict(s) for s in g],
-                stdout=str(j.paths.stdout),
-                stderr=str(j.paths.stderr),
-                result=str(j.paths.result_pickle),
-                state='SUBMITTED',
-                collected=False,
-            )
+            dict(job_id=str(j.job_id), specs=[dataclasses.asdict(s) for s in g], stdout=str(j.paths.stdout),
+                 stderr=str(j.paths.stderr), result=str(j.paths.result_pickle), state='SUBMITTED', collected=False)
             for j, g in zip(jobs, gs)
         ]
         m['submissions'].append(dict(time=now_iso(), executor=executor, params=params, group_by=group_by, jobs=entries))
@@ -320,10 +290,8 @@ def collect(results_dir='results', log:Callable=print)->dict:
                 state, why = job_state(j, sub['executor'], results_dir)
                 missing = [sp for sp in (BenchSpec(**s) for s in j['specs']) if sp.key() not in stored]
                 if state == 'COMPLETED' and missing:  # it ended without storing them: it failed; its log says why
-                    state, why = (
-                        'FAILED',
-                        last_log_line(j['stderr'], results_dir) or 'the job ended without storing these rows',
-                    )
+                    state, why = ('FAILED',
+                                  last_log_line(j['stderr'], results_dir) or 'the job ended without storing these rows')
                 j['state'] = state
                 if state not in DONE: out['pending'] += 1; continue
                 if not missing: j['collected'] = True; continue

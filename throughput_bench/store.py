@@ -515,16 +515,8 @@ def _frame_of(f:Path)->'pd.DataFrame':
     # size
     # (a dict per row cost 16x); a file with a changed or blank line is read from its checked lines instead
     src = s.raw if s.plain else b'\n'.join([s.raw[:s.body - 1]] + [t.encode() for _, t in s.good()])
-    df = pd.read_csv(
-        io.BytesIO(src),
-        header=None,
-        skiprows=1,
-        names=s.header,
-        dtype=object,
-        na_filter=False,
-        engine='c',
-        encoding='utf-8',
-    )
+    df = pd.read_csv(io.BytesIO(src), header=None, skiprows=1, names=s.header, dtype=object, na_filter=False,
+                     engine='c', encoding='utf-8')
     # never trust a second reader over the first
     if len(df) != s.rows: df = pd.DataFrame(list(s.dicts()), columns=s.header, dtype=object)
     del src, s

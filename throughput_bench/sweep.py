@@ -22,7 +22,7 @@ from .backends.base import get_backend
 # %% auto #0
 __all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'last_line',
            'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table',
-           'hardware_record', 'Repeats', 'run_sweep']
+           'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../nbs/24_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -265,20 +265,9 @@ def run_with_halving(spec:BenchSpec, runner:Callable, on_retry:Callable=None)->B
     return res
 
 # %% ../nbs/24_sweep.ipynb #3d0c1a02
-_MEAN_COLS = (
-    'latency_mean_ms',
-    'latency_p50_ms',
-    'latency_p90_ms',
-    'latency_p95_ms',
-    'latency_p99_ms',
-    'throughput_cv',
-    'compile_seconds',
-    'breakdown_data_pct',
-    'breakdown_forward_pct',
-    'breakdown_backward_pct',
-    'breakdown_optimizer_pct',
-    'breakdown_allreduce_pct',
-)
+_MEAN_COLS = ('latency_mean_ms', 'latency_p50_ms', 'latency_p90_ms', 'latency_p95_ms', 'latency_p99_ms',
+              'throughput_cv', 'compile_seconds', 'breakdown_data_pct', 'breakdown_forward_pct',
+              'breakdown_backward_pct', 'breakdown_optimizer_pct', 'breakdown_allreduce_pct')
 _SUM_COLS = ('iterations', 'seconds_measured', 'warmup_iters', 'warmup_seconds', 'wall_seconds')
 
 def _mean(xs):
@@ -426,88 +415,98 @@ class Repeats:
         return (f"{self.least}-{self.most} worker processes each, until the 95% CI is within ±{self.ci:.0%} "
                 f"or {self.seconds:g} s")
 
+def _probing(s:BenchSpec)->bool:
+    """Whether the first process of `s` probes its batch (the default batch, eager PyTorch on a CPU; a batch named is
+    run as named unless it cannot fit)."""
+    return bool(s.probe_batch and s.max_step_seconds and s.device == 'cpu' and s.compile_mode == 'none'
+                and s.backend == 'pytorch' and s.batch_size > 4)
+
+class SweepRun:
+    """One sweep's measurement: the configurations it claimed, their processes so far, the progress bar; each row
+    stored as soon as it is complete."""
+    def __init__(self, p:Plan, store:ResultStore, timing:TimingConfig, isolate:bool, progress:bool, runner_kw:dict,
+                 post:Optional[Callable], rep:Repeats, contention:Optional[Contention], log:Callable):
+        self.p, self.store, self.timing, self.isolate, self.kw, self.post = p, store, timing, isolate, runner_kw, post
+        self.rep, self.cont, self.log, self.worker = rep, contention, log, {}
+        self.got = set(store.claim({s.key(): p.seen.get(s.key()) for s in p.todo}))
+        self.mine = [s for s in p.todo if s.key() in self.got]
+        for s in p.todo:
+            if s.key() not in self.got:
+                log(f"{s.short()}: already stored or being measured by another sweep; left to it")
+        self.parts, self.final, self.results = {s.key(): [] for s in self.mine}, {}, []
+        self.spent = collections.Counter()
+        self.busy = collections.defaultdict(list)  # per configuration: what others took in each process on a busy host
+        self.bar = tqdm(total=len(self.mine) * rep.most, unit='run', disable=not progress or not self.mine,
+                        dynamic_ncols=True)
+
+    def run1(self, s:BenchSpec)->BenchResult:
+        "One process's row of `s`: in a worker process (its pid noted for the contention check), or in this one."
+        if not self.isolate: return run_spec(s, self.timing, **self.kw)
+        return run_isolated(s, self.timing, on_start=lambda pid: self.worker.update(pid=pid), **self.kw)
+
+    def finish(self, s:BenchSpec, row:BenchResult):
+        "Store the finished row of `s`, free its claim, and say what to look at (one verdict per configuration)."
+        row.batch_requested = s.batch_size
+        if self.post: row = self.post(row)
+        self.store.append(row); self.results.append(row); self.store.release(s.key()); self.got.discard(s.key())
+        self.final[s.key()] = row
+        if (b := self.busy[s.key()]) and row.status == 'ok':
+            self.log(f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes "
+                     f"({b[0]}); the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter host")
+        if row.status == 'ok': self.bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s at bs={row.batch_size}")
+        elif row.status != 'skipped': self.log(f"{s.short()}: {row.status}: {row.error}")
+
+    def process(self, s:BenchSpec, r:int):
+        "Measure one more process of `s` (round `r`) at the batch its first process settled; finish `s` when settled."
+        k, n, conf = s.key(), self.rep.most, (self.timing or TimingConfig()).confidence
+        first = self.parts[k][0] if self.parts[k] else None
+        s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
+        label = s_run.short()
+        if not first and _probing(s): label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")
+        self.bar.set_description(f"{label} [{r + 1}/{n}]")
+        pre = self.cont.before() if self.cont else None
+        if pre and self.cont.strict and pre.share >= self.cont.threshold:
+            self.bar.update(n - r)
+            return self.finish(
+                s, result_from_spec(s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)")
+            )
+        self.worker.clear(); t0 = time.monotonic()
+        res = run_with_halving(
+            s_run, self.run1, on_retry=lambda s2: self.bar.set_description(s2.short() + ' (OOM: halved)')
+        )
+        self.spent[k] += time.monotonic() - t0
+        if self.cont:
+            v = self.cont.verdict(pre, self.cont.after([self.worker.get('pid')]))
+            if v['contended'] and self.cont.strict:
+                res = result_from_spec(s, status='skipped', error=f"{v['reason']} (strict)")
+            else:
+                _stamp(res, v)
+                if v['contended']: self.busy[k].append(v['reason'])
+        self.bar.update(1)
+        if res.status != 'ok':
+            self.bar.update(n - r - 1); return self.finish(s, res)
+        if first: res.batch_reason, res.error = first.batch_reason, first.error
+        self.parts[k].append(res)
+        if self.rep.enough([x.throughput_mean for x in self.parts[k]], self.spent[k], conf):
+            self.bar.update(n - len(self.parts[k])); self.finish(s, combine_repeats(self.parts[k], conf))
+
+    def run(self)->list:
+        "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."
+        try:
+            for r in range(self.rep.most):
+                for s in self.mine:
+                    if s.key() not in self.final: self.process(s, r)
+        finally:
+            self.bar.close()
+            if self.got: self.store.release(*self.got)  # not finished (interrupted): free for another sweep
+        return self.results
+
 def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=True, progress:bool=True,
               runner_kw:dict=None, post:Callable=None, repeats=1, contention:Optional[Contention]=None,
               log:Callable=None)->list:
     """Measure the plan's configurations, each in `repeats` worker processes (a number, or a `Repeats`), interleaved;
     append each row as soon as it is complete."""
     rep = repeats if isinstance(repeats, Repeats) else Repeats(int(repeats))
-    repeats = rep.most
     log = log or (lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
     for s, reason in p.skipped: store.append(result_from_spec(s, status='skipped', error=reason))
-    kw, worker = runner_kw or {}, {}
-    def run1(s):
-        if not isolate: return run_spec(s, timing, **kw)
-        return run_isolated(s, timing, on_start=lambda pid: worker.update(pid=pid), **kw)
-    got = set(store.claim({s.key(): p.seen.get(s.key()) for s in p.todo}))
-    mine = [s for s in p.todo if s.key() in got]
-    for s in p.todo:
-        if s.key() not in got: log(f"{s.short()}: already stored or being measured by another sweep; left to it")
-    parts, final, results, spent = {s.key(): [] for s in mine}, {}, [], collections.Counter()
-    busy = collections.defaultdict(list)  # per configuration: what others took in each process measured on a busy host
-    bar = tqdm(total=len(mine) * repeats, unit='run', disable=not progress or not mine, dynamic_ncols=True)
-    def finish(s, row):
-        row.batch_requested = s.batch_size
-        if post: row = post(row)
-        store.append(row); results.append(row); store.release(s.key()); got.discard(s.key())
-        if busy[s.key()] and row.status == 'ok':  # one verdict per configuration, with what to do
-            b = busy[s.key()]
-            log(
-                f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes ({b[0]}); "
-                "the row is marked contended: "
-                f"re-run with --rerun --wait-idle 60 on a quieter host"
-            )
-        if row.status == 'ok': bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s at bs={row.batch_size}")
-        elif row.status != 'skipped': log(f"{s.short()}: {row.status}: {row.error}")
-    try:
-        for r in range(repeats):
-            for s in mine:
-                k = s.key()
-                if k in final: continue
-                first = parts[k][0] if parts[k] else None
-                s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
-                label = s_run.short()
-                # the default batch only: one named is run as named unless it cannot fit
-                if (
-                    not first
-                    and s.probe_batch
-                    and s.max_step_seconds
-                    and s.device == 'cpu'
-                    and s.compile_mode == 'none'
-                    and s.backend == 'pytorch'
-                    and s.batch_size > 4
-                ):
-                    # the probe may halve it
-                    label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")
-                bar.set_description(f"{label} [{r + 1}/{repeats}]")
-                pre = contention.before() if contention else None
-                if pre and contention.strict and pre.share >= contention.threshold:
-                    final[k] = result_from_spec(
-                        s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)"
-                    )
-                    finish(s, final[k]); bar.update(repeats - r); continue
-                worker.clear(); t0 = time.monotonic()
-                res = run_with_halving(
-                    s_run, run1, on_retry=lambda s2: bar.set_description(s2.short() + ' (OOM: halved)')
-                )
-                spent[k] += time.monotonic() - t0
-                if contention:
-                    v = contention.verdict(pre, contention.after([worker.get('pid')]))
-                    if v['contended'] and contention.strict:
-                        res = result_from_spec(s, status='skipped', error=f"{v['reason']} (strict)")
-                    else:
-                        _stamp(res, v)
-                        if v["contended"]: busy[k].append(v['reason'])
-                bar.update(1)
-                if res.status != 'ok':
-                    final[k] = res; bar.update(repeats - r - 1)
-                    finish(s, res); continue
-                if first: res.batch_reason, res.error = first.batch_reason, first.error
-                parts[k].append(res)
-                if rep.enough([x.throughput_mean for x in parts[k]], spent[k], (timing or TimingConfig()).confidence):
-                    final[k] = combine_repeats(parts[k], (timing or TimingConfig()).confidence)
-                    bar.update(repeats - len(parts[k])); finish(s, final[k])
-    finally:
-        bar.close()
-        if got: store.release(*got)  # configurations not finished (interrupted): free for another sweep
-    return results
+    return SweepRun(p, store, timing, isolate, progress, runner_kw or {}, post, rep, contention, log).run()

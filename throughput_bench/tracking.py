@@ -137,12 +137,8 @@ def offline_run_dirs(root='wandb')->list:
 
 def inspect_run(run_dir)->dict:
     "`{config, summary, ...}` of one local run, through `wandb leet inspect`."
-    r = subprocess.run(
-        [wandb_cli(), 'leet', 'inspect', '--summary', '--json', str(run_dir)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = subprocess.run([wandb_cli(), 'leet', 'inspect', '--summary', '--json', str(run_dir)], capture_output=True,
+                       text=True, timeout=120)
     if r.returncode != 0:
         raise BenchError(f"wandb could not read {run_dir}: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(r.stdout)

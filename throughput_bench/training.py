@@ -14,16 +14,8 @@ from .devices import *
 from .registry import n_params
 from .timing import TimingConfig, measure
 from .flops import gflops_per_sample
-from throughput_bench.backend import (
-    setup_run,
-    maybe_compile,
-    synthetic_input,
-    loader_input,
-    is_oom,
-    one_line,
-    describe_device,
-    describe_model,
-)
+from .backend import (setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line,
+                                      describe_device, describe_model)
 from .inference import finish_result, cpu_batch_fit
 from .hardware import load_average
 from .contention import gpu_clocks

@@ -108,16 +108,8 @@ def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     for s, why in p.skipped: log(f"{config_text(s)}: skipped: {why}")
     if p.todo:
         log(f"{name}: {len(p.todo)} configuration(s) x {reps} process(es)" + (f", {p.done} stored" if p.done else ''))
-        run_sweep(
-            p,
-            store,
-            su.timing,
-            isolate=True,
-            progress=su.options.progress,
-            repeats=Repeats(reps),
-            contention=cont,
-            log=su.msg.warn,
-        )
+        run_sweep(p, store, su.timing, isolate=True, progress=su.options.progress, repeats=Repeats(reps),
+                  contention=cont, log=su.msg.warn)
     got = _stored(store, ss)
     return {s.key(): got.get(t.key(), {}) for s, t in zip(specs, ss)}
 
@@ -259,15 +251,8 @@ def draw_front(df:'pd.DataFrame', fr:'pd.DataFrame', title:str, path:Path)->Opti
     fig, ax = plt.subplots(figsize=(9, 5.5), layout='constrained')
     for bs, g in df.groupby('batch_size'):
         ax.scatter(g.latency_p99_ms, g.throughput_mean, s=22, alpha=0.7, label=f"batch {bs}")
-    ax.scatter(
-        fr.latency_p99_ms,
-        fr.throughput_mean,
-        s=90,
-        facecolors='none',
-        edgecolors='black',
-        lw=0.8,
-        label='front with peak memory too',
-    )
+    ax.scatter(fr.latency_p99_ms, fr.throughput_mean, s=90, facecolors='none', edgecolors='black', lw=0.8,
+               label='front with peak memory too')
     two = front(df, minimise=('latency_p99_ms',)).sort_values('latency_p99_ms')
     ax.plot(two.latency_p99_ms, two.throughput_mean, '-', color='black', lw=1, label='front: img/s against p99 latency')
     lo, hi = np.log(df.latency_p99_ms.min()), np.log(df.latency_p99_ms.max())

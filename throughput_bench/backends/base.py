@@ -129,13 +129,10 @@ class Backend:
     def unsupported(self, spec:BenchSpec)->Optional[str]:
         "Why this backend cannot run `spec`, or None."
         dev = spec.device.split(':')[0]
-        for what, v, ok in (
-            ('mode', spec.mode, self.modes),
-            ('device', dev, self.devices),
-            ('precision', spec.precision, self.precisions),
-            ('compile mode', spec.compile_mode, self.compile_modes),
-            ('data mode', spec.data_mode, self.data_modes),
-        ):
+        for what, v, ok in (('mode', spec.mode, self.modes), ('device', dev, self.devices),
+                            ('precision', spec.precision, self.precisions),
+                            ('compile mode', spec.compile_mode, self.compile_modes),
+                            ('data mode', spec.data_mode, self.data_modes)):
             if v not in ok: return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
         if spec.channels_last not in self.layouts:
             return f"{self.name} chooses its own memory layout (no channels_last)"

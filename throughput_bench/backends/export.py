@@ -38,16 +38,9 @@ def weights_digest(model)->str:
 def export_key(spec:BenchSpec, weights:str='')->str:
     """The cache entry's name: the model and input, readable, then a hash of everything that changes the graph (and of
     its `weights`)."""
-    what = dict(
-        model=spec.model_name,
-        channels=spec.input_channels,
-        size=spec.input_size,
-        timesteps=spec.timesteps or 1,
-        classes=spec.num_classes,
-        precision='fp32',
-        versions=export_versions(),
-        weights=weights,
-    )
+    what = dict(model=spec.model_name, channels=spec.input_channels, size=spec.input_size,
+                timesteps=spec.timesteps or 1, classes=spec.num_classes, precision='fp32', versions=export_versions(),
+                weights=weights)
     h = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
     t = f"x{spec.timesteps}t" if (spec.timesteps or 1) > 1 else ''
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{spec.model_name}-{spec.input_channels}x{spec.input_size}{t}") + f"-{h}"
@@ -61,11 +54,8 @@ def _export(model, spec:BenchSpec, path:Path):
     import torch
     x = torch.randn(2, spec.in_chans, spec.input_size, spec.input_size, device=next(model.parameters()).device)
     batch = torch.export.Dim('batch', min=1, max=4096)
-    with (
-        contextlib.redirect_stdout(io.StringIO()),
-        contextlib.redirect_stderr(io.StringIO()),
-        warnings.catch_warnings(),
-    ):
+    with (contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()),
+          warnings.catch_warnings()):
         warnings.simplefilter('ignore')
         torch.onnx.export(model.eval(), (x,), str(path), dynamo=True, opset_version=OPSET, input_names=['x'],
                           dynamic_shapes=({0: batch},), external_data=True)

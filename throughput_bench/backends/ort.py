@@ -73,15 +73,8 @@ class OnnxRuntime(Backend):
             for o in sess.get_outputs(): io.bind_output(o.name, 'cuda', device.index or 0)
             return (lambda: sess.run_with_iobinding(io)), batch
 
-        return Prepared(
-            step=step,
-            output=lambda x: sess.run(None, {name: x.numpy()}),
-            settings=settings,
-            version=ort.__version__,
-            export_seconds=export_s,
-            export_cached=cached,
-            build_seconds=build_s,
-        )
+        return Prepared(step=step, output=lambda x: sess.run(None, {name: x.numpy()}), settings=settings,
+                        version=ort.__version__, export_seconds=export_s, export_cached=cached, build_seconds=build_s)
 
 class OnnxRuntimeTensorRT(OnnxRuntime):
     "ONNX Runtime with its TensorRT execution provider (CUDA; the engine is built on the first call)."
