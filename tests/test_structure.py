@@ -119,3 +119,49 @@ def test_options_are_checked_into_a_copy_never_changed():
 def test_every_flag_lands_on_its_option(argv, field, value):
     from throughput_bench import cli
     assert getattr(cli.infer_parser().parse_args(argv), field) == value
+
+@pytest.mark.parametrize('cls,fn,parser', [('api.ServeOptions', 'api.serve', 'serve_parser'),
+                                           ('api.LatencyOptions', 'api.latency', 'latency_parser'),
+                                           ('mapping.MapOptions', 'mapping.map_raster', None)])
+def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
+    "`tbench serve`, `latency` and `map` as `infer`: the function's parameters and docs are its options class's fields, and so are its flags."
+    import dataclasses, inspect, importlib
+    from fastcore.docments import docments
+    from throughput_bench import cli
+    get = lambda s: getattr(importlib.import_module('throughput_bench.' + s.split('.')[0]), s.split('.')[1])
+    O, f = get(cls), get(fn)
+    fields = [x.name for x in dataclasses.fields(O)]
+    assert list(inspect.signature(f).parameters) == fields
+    for name in fields: assert docments(f)[name] == docments(O)[name] and docments(O)[name], name
+    if parser:
+        grouped = {n for names in O.GROUPS.values() for n in names.split()}
+        dests = {a.dest for a in getattr(cli, parser)()._actions if a.dest != 'help'}
+        assert dests == grouped and grouped <= set(fields), dests ^ grouped
+
+def _functions():
+    "(module.function, lines, parameters) of every function of the package."
+    import ast
+    for name, (_, _, src) in _package_modules().items():
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                yield f"{name}.{node.name}", node.end_lineno - node.lineno + 1, len(a.posonlyargs + a.args + a.kwonlyargs)
+
+PUBLIC = {'compare.compare', 'tune.tune'}  # public functions whose parameters are their documented options
+
+def test_functions_are_small():
+    "No function of the package over 60 lines or 15 parameters, but public functions whose parameters are their options."
+    big = [f"{f}: {n} lines, {k} parameters" for f, n, k in _functions() if (n > 61 or k > 15) and f not in PUBLIC]
+    assert not big, big
+
+def test_lines_are_at_most_120_characters():
+    "Every line of the package is at most 120 characters, but those nbdev writes (the module docstring, `__all__`)."
+    long = []
+    for name, (_, _, src) in _package_modules().items():
+        lines = src.split('\n')
+        start = next(i for i, l in enumerate(lines) if l.startswith('# %%'))  # the docstring and the export header above
+        in_all = False
+        for i, l in enumerate(lines[start:], start + 1):
+            in_all = l.startswith('__all__') or (in_all and l.startswith(' '))
+            if len(l) > 120 and not in_all: long.append(f"{name}:{i}: {len(l)}")
+    assert not long, long

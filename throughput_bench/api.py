@@ -11,6 +11,8 @@ from typing import Optional, Callable
 from fastcore.meta import delegates
 from .core import *
 from .registry import check_model
+from .serving import ServeOptions
+from .loadgen import LatencyOptions
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
@@ -19,7 +21,8 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', '
            'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers',
            'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup',
            'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'rows_for', 'infer',
-           'train', 'view', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'serve', 'latency']
+           'train', 'view', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'check_serve', 'serve',
+           'check_latency', 'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -408,6 +411,7 @@ class SweepOptions:
               'Weights & Biases': 'wandb wandb_project wandb_entity wandb_tags wandb_dir wandb_init_timeout',
               'inference': 'backends backend_options geo_compare output',
               'training': 'optimizers lr breakdown nproc ddp_timeout'}
+    TEXTS = ('device', 'results_dir', 'output', 'slurm')
 
     @classmethod
     def of(cls, **kw)->SweepOptions:
@@ -442,24 +446,25 @@ def flag(name:str)->str:
     "The command-line spelling of option `name`: `--batch-sizes` for `batch_sizes`."
     return '--' + name.replace('_', '-')
 
-def check_numbers(o:SweepOptions):
-    "Every number of `o`: whole where it must be, positive (or zero where allowed), finite, within `LIMITS`."
+def check_numbers(o):
+    """Every number of options `o` (its `NUMBERS`): whole where it must be, positive (or zero where allowed), finite,
+    within `LIMITS`."""
     for name, (kind, zero) in o.NUMBERS.items(): _positive(flag(name), getattr(o, name), kind, allow_zero=zero)
-    if not 0 < o.busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {o.busy_threshold}")
-    if o.row_ci is not None and not 0 < o.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {o.row_ci}")
 
-def check_words(o:SweepOptions):
-    "Every word of `o` one of its choices, and every text option non-empty."
+def check_words(o):
+    "Every word of options `o` one of its `CHOICES`, and every text option of its `TEXTS` non-empty."
     for name, choices in o.CHOICES.items():
         v = getattr(o, name)
         for w in ([v] if isinstance(v, str) else v or []):
             if w not in choices:
                 raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {w!r}: use {', '.join(choices)}")
-    for name in ('device', 'results_dir', 'output', 'slurm'): _text(flag(name), getattr(o, name))
+    for name in o.TEXTS: _text(flag(name), getattr(o, name))
 
 def check_together(o:SweepOptions):
     "The options that cannot go together, or only with another."
     if o.rerun and o.retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
+    if not 0 < o.busy_threshold <= 1: raise BenchError(f"--busy-threshold must be in (0, 1], got {o.busy_threshold}")
+    if o.row_ci is not None and not 0 < o.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {o.row_ci}")
     if o.nproc is not None and o.mode != 'training':
         raise BenchError("--nproc is for training (tbench train --nproc N)")
     if o.repeats is not None and any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds)):
@@ -623,8 +628,9 @@ def takes_options(cls):
     "Give the decorated function `cls`'s fields as its parameters (signature and docments): options written once."
     def deco(f):
         ret = inspect.signature(f).return_annotation
+        none = lambda v: inspect.Parameter.empty if v is dataclasses.MISSING else v  # a field without a default
         f.__signature__ = inspect.Signature([inspect.Parameter(x.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                               default=x.default, annotation=x.type)
+                                                               default=none(x.default), annotation=x.type)
                                              for x in dataclasses.fields(cls)], return_annotation=ret)
         f.__delwrap__ = cls  # `docments(f)` reads the fields' comments
         return f
@@ -808,158 +814,93 @@ def repair(path:str # a results CSV that cannot be parsed
     return dict(file=str(path), rows_kept=good, lines_moved=bad, side_file=str(side) if side else None)
 
 # %% ../nbs/26_api.ipynb #d8eaed96
-def serve(model:str, # a registry or timm name
-          device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
-          precision:str='fp32', # fp32 fp16 bf16 amp
-          compile_mode:str='none', # none default reduce-overhead max-autotune (compiled before the server says ready)
-          channels_last:bool=False, # NHWC memory layout
-          input_channels:Optional[int]=None, # default: the model's native channels
-          input_size:Optional[int]=None, # default: the model's native size
-          timesteps:int=1, # frames per sample, for geo encoders with a time axis (default 1)
-          threads:Optional[int]=None, # CPU threads per model worker (default: the cores shared among the workers)
-          max_batch_size:int=1, # dynamic batching: up to this many requests per forward pass
-          batch_timeout_ms:float=5.0, # how long a batch waits to fill
-          workers:int=1, # model worker processes (per device)
-          max_request_mb:float=64.0, # larger request bodies get a 413
-          host:str='127.0.0.1', # loopback by default; 0.0.0.0 listens on every interface
-          port:int=8000, # TCP port
-          log_level:str='warning', # uvicorn's log level (info logs every request)
-          timeout:float=60.0, # seconds a request may wait for the model before a 504
-          # the most images one request may ask for (its array's images x `samples`); more get a 422
-          max_batch_per_request:int=64,
-          # the runtime that runs the model: pytorch, onnxruntime, openvino (the runtimes need the [runtimes] extra)
-          backend:str='pytorch',
-          # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
-          cache_dir:Optional[str]=None,
-         ):
+def check_serve(o:ServeOptions)->ServeOptions:
+    "`o` checked before anything is built (a one-line `BenchError`), the port free to listen on."
+    import socket
+    check_words(o); check_numbers(o); check_backends([o.backend], 'inference')
+    if o.port > 65535: raise BenchError(f"--port {o.port} is not a TCP port (1-65535)")
+    with socket.socket() as s:
+        try: s.bind((o.host, o.port))
+        except OSError as e: raise BenchError(f"cannot listen on {o.host}:{o.port}: {e.strerror or e}")
+    return o
+
+@takes_options(ServeOptions)
+def serve(*args, **kwargs):
     "Serve `model` on LitServe with the NIM request format until interrupted."
     from throughput_bench.serving import require_serving
     require_serving()
     from throughput_bench.serving import serve_spec, make_server, run_server
-    _positive('--max-batch-size', max_batch_size); _positive('--workers', workers); _positive('--port', port)
-    _positive('--batch-timeout-ms', batch_timeout_ms, float, allow_zero=True)
-    _positive('--max-request-mb', max_request_mb, float)
-    if port > 65535: raise BenchError(f"--port {port} is not a TCP port (1-65535)")
-    import socket
-    with socket.socket() as s:
-        try: s.bind((host, port))
-        except OSError as e: raise BenchError(f"cannot listen on {host}:{port}: {e.strerror or e}")
-    check_backends([backend], 'inference')
-    spec = serve_spec(model, device, precision, compile_mode, channels_last, input_channels, input_size, timesteps,
-                      threads, workers, backend, cache_dir)
-    print(
-        f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, compile "
-        f"{spec.compile_mode}"
-        f"{', NHWC' if spec.channels_last else ''}) on {spec.device}: max batch {max_batch_size}, {workers} worker(s)",
-        flush=True,
-    )
-    _positive('--max-batch-per-request', max_batch_per_request)
-    run_server(
-        make_server(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb, timeout, max_batch_per_request),
-        host,
-        port,
-        log_level,
-    )
+    o = check_serve(make_options(ServeOptions, args, kwargs))
+    spec = serve_spec(o)
+    print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, "
+          f"compile {spec.compile_mode}{', NHWC' if spec.channels_last else ''}) on {spec.device}: "
+          f"max batch {o.max_batch_size}, {o.workers} worker(s)", flush=True)
+    run_server(make_server(spec, o.max_batch_size, o.batch_timeout_ms, o.workers, o.max_request_mb, o.timeout,
+                           o.max_batch_per_request), o.host, o.port, o.log_level)
 
 # %% ../nbs/26_api.ipynb #b7b916fe
-def latency(
-    url: str,  # the endpoint: http://HOST:PORT/v1/infer (or just http://HOST:PORT)
-    scenario: str = 'single-stream',  # single-stream | server | offline
-    # server: offered load, queries/s (Poisson); with find_max_qps: where the search starts
-    qps: Optional[float] = None,
-    latency_bound_ms: Optional[float] = None,  # server: the bound LoadGen judges VALID against
-    latency_percentile: float = 0.99,  # the percentile the bound applies to
-    find_max_qps: bool = False,  # search for the highest VALID load (server runs, bisection)
-    concurrency: Optional[list] = None,  # offline: requests in flight, one test per value (default 8)
-    burn_in: int = 3,  # untimed requests before each run
-    trials: int = 10,  # timed requests per run, at least
-    runs: int = 3,  # whole runs per test; the row holds their mean and its CI
-    min_duration: float = 5.0,  # LoadGen's minimum duration of a run, seconds
-    max_duration: float = 60.0,  # and its maximum
-    input_file: Optional[str] = None,  # a .npy to send (default: randn of the served input shape)
-    form: Optional[list] = None,  # KEY=VALUE form fields; a key given several times is swept
-    accept: Optional[str] = None,  # the accept header, e.g. application/x-tar
-    timeout: float = 60.0,  # seconds per request
-    max_steps: int = 8,  # find_max_qps: at most this many runs
-    max_search_seconds: float = 300.0,  # and at most this long
-    client_cost: bool = True,  # measure the client's own cost against /v1/null (once per payload size; stored)
-    device: str = 'auto',  # the client machine's device: the CSV the rows go to
-    # where <device>.csv goes (default results); LoadGen's logs go in `<device>.loadgen/`
-    results_dir: str = 'results',
-    progress: bool = True,
-    quiet: bool = False,
-    wandb: str = 'auto',
-    wandb_project: str = 'throughput-bench',
-    wandb_entity: Optional[str] = None,
-    wandb_tags: tuple = (),
-    wandb_dir: str = '.',
-    wandb_init_timeout: float = 30.0,
-) -> 'pd.DataFrame':
+def check_latency(o:LatencyOptions)->LatencyOptions:
+    "`o` checked before the server is asked anything (a one-line `BenchError`)."
+    check_words(o); check_numbers(o)
+    if o.find_max_qps and o.scenario not in ('single-stream', 'server'):
+        raise BenchError("--find-max-qps runs the server scenario; drop --scenario offline")
+    if o.find_max_qps and not o.latency_bound_ms: raise BenchError("--find-max-qps needs --latency-bound-ms")
+    if o.scenario == 'server' and not o.find_max_qps and not o.qps:
+        raise BenchError("--scenario server needs --qps (or use --find-max-qps)")
+    if o.scenario != 'offline' and o.concurrency:
+        raise BenchError("--concurrency is for --scenario offline (closed loop)")
+    if not 0 < o.latency_percentile < 1:
+        raise BenchError(f"--latency-percentile must be in (0, 1), got {o.latency_percentile}")
+    if o.min_duration > o.max_duration:
+        raise BenchError(f"--min-duration {o.min_duration} is more than --max-duration {o.max_duration}")
+    return o
+
+def client_store(o:LatencyOptions):
+    "The client machine's device and results store (its hardware record written; no GEMM ceilings: no MFU here)."
+    from throughput_bench.hardware import device_name, device_slug, client_device, fingerprint
+    from throughput_bench.store import ResultStore
+    dev = client_device(o.device)  # the client's CPU needs no torch
+    store = ResultStore(o.results_dir, device_slug(dev), device_name(dev), warn=o.warn)
+    store.ensure_writable(); store.check()
+    if n := store.flush_pending(): o.warn(f"added {n} pending row(s) to {store.csv_path}")
+    store.write_hardware(fingerprint(dev)); store.update_index()
+    return dev, store
+
+def client_cost_ms(o:LatencyOptions, store, payload:bytes, form:dict)->Optional[float]:
+    "The client's own p50 cost of a request of this size against /v1/null, measured (and stored) or as stored before."
+    if not o.client_cost: return None
+    from throughput_bench import loadgen as L
+    key, hw = str(len(payload)), store.read_hardware()
+    cost = L.client_cost(L.split_url(o.url)[0], payload, form, o.headers)
+    if cost is None: return (hw.get('client_cost_ms') or {}).get(key)
+    store.write_hardware({'client_cost_ms': (hw.get('client_cost_ms') or {}) | {key: round(cost, 4)}})
+    return cost
+
+@takes_options(LatencyOptions)
+def latency(*args, **kwargs)->'pd.DataFrame':
     "Measure a served model's request latency with MLPerf LoadGen; one row per test (mode `serving`)."
     from throughput_bench.serving import require_serving
     require_serving()
     import pandas as pd
     from throughput_bench import loadgen as L
-    from throughput_bench.hardware import device_name, device_slug
-    from throughput_bench.store import ResultStore, read_results
-    log = (lambda m: None) if quiet else (lambda m: print(m, flush=True))
-    warn = (lambda m: None) if quiet else (lambda m: print(f"warning: {m}", file=sys.stderr, flush=True))
-    if scenario not in L.SCENARIOS: raise BenchError(f"unknown scenario {scenario!r}: use {', '.join(L.SCENARIOS)}")
-    if find_max_qps and scenario not in ('single-stream', 'server'):
-        raise BenchError("--find-max-qps runs the server scenario; drop --scenario offline")
-    if find_max_qps and not latency_bound_ms: raise BenchError("--find-max-qps needs --latency-bound-ms")
-    if scenario == 'server' and not find_max_qps and not qps:
-        raise BenchError("--scenario server needs --qps (or use --find-max-qps)")
-    if scenario != 'offline' and concurrency: raise BenchError("--concurrency is for --scenario offline (closed loop)")
-    if not 0 < latency_percentile < 1:
-        raise BenchError(f"--latency-percentile must be in (0, 1), got {latency_percentile}")
-    _positive('--qps', qps, float)
-    _positive('--latency-bound-ms', latency_bound_ms, float)
-    _positive('--concurrency', concurrency)
-    _positive('--burn-in', burn_in, allow_zero=True)
-    _positive('--trials', trials)
-    _positive('--runs', runs)
-    _positive('--max-steps', max_steps)
-    _positive('--min-duration', min_duration, float, allow_zero=True); _positive('--max-duration', max_duration, float)
-    _positive('--timeout', timeout, float); _positive('--max-search-seconds', max_search_seconds, float)
-    if min_duration > max_duration:
-        raise BenchError(f"--min-duration {min_duration} is more than --max-duration {max_duration}")
-    base, infer_url = L.split_url(url)
-    forms = L.form_variants(form)
-    if input_file: L.make_payload({}, input_file)  # a bad --input-file is said before anything is asked of the server
-    meta = L.server_info(base, timeout=min(timeout, 10.0))
-    payload = L.make_payload(meta, input_file)
-    from throughput_bench.hardware import client_device
-    dev = client_device(device)  # the client's CPU needs no torch
-    store = ResultStore(results_dir, device_slug(dev), device_name(dev), warn=warn)
-    store.ensure_writable(); store.check()
-    n = store.flush_pending()
-    if n: warn(f"added {n} pending row(s) to {store.csv_path}")
-    from throughput_bench.hardware import fingerprint
-    store.write_hardware(fingerprint(dev)); store.update_index()  # the client machine (no GEMM ceilings: no MFU here)
-    hw = store.read_hardware()
-    cost = None
-    if client_cost:
-        key = str(len(payload))
-        cost = L.client_cost(base, payload, forms[0], {'accept': accept} if accept else None)
-        if cost is not None:
-            store.write_hardware({'client_cost_ms': (hw.get('client_cost_ms') or {}) | {key: round(cost, 4)}})
-        else: cost = (hw.get('client_cost_ms') or {}).get(key)
-    wb = wandb_logger(wandb, hw, warn, wandb_project, wandb_entity, wandb_tags, wandb_dir, wandb_init_timeout)
+    o = check_latency(make_options(LatencyOptions, args, kwargs))
+    base, infer_url = L.split_url(o.url)
+    forms = L.form_variants(o.form)
+    if o.input_file: L.make_payload({}, o.input_file)  # a bad --input-file is said before the server is asked anything
+    meta = L.server_info(base, timeout=min(o.timeout, 10.0))
+    payload = L.make_payload(meta, o.input_file)
+    dev, store = client_store(o)
+    cost = client_cost_ms(o, store, payload, forms[0])
+    wb = wandb_logger(o.wandb, store.read_hardware(), o.warn, o.wandb_project, o.wandb_entity, o.wandb_tags,
+                      o.wandb_dir, o.wandb_init_timeout)
     def post(res):
         if wb is not None:
             try: res.run_id = wb(res) or res.run_id
-            except Exception as e: warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
+            except Exception as e: o.warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
         store.append(res); return res
     log_root = store.csv_path.with_suffix('.loadgen')
-    log(
-        f"{'server (find max QPS)' if find_max_qps else scenario} against {infer_url}"
-        f" ({meta.get('model', 'no /v1/metadata')}); {len(forms)} form variant(s); rows -> {store.csv_path}, LoadGen "
-        f"logs -> {log_root}/"
-    )
-    rows = L.latency_tests(url, meta, payload, dev, scenario, qps, latency_bound_ms, latency_percentile, find_max_qps,
-                           tuple(concurrency or ([8] if scenario == 'offline' else [1])), burn_in, trials, runs,
-                           min_duration, max_duration, forms, {'accept': accept} if accept else None, timeout,
-                           max_steps, max_search_seconds, cost, log_root, post, progress)
-    df = pd.DataFrame([r.to_row() for r in rows])
-    return df
+    o.log(f"{'server (find max QPS)' if o.find_max_qps else o.scenario} against {infer_url} "
+          f"({meta.get('model', 'no /v1/metadata')}); {len(forms)} form variant(s); rows -> {store.csv_path}, "
+          f"LoadGen logs -> {log_root}/")
+    rows = L.latency_tests(L.LatencyRun(o, meta, payload, dev, cost, log_root, post), forms)
+    return pd.DataFrame([r.to_row() for r in rows])

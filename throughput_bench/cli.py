@@ -4,7 +4,8 @@
 
 # %% ../nbs/30_cli.ipynb #d6ef5c41
 from __future__ import annotations
-import sys, argparse
+import sys, argparse, dataclasses
+from fastcore.docments import docments
 from pathlib import Path
 from typing import Optional
 from .core import *
@@ -12,13 +13,14 @@ from .core import PRECISIONS, COMPILE_MODES
 from . import api
 
 # %% auto #0
-__all__ = ['SPELLINGS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float', 'api_help',
-           'whole_number', 'number', 'option_flag', 'add_options', 'print_rows', 'infer_parser', 'examples',
+__all__ = ['SPELLINGS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float',
+           'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'print_rows', 'infer_parser', 'examples',
            'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg',
            'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe',
            'cmd_collect', 'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table',
            'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map',
-           'main_parser', 'Terminated', 'tbench']
+           'models_parser', 'hw_parser', 'sync_parser', 'report_parser', 'collect_parser', 'globe_parser',
+           'repair_parser', 'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -113,29 +115,40 @@ SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
              'results_dir': dict(flags=('--results-dir', '--output-dir')),
              'optimizers': dict(flags=('--optimizers', '--optimizer')),
              'wandb_tags': dict(nargs='*'), 'slurm': dict(metavar='PARTITION'), 'output': dict(metavar='FILE.csv'),
-             'backends': dict(metavar='BACKEND'), 'backend_options': dict(metavar="'KEY=VALUE ...'")}
+             'backends': dict(metavar='BACKEND'), 'backend_options': dict(metavar="'KEY=VALUE ...'"),
+             'form': dict(action='append', nargs=None, metavar='KEY=VALUE'), 'url': dict(flags=('url',)),
+             'client_cost': dict(flags=('--no-client-cost',), action='store_false',
+                                 help="do not measure the client's own cost against /v1/null")}
 
-def option_flag(name:str)->tuple:
-    "`(flags, argparse keywords)` of `api.SweepOptions` field `name`: from its type, default, `NUMBERS` and `CHOICES`."
-    O = api.SweepOptions
+def option_flag(name:str, O=None)->tuple:
+    """`(flags, argparse keywords)` of field `name` of options class `O` (default `api.SweepOptions`): from its type,
+    default, `NUMBERS` and `CHOICES`."""
+    O = O or api.SweepOptions
     f = O.__dataclass_fields__[name]
-    kw = dict(dest=name, default=argparse.SUPPRESS, help=O().doc(name).replace('%', '%%'))
+    kw = dict(dest=name, default=argparse.SUPPRESS, help=' '.join(docments(O)[name].split()).replace('%', '%%'))
+    if f.default is dataclasses.MISSING: kw['required'] = True
     if isinstance(f.default, bool): kw['action'] = argparse.BooleanOptionalAction if f.default else 'store_true'
     else:
         if 'list' in str(f.type) or 'tuple' in str(f.type): kw['nargs'] = '+'
         if name in O.NUMBERS: kw['type'] = whole_number if O.NUMBERS[name][0] is int else number
         if name in O.CHOICES: kw['choices'] = O.CHOICES[name]
     extra = dict(SPELLINGS.get(name, {}))
-    return extra.pop('flags', (api.flag(name),)), kw | extra
+    flags = extra.pop('flags', (api.flag(name),))
+    kw |= extra
+    if not flags[0].startswith('-'): kw = {k: v for k, v in kw.items() if k not in ('dest', 'default', 'required')}
+    return flags, {k: v for k, v in kw.items() if v is not None or k != 'nargs'}
 
-def add_options(p:Parser, drop:tuple=()):
-    "Add the flags of `api.SweepOptions`, in its `GROUPS` (but those in `drop`), each made by `option_flag`."
-    for title, names in api.SweepOptions.GROUPS.items():
+def add_options(p:Parser, O=None, drop:tuple=()):
+    """Add the flags of options class `O` (default `api.SweepOptions`), in its `GROUPS` (but those in `drop`), each
+    made by `option_flag`."""
+    O = O or api.SweepOptions
+    for title, names in O.GROUPS.items():
         if title in drop: continue
         g = p.add_argument_group(title)
         for name in names.split():
-            flags, kw = option_flag(name)
+            flags, kw = option_flag(name, O)
             g.add_argument(*flags, **kw)
+
 
 # %% ../nbs/30_cli.ipynb #f5c19485
 def print_rows(df):
@@ -370,50 +383,9 @@ def cmd_repair(a):
 
 # %% ../nbs/30_cli.ipynb #4171b112
 def serve_parser(parser=None)->Parser:
-    S = argparse.SUPPRESS
     p = parser or Parser(prog='tbench serve',
                          description="Serve one model on LitServe: POST a .npy to /v1/infer (the NIM request format).")
-    p.add_argument('--model', required=True, help="a registry or timm name")
-    p.add_argument('--device', default=S, help="auto | cpu | cuda | cuda:N (default auto)")
-    p.add_argument('--precision', choices=PRECISIONS, default=S, help="default fp32")
-    p.add_argument(
-        '--compile-mode', choices=COMPILE_MODES, default=S, help="default none; compiled before the server says ready"
-    )
-    p.add_argument(
-        '--backend',
-        default=S,
-        help="the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)",
-    )
-    p.add_argument('--cache-dir', default=S,
-                   help="where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)")
-    p.add_argument('--channels-last', action='store_true', default=S, help="NHWC memory layout")
-    p.add_argument('--input-channels', type=positive_int, default=S, help="default: the model's native channels")
-    p.add_argument('--input-size', type=positive_int, default=S, help="default: the model's native size")
-    p.add_argument('--timesteps', type=positive_int, default=S, help="frames per sample (default 1)")
-    p.add_argument('--threads', type=positive_int, default=S,
-                   help="CPU threads per model worker (default: the cores shared among the workers)")
-    p.add_argument('--max-batch-size', type=positive_int, default=S,
-                   help="dynamic batching: up to this many requests per forward pass (default 1)")
-    p.add_argument(
-        '--batch-timeout-ms', type=nonneg_float, default=S, help="how long a batch waits to fill (default 5)"
-    )
-    p.add_argument('--workers', type=positive_int, default=S, help="model worker processes per device (default 1)")
-    p.add_argument(
-        '--max-request-mb', type=positive_float, default=S, help="larger request bodies get a 413 (default 64)"
-    )
-    p.add_argument(
-        '--max-batch-per-request',
-        type=positive_int,
-        default=S,
-        help="the most images one request may ask for, its array's images x samples; more get a 422 (default 64)",
-    )
-    p.add_argument('--host', default=S, help="default 127.0.0.1 (loopback only); 0.0.0.0 listens on every interface")
-    p.add_argument('--port', type=positive_int, default=S, help="default 8000")
-    p.add_argument('--log-level', choices=('critical', 'error', 'warning', 'info', 'debug'), default=S,
-                   help="uvicorn's (default warning; info logs every request)")
-    p.add_argument(
-        '--timeout', type=positive_float, default=S, help="seconds a request may wait for the model (default 60)"
-    )
+    add_options(p, api.ServeOptions)
     return p
 
 def cmd_serve(a):
@@ -421,76 +393,9 @@ def cmd_serve(a):
     api.serve(**_kw(a))
 
 def latency_parser(parser=None)->Parser:
-    S = argparse.SUPPRESS
     p = parser or Parser(prog='tbench latency',
                          description="Request latency of a served model, with MLPerf LoadGen as the load generator.")
-    p.add_argument(
-        'url', help="the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)"
-    )
-    g = p.add_argument_group('load')
-    g.add_argument('--scenario', choices=('single-stream', 'server', 'offline'), default=S,
-                   help="default single-stream (one request at a time)")
-    g.add_argument(
-        '--qps',
-        type=positive_float,
-        default=S,
-        help="server: offered load in queries/s (Poisson arrivals); with --find-max-qps, where to start (default: half "
-             "the burn-in pace)",
-    )
-    g.add_argument(
-        '--latency-bound-ms',
-        type=positive_float,
-        default=S,
-        help="server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)",
-    )
-    g.add_argument('--latency-percentile', type=positive_float, default=S,
-                   help="the percentile the bound applies to (default 0.99)")
-    g.add_argument('--find-max-qps', action='store_true', default=S,
-                   help="search for the highest load that stays VALID at the bound")
-    g.add_argument(
-        '--max-steps', type=positive_int, default=S, help="--find-max-qps: at most this many runs (default 8)"
-    )
-    g.add_argument('--max-search-seconds', type=positive_float, default=S,
-                   help="--find-max-qps: and at most this long (default 300)")
-    g.add_argument('--concurrency', nargs='+', type=positive_int, default=S,
-                   help="offline: requests in flight, a test per value (default 8)")
-    g = p.add_argument_group('runs')
-    g.add_argument('--burn-in', type=int, default=S, help="untimed requests before each run (default 3)")
-    g.add_argument('--trials', type=positive_int, default=S, help="timed requests per run, at least (default 10)")
-    g.add_argument(
-        '--runs', type=positive_int, default=S, help="runs per test; the row holds their mean and 95%% CI (default 3)"
-    )
-    g.add_argument('--min-duration', type=nonneg_float, default=S, help="LoadGen's minimum seconds per run (default 5)")
-    g.add_argument(
-        '--max-duration', type=positive_float, default=S, help="LoadGen's maximum seconds per run (default 60)"
-    )
-    g = p.add_argument_group('request')
-    g.add_argument(
-        '--input-file', default=S, help="a .npy to send (default: randn of the served input shape, from /v1/metadata)"
-    )
-    g.add_argument(
-        '--form',
-        action='append',
-        default=S,
-        metavar='KEY=VALUE',
-        help="a form field; give a key several times to sweep it (e.g. --form steps=8 --form steps=18; default: none)",
-    )
-    g.add_argument(
-        '--accept',
-        default=S,
-        help="the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)",
-    )
-    g.add_argument('--timeout', type=positive_float, default=S, help="seconds per request (default 60)")
-    g.add_argument('--no-client-cost', dest='client_cost', action='store_false', default=S,
-                   help="do not measure the client's own cost against /v1/null")
-    g = p.add_argument_group('storing')
-    g.add_argument('--device', default=S, help="the client machine's device, whose CSV the rows go to (default auto)")
-    g.add_argument('--results-dir', default=S, help="default results")
-    g.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
-    g.add_argument('--wandb', choices=('disabled', 'offline', 'online', 'auto'), default=S,
-                   help="log each test as a W&B run (default auto)")
-    g.add_argument('--wandb-project', default=S, help="W&B project (default throughput-bench)")
-    g.add_argument('--wandb-entity', default=S, help="W&B entity (default: your default entity)")
+    add_options(p, api.LatencyOptions)
     return p
 
 def latency_table(df)->'pd.DataFrame':
@@ -681,63 +586,30 @@ def cmd_map(a):
     for line in M.summary_lines(r): print(line)
     if r.status != 'ok': sys.exit(1)
 
-def main_parser()->Parser:
-    p = Parser(prog='tbench', description="Honest throughput of vision backbones on this machine.")
-    sub = p.add_subparsers(dest='cmd', required=True, parser_class=Parser, metavar='COMMAND')
-    def add(name, help): return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + '.')
-
-    infer_parser(
-        parser=add('infer', "measure inference throughput, latency and memory; rows go to results/<device>.csv")
-    ).set_defaults(fn=cmd_infer)
-    train_parser(
-        parser=add('train', "measure training throughput (forward, loss, backward, optimizer step)")
-    ).set_defaults(fn=cmd_train)
-    serve_parser(add('serve', "serve one model on LitServe (the NIM request format) until interrupted")).set_defaults(
-        fn=cmd_serve
-    )
-    latency_parser(add('latency', "measure the request latency of a served model, with MLPerf LoadGen")).set_defaults(
-        fn=cmd_latency
-    )
-    tune_parser(
-        add('tune',
-            "find the fastest correct configuration of one model here, within a time budget (successive halving)")
-    ).set_defaults(fn=cmd_tune)
-    map_parser(
-        add(
-            'map',
-            "map a GeoTIFF end to end (read, tile, normalise, model, stitch, write): km²/s and the stage that bounds "
-            "it",
-        )
-    ).set_defaults(fn=cmd_map)
-    compare_parser(
-        add(
-            'compare',
-            "is B really faster than A? paired rounds of fresh processes, the ratio with its confidence interval and a "
-            "paired t-test; or two stored results",
-        )
-    ).set_defaults(fn=cmd_compare)
-    m = add('models', "list the model registry")
+def models_parser(m:Parser)->Parser:
     m.add_argument('names', nargs='*', help="names to show (default: the whole registry)")
     m.add_argument(
         '--geo', action='store_true', help="the geospatial encoders, with their native inputs and side inputs"
     )
-    m.set_defaults(fn=cmd_models)
-    h = add('hw', "print this machine's hardware fingerprint")
+    return m
+
+def hw_parser(h:Parser)->Parser:
     h.add_argument('--device', default='auto', help="auto | cpu | cuda | cuda:N | mps (default auto)")
     h.add_argument('--gpu-id', type=int, default=None, help="CUDA device index (default: that of --device)")
     h.add_argument('--ceilings', action='store_true',
                    help="measure GEMM TFLOP/s per dtype and copy bandwidth; cache them in the hardware JSON")
-    h.add_argument(
-        '--results-dir', default='results', help="where the hardware JSON is cached with --ceilings (default results)"
-    )
-    h.set_defaults(fn=cmd_hw)
-    y = add('sync', "upload offline W&B runs (wandb sync), for at most --timeout seconds")
+    h.add_argument('--results-dir', default='results',
+                   help="where the hardware JSON is cached with --ceilings (default results)")
+    return h
+
+def sync_parser(y:Parser)->Parser:
     y.add_argument('dir', nargs='?', default='wandb', help="the folder holding offline runs (default wandb)")
     y.add_argument('--entity', help="W&B entity (default: your default entity)")
     y.add_argument('--project', help="W&B project (default: each run's own)")
     y.add_argument('--timeout', type=positive_float, default=60.0, help="give up after this many seconds (default 60)")
-    y.set_defaults(fn=cmd_sync)
-    r = add('report', "draw charts and a Markdown summary from result CSVs, folders or W&B runs")
+    return y
+
+def report_parser(r:Parser)->Parser:
     r.add_argument(
         'results', nargs='*', help="result CSV files, folders of them, or W&B run folders (default: results/)"
     )
@@ -745,28 +617,67 @@ def main_parser()->Parser:
     r.add_argument('--gsd', type=positive_float, default=10.0, help="ground sample distance (m) for km²/s (default 10)")
     r.add_argument('--formats', nargs='+', choices=('png', 'svg', 'pdf'), default=['png', 'svg'],
                    help="image formats of each chart (default png svg)")
-    r.add_argument(
-        '--charts',
-        nargs='+',
-        default=None,
-        help="only these charts: overview throughput_inference throughput_training speedup coverage mfu geo_compare "
-             "scaling serving comparisons mapping (default: every chart that has data)",
-    )
-    r.add_argument(
-        '--wandb-project', default=None, help="also read this W&B project (entity/project; needs a key; default: none)"
-    )
-    r.set_defaults(fn=cmd_report)
-    c = add('collect', "merge the shards of SLURM jobs into results/<device>.csv (idempotent) and record failed jobs")
+    r.add_argument('--charts', nargs='+', default=None,
+                   help="only these charts: overview throughput_inference throughput_training speedup coverage mfu "
+                        "geo_compare scaling serving comparisons mapping (default: every chart that has data)")
+    r.add_argument('--wandb-project', default=None,
+                   help="also read this W&B project (entity/project; needs a key; default: none)")
+    return r
+
+def collect_parser(c:Parser)->Parser:
     c.add_argument('--results-dir', default='results',
                    help="the results folder holding shards/ and slurm_manifest.json (default results)")
-    c.set_defaults(fn=cmd_collect)
-    gl = add('globe', "write the Globe Race page (a static site, offline) from result CSVs or folders")
-    gl.add_argument('results', nargs='*',
-                    help="result CSV files or folders of them, this tool's or throughput-bench's (default: results/)")
-    gl.add_argument('--output', '-o', default='globe', help="folder for the site (default globe)")
-    gl.set_defaults(fn=cmd_globe)
-    x = add('repair', "move the unparseable lines of a results CSV to FILE.rejected, keeping every good row")
-    x.add_argument('file', help="the results CSV to repair"); x.set_defaults(fn=cmd_repair)
+    return c
+
+def globe_parser(g:Parser)->Parser:
+    g.add_argument('results', nargs='*',
+                   help="result CSV files or folders of them, this tool's or throughput-bench's (default: results/)")
+    g.add_argument('--output', '-o', default='globe', help="folder for the site (default globe)")
+    return g
+
+def repair_parser(x:Parser)->Parser:
+    x.add_argument('file', help="the results CSV to repair")
+    return x
+
+# each command: its name, what it does (its --help description too), the function that adds its flags, what it runs
+COMMANDS = [
+    ('infer', "measure inference throughput, latency and memory; rows go to results/<device>.csv",
+     lambda p: infer_parser(parser=p), 'cmd_infer'),
+    ('train', "measure training throughput (forward, loss, backward, optimizer step)",
+     lambda p: train_parser(parser=p), 'cmd_train'),
+    ('serve', "serve one model on LitServe (the NIM request format) until interrupted", serve_parser, 'cmd_serve'),
+    ('latency', "measure the request latency of a served model, with MLPerf LoadGen", latency_parser, 'cmd_latency'),
+    ('tune', "find the fastest correct configuration of one model here, within a time budget (successive halving)",
+     tune_parser, 'cmd_tune'),
+    ('map',
+     "map a GeoTIFF end to end (read, tile, normalise, model, stitch, write): km²/s and the stage that bounds it",
+     map_parser, 'cmd_map'),
+    (
+        'compare',
+        "is B really faster than A? paired rounds of fresh processes, the ratio with its confidence interval "
+        "and a paired t-test; or two stored results",
+        compare_parser,
+        'cmd_compare',
+    ),
+    ('models', "list the model registry", models_parser, 'cmd_models'),
+    ('hw', "print this machine's hardware fingerprint", hw_parser, 'cmd_hw'),
+    ('sync', "upload offline W&B runs (wandb sync), for at most --timeout seconds", sync_parser, 'cmd_sync'),
+    ('report', "draw charts and a Markdown summary from result CSVs, folders or W&B runs", report_parser, 'cmd_report'),
+    ('collect', "merge the shards of SLURM jobs into results/<device>.csv (idempotent) and record failed jobs",
+     collect_parser, 'cmd_collect'),
+    ('globe', "write the Globe Race page (a static site, offline) from result CSVs or folders", globe_parser,
+     'cmd_globe'),
+    ('repair', "move the unparseable lines of a results CSV to FILE.rejected, keeping every good row", repair_parser,
+     'cmd_repair'),
+]
+
+def main_parser()->Parser:
+    "`tbench` and its commands (`COMMANDS`), each a subparser whose `fn` runs it."
+    p = Parser(prog='tbench', description="Honest throughput of vision backbones on this machine.")
+    sub = p.add_subparsers(dest='cmd', required=True, parser_class=Parser, metavar='COMMAND')
+    for name, help, flags, cmd in COMMANDS:
+        s = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + '.')
+        flags(s).set_defaults(fn=globals()[cmd])
     return p
 
 class Terminated(Exception):

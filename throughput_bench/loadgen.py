@@ -4,7 +4,8 @@
 
 # %% ../nbs/22_loadgen.ipynb #9913af96
 from __future__ import annotations
-import os, io, json, math, time, shutil, threading, itertools, statistics
+import os, io, sys, json, math, time, shutil, threading, itertools, statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Callable
@@ -15,7 +16,8 @@ from .serving import npy_bytes, NPY_MAGIC
 # %% auto #0
 __all__ = ['SCENARIOS', 'PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'answer_problem', 'HttpSUT',
            'early_stopping_queries', 'loadgen_settings', 'read_detail', 'summarise_run', 'run_loadgen', 'split_url',
-           'aggregate', 'server_dead', 'run_test', 'bisect_qps', 'client_cost', 'serving_row', 'latency_tests']
+           'aggregate', 'server_dead', 'run_test', 'bisect_qps', 'client_cost', 'server_fields', 'serving_figures',
+           'serving_row', 'LatencyOptions', 'LatencyRun', 'fixed_load', 'max_qps', 'latency_tests']
 
 # %% ../nbs/22_loadgen.ipynb #42612229
 def server_info(url:str, timeout:float=10.0)->dict:
@@ -342,84 +344,32 @@ def client_cost(
     finally: sut.close()
 
 # %% ../nbs/22_loadgen.ipynb #5ef4c3ab
-def serving_row(
-    t: dict,
-    meta: dict,
-    device,
-    *,
-    url: str,
-    scenario: str,
-    images: int,
-    qps=None,
-    concurrency=1,
-    burn_in=3,
-    trials=10,
-    latency_bound_ms=None,
-    latency_percentile=None,
-    form: dict = None,
-    client_p50_ms=None,
-    log_dir='',
-) -> BenchResult:
-    "A `BenchResult` (mode `serving`) from a test's aggregate `t` and the server's metadata."
-    from throughput_bench.hardware import device_name, device_memory_gb
+def server_fields(meta:dict, url:str)->dict:
+    """The row's fields the server says of its model and arithmetic (`/v1/metadata`): what it does not say is unknown,
+    empty, never a default."""
     from urllib.parse import urlsplit
-    # the server's, where it says (the client imports no torch)
-    versions = meta.get('versions') if isinstance(meta.get('versions'), dict) else {}
+    versions = meta.get('versions') if isinstance(meta.get('versions'), dict) else {}  # the client imports no torch
+    cm = meta.get('compile_mode')
+    return dict(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
+                model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''),
+                precision=meta.get('precision', ''), compile_mode=str(cm or ''), backend=str(meta.get('backend') or ''),
+                compiled=(cm not in ('none', '')) if cm else None,
+                channels_last=bool(meta['channels_last']) if 'channels_last' in meta else None,
+                input_channels=meta.get('input_channels'), input_size=meta.get('input_size'),
+                timesteps=meta.get('timesteps'), pytorch_version=str(versions.get('torch', '')),
+                cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')))
+
+def serving_figures(res:BenchResult, t:dict, images:int)->BenchResult:
+    """Fill `res` from a test's aggregate `t`: req/s and img/s with their CIs, latency percentiles, and the status (a
+    failed request makes the row an `error`)."""
     ms = lambda v: None if v is None else round(float(v), 4)
-    res = BenchResult(
-        model_name=meta.get('model') or urlsplit(url).netloc,
-        display_name=meta.get('display_name', ''),
-        model_family=meta.get('family', ''),
-        model_type=meta.get('type', ''),
-        task=meta.get('task', ''),
-        mode='serving',
-        precision=meta.get('precision', ''),
-        compile_mode=str(meta.get('compile_mode') or ''),
-        backend=str(meta.get('backend') or ''),
-        # what the server does not say is unknown: empty, never a default
-        compiled=(meta['compile_mode'] not in ('none', '')) if meta.get('compile_mode') else None,
-        channels_last=bool(meta['channels_last']) if 'channels_last' in meta else None,
-        input_channels=meta.get('input_channels'),
-        input_size=meta.get('input_size'),
-        timesteps=meta.get('timesteps'),
-        batch_size=images,
-        batch_requested=images,
-        device=str(device),
-        device_type=device.type,
-        pytorch_version=str(versions.get('torch', '')),
-        cuda_version=str(versions.get('cuda', '') or ''),
-        timm_version=str(versions.get('timm', '')),
-        timestamp=now_iso(),
-        scenario=scenario,
-        target_qps=qps,
-        concurrency=concurrency,
-        burn_in=burn_in,
-        trials=trials,
-        runs=t['runs'],
-        requests=t['requests'],
-        latency_bound_ms=latency_bound_ms,
-        latency_percentile=latency_percentile,
-        request_errors=t['errors'],
-        url=url,
-        request_form=' '.join(f"{k}={v}" for k, v in (form or {}).items()),
-        server_metadata=json.dumps(meta, sort_keys=True) if meta else '',
-        client_p50_ms=ms(client_p50_ms),
-        loadgen_log=str(log_dir),
-        latency_source=t['source'],
-        valid=t['valid'],
-        invalid_reason=t['invalid_reason'],
-    )
-    # the client's device: the file the row goes to
-    res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
-    res.tf32_enabled = None  # the server's arithmetic is its own (in `server_metadata`)
     if t['achieved_qps'] is None:
-        res.status, res.error = (
-            'error',
-            (f"the server stopped answering: {t['dead']}" if t['dead'] else t['first_error'] or 'no request answered'),
+        res.status = 'error'
+        res.error = (
+            f"the server stopped answering: {t['dead']}" if t['dead'] else t['first_error'] or 'no request answered'
         )
         return res
-    res.request_errors = t['errors']
-    res.achieved_qps = round(t['achieved_qps'], 4)
+    res.request_errors, res.achieved_qps = t['errors'], round(t['achieved_qps'], 4)
     res.throughput_mean = t['achieved_qps'] * images
     lo, hi = t['qps_ci']
     if lo is not None: res.throughput_ci_low, res.throughput_ci_high = lo * images, hi * images
@@ -429,108 +379,188 @@ def serving_row(
     if res.input_size: res.pixels_per_sec = res.throughput_mean * res.input_size ** 2
     res.repeats = t['runs']
     if t['dead']: res.status, res.error = 'error', f"the server stopped answering during the test: {t['dead']}"
-    # a failed request has no latency worth ranking: the row states the share and is never an `ok` figure
-    elif t['errors']:
+    elif t['errors']:  # a failed request has no latency worth ranking: the row states the share, never an `ok` figure
         sent = max(t['requests'], t['errors'])
-        res.status, res.error = (
-            'error',
-            f"{t['errors']} of {sent} request(s) failed ({t['errors'] / sent:.0%}); first: {t['first_error']}"[:300],
-        )
+        res.status = 'error'
+        res.error = f"{t['errors']} of {sent} request(s) failed ({t['errors'] / sent:.0%}); first: {t['first_error']}"[
+            :300
+        ]
     return res
 
+def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int, qps=None, concurrency=1, burn_in=3,
+                trials=10, latency_bound_ms=None, latency_percentile=None, form:dict=None, client_p50_ms=None,
+                log_dir='')->BenchResult:
+    "A `BenchResult` (mode `serving`) from a test's aggregate `t` and the server's metadata."
+    from throughput_bench.hardware import device_name, device_memory_gb
+    res = BenchResult(**server_fields(meta, url), mode='serving', batch_size=images, batch_requested=images,
+                      device=str(device), device_type=device.type, timestamp=now_iso(), scenario=scenario,
+                      target_qps=qps, concurrency=concurrency, burn_in=burn_in, trials=trials, runs=t['runs'],
+                      requests=t['requests'], latency_bound_ms=latency_bound_ms, latency_percentile=latency_percentile,
+                      request_errors=t['errors'], url=url,
+                      request_form=' '.join(f"{k}={v}" for k, v in (form or {}).items()),
+                      server_metadata=json.dumps(meta, sort_keys=True) if meta else '',
+                      client_p50_ms=None if client_p50_ms is None else round(float(client_p50_ms), 4),
+                      loadgen_log=str(log_dir), latency_source=t['source'], valid=t['valid'],
+                      invalid_reason=t['invalid_reason'])
+    # the client's: the file the row goes to
+    res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
+    res.tf32_enabled = None  # the server's arithmetic is its own (in `server_metadata`)
+    return serving_figures(res, t, images)
+
+# %% ../nbs/22_loadgen.ipynb #9ff894bd
+@dataclass(frozen=True)
+class LatencyOptions:
+    "Every option of `tbench latency` (`api.latency`'s parameters are these fields, its flags made from them)."
+    url:str # the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)
+    scenario:str='single-stream' # single-stream (one request at a time), server or offline (default single-stream)
+    # server: offered load in queries/s (Poisson arrivals); with find_max_qps, where the search starts (default: half
+    # the burn-in pace)
+    qps:Optional[float]=None
+    # server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)
+    latency_bound_ms:Optional[float]=None
+    latency_percentile:float=0.99 # the percentile the bound applies to (default 0.99)
+    find_max_qps:bool=False # search for the highest load that stays VALID at the bound (server runs, bisection)
+    concurrency:Optional[list]=None # offline: requests in flight, a test per value (default 8)
+    burn_in:int=3 # untimed requests before each run (default 3)
+    trials:int=10 # timed requests per run, at least (default 10)
+    runs:int=3 # runs per test; the row holds their mean and its 95% CI (default 3)
+    min_duration:float=5.0 # LoadGen's minimum seconds per run (default 5)
+    max_duration:float=60.0 # LoadGen's maximum seconds per run (default 60)
+    input_file:Optional[str]=None # a .npy to send (default: randn of the served input shape, from /v1/metadata)
+    # a form field as KEY=VALUE; give a key several times to sweep it (e.g. steps=8 steps=18; default: none)
+    form:Optional[list]=None
+    # the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)
+    accept:Optional[str]=None
+    timeout:float=60.0 # seconds per request (default 60)
+    max_steps:int=8 # find_max_qps: at most this many runs (default 8)
+    max_search_seconds:float=300.0 # find_max_qps: and at most this long (default 300)
+    # measure the client's own cost against /v1/null (once per payload size, stored in the hardware record)
+    client_cost:bool=True
+    device:str='auto' # the client machine's device, whose CSV the rows go to (default auto)
+    # where <device>.csv goes; LoadGen's logs go in `<device>.loadgen/` beside it (default results)
+    results_dir:str='results'
+    progress:bool=True # a progress bar
+    quiet:bool=False # no messages
+    wandb:str='auto' # log each test as a W&B run: disabled | offline | online | auto (default auto)
+    wandb_project:str='throughput-bench' # W&B project (default throughput-bench)
+    wandb_entity:Optional[str]=None # W&B entity (default: your default entity)
+    wandb_tags:tuple=() # tags for each run (default: none)
+    wandb_dir:str='.' # W&B runs go under this folder's wandb/ (default .)
+    wandb_init_timeout:float=30.0 # seconds to wait for W&B online before falling back to offline (default 30)
+
+    NUMBERS = dict(qps=(float, False), latency_bound_ms=(float, False), latency_percentile=(float, False),
+                   concurrency=(int, False), burn_in=(int, True), trials=(int, False), runs=(int, False),
+                   min_duration=(float, True), max_duration=(float, False), timeout=(float, False),
+                   max_steps=(int, False), max_search_seconds=(float, False), wandb_init_timeout=(float, False))
+    CHOICES = dict(scenario=SCENARIOS, wandb=('disabled', 'offline', 'online', 'auto'))
+    GROUPS = {'load': 'url scenario qps latency_bound_ms latency_percentile find_max_qps max_steps max_search_seconds '
+                      'concurrency',
+              'runs': 'burn_in trials runs min_duration max_duration',
+              'request': 'input_file form accept timeout client_cost',
+              'storing': 'device results_dir progress wandb wandb_project wandb_entity'}
+    TEXTS = ('url', 'device', 'results_dir')
+
+    @property
+    def headers(self)->Optional[dict]:
+        "The request headers asked for (`accept`), or None."
+        return {'accept': self.accept} if self.accept else None
+
+    def loads(self)->tuple:
+        "The concurrencies a test runs at: offline's (default 8), else one request at a time."
+        return tuple(self.concurrency or [8]) if self.scenario == 'offline' else (1,)
+
+    def log(self, m):
+        if not self.quiet: print(m, flush=True)
+
+    def warn(self, m):
+        if not self.quiet: print(f"warning: {m}", file=sys.stderr, flush=True)
+
 # %% ../nbs/22_loadgen.ipynb #cd4d2304
-def latency_tests(
-    url: str,
-    meta: dict,
-    payload: bytes,
-    device,
-    scenario: str = 'single-stream',
-    qps: Optional[float] = None,
-    latency_bound_ms: Optional[float] = None,
-    latency_percentile: float = 0.99,
-    find_max_qps: bool = False,
-    concurrency: tuple = (1,),
-    burn_in: int = 3,
-    trials: int = 10,
-    runs: int = 3,
-    min_duration: float = 5.0,
-    max_duration: float = 60.0,
-    forms: list = ({},),
-    headers: dict = None,
-    timeout: float = 60.0,
-    max_steps: int = 8,
-    max_search_seconds: float = 300.0,
-    client_p50_ms: Optional[float] = None,
-    log_root='.',
-    post: Callable = lambda r: r,
-    progress: bool = True,
-) -> list:
-    "Run the tests of one command; the rows, each passed through `post` when made."
+@dataclass
+class LatencyRun:
+    """What every test of one `tbench latency` command shares: its options, the server's metadata, the payload, the
+    client's cost, where rows and logs go, the bar."""
+    o:LatencyOptions
+    meta:dict
+    payload:bytes
+    device:object
+    client_p50_ms:Optional[float]
+    log_root:Path
+    post:Callable
+    bar:object = None
+    stamp:str = field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")  # one command's logs
+
+    def label(self, form:dict, conc:int)->str:
+        "A test in words: the model, the scenario, the requests in flight, the form fields."
+        words = ' '.join(f'{k}={v}' for k, v in form.items())
+        conc_word = f' c={conc}' if self.o.scenario == 'offline' else ''
+        return f"{self.meta.get('model') or split_url(self.o.url)[0]} {self.o.scenario}{conc_word} {words}".strip()
+
+    def sut(self, form:dict, conc:int)->HttpSUT:
+        "The system under test for one form and load: open loop for server runs (64 in flight at most)."
+        o = self.o
+        inflight = conc if o.scenario == 'offline' else (64 if o.find_max_qps or o.scenario == 'server' else 1)
+        return HttpSUT(split_url(o.url)[1], self.payload, form, o.headers, o.timeout, concurrency=inflight)
+
+    def row(self, t:dict, form:dict, scenario:str, qps, conc, log_dir)->BenchResult:
+        "The `serving` row of test result `t`."
+        o, imgs = self.o, payload_images(self.payload)
+        n = imgs * int(form.get('samples', 1) or 1) if str(form.get('samples', '1')).isdigit() else imgs
+        pct = o.latency_percentile if o.scenario == 'server' or o.find_max_qps else None
+        return serving_row(t, self.meta, self.device, url=split_url(o.url)[1], images=n, burn_in=o.burn_in,
+                           trials=o.trials, latency_percentile=pct, form=form, client_p50_ms=self.client_p50_ms,
+                           scenario=scenario, qps=qps, concurrency=conc, latency_bound_ms=o.latency_bound_ms,
+                           log_dir=log_dir)
+
+    def settings(self)->dict:
+        "LoadGen's settings of every run."
+        o = self.o
+        return dict(trials=o.trials, min_duration=o.min_duration, max_duration=o.max_duration,
+                    latency_percentile=o.latency_percentile, latency_bound_ms=o.latency_bound_ms)
+
+def fixed_load(run:LatencyRun, sut, i:int, form:dict, conc:int)->tuple:
+    "One test at the load asked for: `([its row], whether the server died)`."
+    o = run.o
+    run.bar.set_description(run.label(form, conc))
+    d = run.log_root / f"{run.stamp}-{i}-{o.scenario}"
+    t = run_test(sut, o.scenario, runs=o.runs, burn_in=o.burn_in, log_dir=d, qps=o.qps, tick=run.bar.update,
+                 **run.settings())
+    return [run.post(run.row(t, form, o.scenario, o.qps, None if o.scenario == 'server' else conc, d))], t['dead']
+
+def max_qps(run:LatencyRun, sut, i:int, form:dict)->tuple:
+    """The search for the highest VALID load (bisection of server runs): `(its rows, the highest VALID marked, whether
+    the server died)`."""
+    o, rows = run.o, []
+    def at(q):
+        run.bar.set_description(f"{run.label(form, 1)} target {q:.2f}/s")
+        d = run.log_root / f"{run.stamp}-{i}-max-qps-{len(rows) + 1}"
+        t = run_test(sut, 'server', runs=1, burn_in=o.burn_in, log_dir=d, qps=q, tick=run.bar.update, **run.settings())
+        rows.append(run.row(t, form, 'server', q, None, d))
+        return t
+    try:
+        sut.reset(); sec = sut.warm(max(o.burn_in, 1))
+        bisect_qps(at, start=o.qps or max(0.5 / sec, 0.1), max_steps=o.max_steps, max_seconds=o.max_search_seconds)
+    finally:  # the search's rows are stored together, the highest VALID target marked (also when interrupted)
+        valid = [r for r in rows if r.valid == 'VALID']
+        if valid: max(valid, key=lambda r: r.target_qps).max_qps = True
+        rows = [run.post(r) for r in rows]
+    # a load with failed requests is not VALID; a dead server ends it
+    return rows, any('stopped answering' in (r.error or '') for r in rows)
+
+def latency_tests(run:LatencyRun, forms:list)->list:
+    "Run the tests of one command (each form at each load); the rows, each passed through `run.post` when made."
     from tqdm.auto import tqdm
-    base, infer_url = split_url(url)
-    imgs = payload_images(payload)
-    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"  # one command's logs never land in another's folder
-    settings = dict(trials=trials, min_duration=min_duration, max_duration=max_duration,
-                    latency_percentile=latency_percentile, latency_bound_ms=latency_bound_ms)
-    plan = [(f, c) for f in forms for c in (concurrency if scenario == 'offline' else (1,))]
-    total = len(plan) * (max_steps if find_max_qps else runs)
-    bar = tqdm(total=total, desc='latency', unit='run', disable=not progress, dynamic_ncols=True, leave=True)
+    o = run.o
+    plan = [(f, c) for f in forms for c in o.loads()]
+    run.bar = tqdm(total=len(plan) * (o.max_steps if o.find_max_qps else o.runs), desc='latency', unit='run',
+                   disable=not o.progress, dynamic_ncols=True, leave=True)
     rows = []
     try:
         for i, (form, conc) in enumerate(plan):
-            n = imgs * int(form.get('samples', 1) or 1) if str(form.get('samples', '1')).isdigit() else imgs
-            words = ' '.join(f'{k}={v}' for k, v in form.items())
-            conc_word = f' c={conc}' if scenario == 'offline' else ''
-            label = f"{meta.get('model') or base} {scenario}{conc_word} {words}".strip()
-            sut = HttpSUT(
-                infer_url,
-                payload,
-                form,
-                headers,
-                timeout,
-                concurrency=conc if scenario == 'offline' else (64 if find_max_qps or scenario == 'server' else 1),
-            )
-            common = dict(url=infer_url, images=n, burn_in=burn_in, trials=trials,
-                          latency_percentile=latency_percentile if scenario == 'server' or find_max_qps else None,
-                          form=form, client_p50_ms=client_p50_ms)
-            try:
-                if find_max_qps:
-                    steps_rows = []
-                    def at(q):
-                        bar.set_description(f"{label} target {q:.2f}/s")
-                        d = Path(log_root) / f"{stamp}-{i}-max-qps-{len(steps_rows) + 1}"
-                        t = run_test(
-                            sut, 'server', runs=1, burn_in=burn_in, log_dir=d, qps=q, tick=bar.update, **settings
-                        )
-                        steps_rows.append(serving_row(t, meta, device, scenario='server', qps=q, concurrency=None,
-                                                      latency_bound_ms=latency_bound_ms, log_dir=d, **common))
-                        return t
-                    try:
-                        sut.reset(); sec = sut.warm(max(burn_in, 1))
-                        steps = bisect_qps(
-                            at, start=qps or max(0.5 / sec, 0.1), max_steps=max_steps, max_seconds=max_search_seconds
-                        )
-                    # the search's rows are stored together, the highest VALID target marked (also when interrupted)
-                    finally:
-                        valid = [r for r in steps_rows if r.valid == 'VALID']
-                        if valid: max(valid, key=lambda r: r.target_qps).max_qps = True
-                        rows.extend(post(r) for r in steps_rows)
-                    # a load with failed requests is not VALID; a dead server ends it
-                    if any('stopped answering' in (r.error or '') for r in steps_rows): break
-                else:
-                    bar.set_description(label)
-                    d = Path(log_root) / f"{stamp}-{i}-{scenario}"
-                    t = run_test(
-                        sut, scenario, runs=runs, burn_in=burn_in, log_dir=d, qps=qps, tick=bar.update, **settings
-                    )
-                    rows.append(
-                        post(
-                            serving_row(t, meta, device, scenario=scenario, qps=qps,
-                                        concurrency=None if scenario == 'server' else conc,
-                                        latency_bound_ms=latency_bound_ms, log_dir=d, **common)
-                        )
-                    )
-                    if t['dead']: break
+            sut = run.sut(form, conc)
+            try: got, dead = max_qps(run, sut, i, form) if o.find_max_qps else fixed_load(run, sut, i, form, conc)
             finally: sut.close()
-    finally: bar.close()
+            rows += got
+            if dead: break
+    finally: run.bar.close()
     return rows
