@@ -11,8 +11,6 @@ from typing import Optional, Callable
 from fastcore.meta import delegates
 from .core import *
 from .registry import check_model
-from .serving import ServeOptions
-from .loadgen import LatencyOptions
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',

@@ -385,7 +385,7 @@ def cmd_repair(a):
 def serve_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench serve',
                          description="Serve one model on LitServe: POST a .npy to /v1/infer (the NIM request format).")
-    add_options(p, api.ServeOptions)
+    add_options(p, ServeOptions)
     return p
 
 def cmd_serve(a):
@@ -395,7 +395,7 @@ def cmd_serve(a):
 def latency_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench latency',
                          description="Request latency of a served model, with MLPerf LoadGen as the load generator.")
-    add_options(p, api.LatencyOptions)
+    add_options(p, LatencyOptions)
     return p
 
 def latency_table(df)->'pd.DataFrame':

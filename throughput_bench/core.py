@@ -10,9 +10,10 @@ from typing import Optional, Iterable
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS', 'SHORT_WORDS',
-           'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'BenchError', 'rss_mb', 'cpu_features',
-           'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task',
-           'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence']
+           'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'SCENARIOS', 'BenchError', 'rss_mb',
+           'cpu_features', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
+           'model_task', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict',
+           'sentence', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -462,3 +463,114 @@ def sentence(b:str, a:str, r:Ratio)->str:
         else f"not significant (p = {r.p:.2g}): no difference shown at α = {ALPHA}"
     )
     return f"{b} is {size:.2f}× {ci} {word} than {a}; {sig}; {b} faster in {r.wins} of {r.n} rounds"
+
+# %% ../nbs/00_core.ipynb #cb054fd5
+SCENARIOS = ('single-stream', 'server', 'offline')  # LoadGen's scenarios that `tbench latency` runs
+
+@dataclass(frozen=True)
+class ServeOptions:
+    "Every option of `tbench serve` (`api.serve`'s parameters are these fields, its flags made from them)."
+    model:str # a registry or timm name
+    device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
+    precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
+    # none default reduce-overhead max-autotune, compiled before the server says ready (default none)
+    compile_mode:str='none'
+    channels_last:bool=False # NHWC memory layout
+    input_channels:Optional[int]=None # default: the model's native channels
+    input_size:Optional[int]=None # default: the model's native size
+    timesteps:int=1 # frames per sample, for geo encoders with a time axis (default 1)
+    threads:Optional[int]=None # CPU threads per model worker (default: the cores shared among the workers)
+    max_batch_size:int=1 # dynamic batching: up to this many requests per forward pass (default 1)
+    batch_timeout_ms:float=5.0 # how long a batch waits to fill, ms (default 5)
+    workers:int=1 # model worker processes per device (default 1)
+    max_request_mb:float=64.0 # larger request bodies get a 413 (default 64)
+    host:str='127.0.0.1' # default 127.0.0.1 (loopback only); 0.0.0.0 listens on every interface
+    port:int=8000 # TCP port (default 8000)
+    log_level:str='warning' # uvicorn's log level (default warning; info logs every request)
+    timeout:float=60.0 # seconds a request may wait for the model before a 504 (default 60)
+    # the most images one request may ask for (its array's images x `samples`); more get a 422 (default 64)
+    max_batch_per_request:int=64
+    # the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)
+    backend:str='pytorch'
+    # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
+    cache_dir:Optional[str]=None
+
+    NUMBERS = dict(input_channels=(int, False), input_size=(int, False), timesteps=(int, False), threads=(int, False),
+                   max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
+                   max_request_mb=(float, False), port=(int, False), timeout=(float, False),
+                   max_batch_per_request=(int, False))
+    CHOICES = dict(precision=PRECISIONS, compile_mode=COMPILE_MODES,
+                   log_level=('critical', 'error', 'warning', 'info', 'debug'))
+    GROUPS = {'the model': 'model device precision compile_mode backend cache_dir channels_last input_channels '
+                           'input_size timesteps threads',
+              'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
+                            'log_level timeout'}
+    TEXTS = ('model', 'device', 'host', 'cache_dir')
+
+# %% ../nbs/00_core.ipynb #3fc286a9
+@dataclass(frozen=True)
+class LatencyOptions:
+    "Every option of `tbench latency` (`api.latency`'s parameters are these fields, its flags made from them)."
+    url:str # the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)
+    scenario:str='single-stream' # single-stream (one request at a time), server or offline (default single-stream)
+    # server: offered load in queries/s (Poisson arrivals); with find_max_qps, where the search starts (default: half
+    # the burn-in pace)
+    qps:Optional[float]=None
+    # server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)
+    latency_bound_ms:Optional[float]=None
+    latency_percentile:float=0.99 # the percentile the bound applies to (default 0.99)
+    find_max_qps:bool=False # search for the highest load that stays VALID at the bound (server runs, bisection)
+    concurrency:Optional[list]=None # offline: requests in flight, a test per value (default 8)
+    burn_in:int=3 # untimed requests before each run (default 3)
+    trials:int=10 # timed requests per run, at least (default 10)
+    runs:int=3 # runs per test; the row holds their mean and its 95% CI (default 3)
+    min_duration:float=5.0 # LoadGen's minimum seconds per run (default 5)
+    max_duration:float=60.0 # LoadGen's maximum seconds per run (default 60)
+    input_file:Optional[str]=None # a .npy to send (default: randn of the served input shape, from /v1/metadata)
+    # a form field as KEY=VALUE; give a key several times to sweep it (e.g. steps=8 steps=18; default: none)
+    form:Optional[list]=None
+    # the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)
+    accept:Optional[str]=None
+    timeout:float=60.0 # seconds per request (default 60)
+    max_steps:int=8 # find_max_qps: at most this many runs (default 8)
+    max_search_seconds:float=300.0 # find_max_qps: and at most this long (default 300)
+    # measure the client's own cost against /v1/null (once per payload size, stored in the hardware record)
+    client_cost:bool=True
+    device:str='auto' # the client machine's device, whose CSV the rows go to (default auto)
+    # where <device>.csv goes; LoadGen's logs go in `<device>.loadgen/` beside it (default results)
+    results_dir:str='results'
+    progress:bool=True # a progress bar
+    quiet:bool=False # no messages
+    wandb:str='auto' # log each test as a W&B run: disabled | offline | online | auto (default auto)
+    wandb_project:str='throughput-bench' # W&B project (default throughput-bench)
+    wandb_entity:Optional[str]=None # W&B entity (default: your default entity)
+    wandb_tags:tuple=() # tags for each run (default: none)
+    wandb_dir:str='.' # W&B runs go under this folder's wandb/ (default .)
+    wandb_init_timeout:float=30.0 # seconds to wait for W&B online before falling back to offline (default 30)
+
+    NUMBERS = dict(qps=(float, False), latency_bound_ms=(float, False), latency_percentile=(float, False),
+                   concurrency=(int, False), burn_in=(int, True), trials=(int, False), runs=(int, False),
+                   min_duration=(float, True), max_duration=(float, False), timeout=(float, False),
+                   max_steps=(int, False), max_search_seconds=(float, False), wandb_init_timeout=(float, False))
+    CHOICES = dict(scenario=SCENARIOS, wandb=('disabled', 'offline', 'online', 'auto'))
+    GROUPS = {'load': 'url scenario qps latency_bound_ms latency_percentile find_max_qps max_steps max_search_seconds '
+                      'concurrency',
+              'runs': 'burn_in trials runs min_duration max_duration',
+              'request': 'input_file form accept timeout client_cost',
+              'storing': 'device results_dir progress wandb wandb_project wandb_entity'}
+    TEXTS = ('url', 'device', 'results_dir')
+
+    @property
+    def headers(self)->Optional[dict]:
+        "The request headers asked for (`accept`), or None."
+        return {'accept': self.accept} if self.accept else None
+
+    def loads(self)->tuple:
+        "The concurrencies a test runs at: offline's (default 8), else one request at a time."
+        return tuple(self.concurrency or [8]) if self.scenario == 'offline' else (1,)
+
+    def log(self, m):
+        if not self.quiet: print(m, flush=True)
+
+    def warn(self, m):
+        if not self.quiet: print(f"warning: {m}", file=sys.stderr, flush=True)

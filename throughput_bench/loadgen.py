@@ -14,10 +14,10 @@ from .core import *
 from .serving import npy_bytes, NPY_MAGIC
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'answer_problem', 'HttpSUT',
+__all__ = ['PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'answer_problem', 'HttpSUT',
            'early_stopping_queries', 'loadgen_settings', 'read_detail', 'summarise_run', 'run_loadgen', 'split_url',
            'aggregate', 'server_dead', 'run_test', 'bisect_qps', 'client_cost', 'server_fields', 'serving_figures',
-           'serving_row', 'LatencyOptions', 'LatencyRun', 'fixed_load', 'max_qps', 'latency_tests']
+           'serving_row', 'LatencyRun', 'fixed_load', 'max_qps', 'latency_tests']
 
 # %% ../nbs/22_loadgen.ipynb #42612229
 def server_info(url:str, timeout:float=10.0)->dict:
@@ -157,8 +157,6 @@ class HttpSUT:
         for c in self._clients: c.close()
 
 # %% ../nbs/22_loadgen.ipynb #68793ce2
-SCENARIOS = ('single-stream', 'server', 'offline')
-
 def early_stopping_queries(percentile:float)->int:
     "The fewest queries with which LoadGen's early stopping can vouch for `percentile` (64 for p90, 662 for p99)."
     return math.ceil(math.log(0.00129) / math.log(percentile))
@@ -406,74 +404,6 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
     res.gpu_name, res.gpu_mem_gb = device_name(device), device_memory_gb(device)
     res.tf32_enabled = None  # the server's arithmetic is its own (in `server_metadata`)
     return serving_figures(res, t, images)
-
-# %% ../nbs/22_loadgen.ipynb #9ff894bd
-@dataclass(frozen=True)
-class LatencyOptions:
-    "Every option of `tbench latency` (`api.latency`'s parameters are these fields, its flags made from them)."
-    url:str # the endpoint, e.g. http://127.0.0.1:8000/v1/infer (a bare http://HOST:PORT means its /v1/infer)
-    scenario:str='single-stream' # single-stream (one request at a time), server or offline (default single-stream)
-    # server: offered load in queries/s (Poisson arrivals); with find_max_qps, where the search starts (default: half
-    # the burn-in pace)
-    qps:Optional[float]=None
-    # server: the latency bound LoadGen judges VALID against (default: none, every run VALID on latency)
-    latency_bound_ms:Optional[float]=None
-    latency_percentile:float=0.99 # the percentile the bound applies to (default 0.99)
-    find_max_qps:bool=False # search for the highest load that stays VALID at the bound (server runs, bisection)
-    concurrency:Optional[list]=None # offline: requests in flight, a test per value (default 8)
-    burn_in:int=3 # untimed requests before each run (default 3)
-    trials:int=10 # timed requests per run, at least (default 10)
-    runs:int=3 # runs per test; the row holds their mean and its 95% CI (default 3)
-    min_duration:float=5.0 # LoadGen's minimum seconds per run (default 5)
-    max_duration:float=60.0 # LoadGen's maximum seconds per run (default 60)
-    input_file:Optional[str]=None # a .npy to send (default: randn of the served input shape, from /v1/metadata)
-    # a form field as KEY=VALUE; give a key several times to sweep it (e.g. steps=8 steps=18; default: none)
-    form:Optional[list]=None
-    # the accept header, e.g. application/x-tar (as the NIM page asks; default: none, the answer is .npy)
-    accept:Optional[str]=None
-    timeout:float=60.0 # seconds per request (default 60)
-    max_steps:int=8 # find_max_qps: at most this many runs (default 8)
-    max_search_seconds:float=300.0 # find_max_qps: and at most this long (default 300)
-    # measure the client's own cost against /v1/null (once per payload size, stored in the hardware record)
-    client_cost:bool=True
-    device:str='auto' # the client machine's device, whose CSV the rows go to (default auto)
-    # where <device>.csv goes; LoadGen's logs go in `<device>.loadgen/` beside it (default results)
-    results_dir:str='results'
-    progress:bool=True # a progress bar
-    quiet:bool=False # no messages
-    wandb:str='auto' # log each test as a W&B run: disabled | offline | online | auto (default auto)
-    wandb_project:str='throughput-bench' # W&B project (default throughput-bench)
-    wandb_entity:Optional[str]=None # W&B entity (default: your default entity)
-    wandb_tags:tuple=() # tags for each run (default: none)
-    wandb_dir:str='.' # W&B runs go under this folder's wandb/ (default .)
-    wandb_init_timeout:float=30.0 # seconds to wait for W&B online before falling back to offline (default 30)
-
-    NUMBERS = dict(qps=(float, False), latency_bound_ms=(float, False), latency_percentile=(float, False),
-                   concurrency=(int, False), burn_in=(int, True), trials=(int, False), runs=(int, False),
-                   min_duration=(float, True), max_duration=(float, False), timeout=(float, False),
-                   max_steps=(int, False), max_search_seconds=(float, False), wandb_init_timeout=(float, False))
-    CHOICES = dict(scenario=SCENARIOS, wandb=('disabled', 'offline', 'online', 'auto'))
-    GROUPS = {'load': 'url scenario qps latency_bound_ms latency_percentile find_max_qps max_steps max_search_seconds '
-                      'concurrency',
-              'runs': 'burn_in trials runs min_duration max_duration',
-              'request': 'input_file form accept timeout client_cost',
-              'storing': 'device results_dir progress wandb wandb_project wandb_entity'}
-    TEXTS = ('url', 'device', 'results_dir')
-
-    @property
-    def headers(self)->Optional[dict]:
-        "The request headers asked for (`accept`), or None."
-        return {'accept': self.accept} if self.accept else None
-
-    def loads(self)->tuple:
-        "The concurrencies a test runs at: offline's (default 8), else one request at a time."
-        return tuple(self.concurrency or [8]) if self.scenario == 'offline' else (1,)
-
-    def log(self, m):
-        if not self.quiet: print(m, flush=True)
-
-    def warn(self, m):
-        if not self.quiet: print(f"warning: {m}", file=sys.stderr, flush=True)
 
 # %% ../nbs/22_loadgen.ipynb #cd4d2304
 @dataclass

@@ -13,8 +13,8 @@ from .core import *
 # %% auto #0
 __all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'require_serving', 'RequestError',
            'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int', 'read_request', 'form_problem',
-           'first_tensor', 'BackboneAPI', 'free_port', 'server_metadata', 'NimGuard', 'make_server', 'ServeOptions',
-           'serve_spec', 'wait_ready', 'run_server', 'ServerProcess']
+           'first_tensor', 'BackboneAPI', 'free_port', 'server_metadata', 'NimGuard', 'make_server', 'serve_spec',
+           'wait_ready', 'run_server', 'ServerProcess']
 
 # %% ../nbs/20_serving.ipynb #3d6c3a04
 SERVE_EXTRA = 'pip install -e ".[serve]"  (from a checkout; or pip install "throughput_bench[serve]")'
@@ -363,47 +363,6 @@ def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0
         await request.body()
         return Response(npy_bytes(np.zeros(1, np.float32)), media_type='application/octet-stream')
     return server
-
-# %% ../nbs/20_serving.ipynb #e9d040bb
-@dataclass(frozen=True)
-class ServeOptions:
-    "Every option of `tbench serve` (`api.serve`'s parameters are these fields, its flags made from them)."
-    model:str # a registry or timm name
-    device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
-    precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
-    # none default reduce-overhead max-autotune, compiled before the server says ready (default none)
-    compile_mode:str='none'
-    channels_last:bool=False # NHWC memory layout
-    input_channels:Optional[int]=None # default: the model's native channels
-    input_size:Optional[int]=None # default: the model's native size
-    timesteps:int=1 # frames per sample, for geo encoders with a time axis (default 1)
-    threads:Optional[int]=None # CPU threads per model worker (default: the cores shared among the workers)
-    max_batch_size:int=1 # dynamic batching: up to this many requests per forward pass (default 1)
-    batch_timeout_ms:float=5.0 # how long a batch waits to fill, ms (default 5)
-    workers:int=1 # model worker processes per device (default 1)
-    max_request_mb:float=64.0 # larger request bodies get a 413 (default 64)
-    host:str='127.0.0.1' # default 127.0.0.1 (loopback only); 0.0.0.0 listens on every interface
-    port:int=8000 # TCP port (default 8000)
-    log_level:str='warning' # uvicorn's log level (default warning; info logs every request)
-    timeout:float=60.0 # seconds a request may wait for the model before a 504 (default 60)
-    # the most images one request may ask for (its array's images x `samples`); more get a 422 (default 64)
-    max_batch_per_request:int=64
-    # the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)
-    backend:str='pytorch'
-    # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
-    cache_dir:Optional[str]=None
-
-    NUMBERS = dict(input_channels=(int, False), input_size=(int, False), timesteps=(int, False), threads=(int, False),
-                   max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
-                   max_request_mb=(float, False), port=(int, False), timeout=(float, False),
-                   max_batch_per_request=(int, False))
-    CHOICES = dict(precision=PRECISIONS, compile_mode=COMPILE_MODES,
-                   log_level=('critical', 'error', 'warning', 'info', 'debug'))
-    GROUPS = {'the model': 'model device precision compile_mode backend cache_dir channels_last input_channels '
-                           'input_size timesteps threads',
-              'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
-                            'log_level timeout'}
-    TEXTS = ('model', 'device', 'host', 'cache_dir')
 
 # %% ../nbs/20_serving.ipynb #77cb070c
 def serve_spec(o:ServeOptions)->BenchSpec:
