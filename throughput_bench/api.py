@@ -4,13 +4,19 @@
 
 # %% ../nbs/26_api.ipynb #2a8ddb3f
 from __future__ import annotations
-import os, sys, math, inspect, dataclasses
+import os, sys, math, inspect, dataclasses, difflib, socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
 from fastcore.meta import delegates
 from .core import *
 from .registry import check_model
+from .hardware import gpu_processes, device_name, device_slug, fingerprint, client_device
+from .registry import get_model, GEO_NAMES, REGISTRY, model_table
+from .store import row_key, ResultStore, read_results, key_matches, repair as _repair
+from .tracking import WandbLogger, resolve_mode, load_results, sync as _sync
+from .contention import Contention
+from .globe import write_globe
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
@@ -118,7 +124,6 @@ def _text(name:str, v):
 
 def idle_check(device, force:bool):
     "Refuse to measure on a GPU other processes are computing on (unless `force`)."
-    from throughput_bench.hardware import gpu_processes
     busy = gpu_processes(device)
     if busy and not force:
         raise BenchError(
@@ -131,7 +136,6 @@ GEO_BASELINES = ['resnet50', 'vit_base_patch16_224']
 
 def geo_compare_specs(models:list, grid:tuple, kw:dict, log:Callable=print, baselines:list=GEO_BASELINES)->list:
     "Phase 1 (geo encoders, native inputs) then phase 2 (baselines at each distinct geo input shape)."
-    from throughput_bench.registry import get_model, GEO_NAMES
     from throughput_bench.sweep import expand
     named = models or []
     geo = [m for m in named if get_model(m).is_geo] or GEO_NAMES
@@ -161,7 +165,6 @@ SEED_GEO = ('dofa_base', 'dofa_large', 'croma_optical', 'croma_sar', 'galileo_na
 def seed_specs(specs:list, inputs_given:bool)->list:
     """`specs` as the seed tool builds them: a 10-class head on every timm model, its inputs for DOFA and DINOv3-H+
     (unless inputs were given)."""
-    from throughput_bench.registry import get_model
     out = []
     for s in specs:
         kw = {} if get_model(s.model_name).is_geo else {'num_classes': SEED_NUM_CLASSES}
@@ -172,7 +175,6 @@ def seed_specs(specs:list, inputs_given:bool)->list:
 def default_models(conventions:str='tbench')->list:
     """The models a sweep runs when none are named: the registry's timm models; under the seed tool's conventions also
     its geo encoders, when the `[geo]` extra is installed."""
-    from throughput_bench.registry import REGISTRY
     from throughput_bench.geo import has_geo
     geo = conventions == 'throughput-bench' and has_geo()
     return [n for n, i in REGISTRY.items() if not i.is_geo or (geo and n in SEED_GEO)]
@@ -182,7 +184,6 @@ def scaling_efficiency(res, store):
     """Set a data-parallel row's `scaling_efficiency` from the stored row of the same configuration at world size 1
     (measured first in the sweep)."""
     if not res.world_size or res.world_size < 2 or res.status != 'ok': return res
-    from throughput_bench.store import row_key
     want = row_key(res.to_row() | {'world_size': 1})
     base = [r for r in store.rows() if r.get('status') == 'ok' and row_key(r) == want]
     if base: res.scaling_efficiency = res.throughput_mean / (res.world_size * float(base[-1]['throughput_mean']))
@@ -232,7 +233,6 @@ def wandb_logger(
     name=None,
 ):
     "The W&B logger `mode` asks for (None when disabled)."
-    from throughput_bench.tracking import WandbLogger, resolve_mode
     mode = resolve_mode(mode)
     if mode == 'disabled': return None
     return WandbLogger(
@@ -428,7 +428,6 @@ class SweepOptions:
 # %% ../nbs/26_api.ipynb #3b137158
 def make_options(cls, args:tuple, kwargs:dict):
     "An options dataclass `cls` from a call's arguments (positional ones in field order); a wrong one is one line."
-    import difflib
     names = [f.name for f in dataclasses.fields(cls)]
     if len(args) > len(names):
         raise BenchError(f"{len(args)} positional arguments given; there are {len(names)} options")
@@ -473,7 +472,6 @@ def check_together(o:SweepOptions):
 
 def check(o:SweepOptions)->SweepOptions:
     "`o` checked before anything is built (a one-line `BenchError` for the first wrong option), its backends settled."
-    from throughput_bench.registry import get_model
     check_words(o); check_numbers(o); check_together(o)
     o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
                             backends=check_backends(o.backends, o.mode))
@@ -521,8 +519,6 @@ class Setup:
 
 def open_store(o:SweepOptions, dev, warn:Callable):
     "The results store of `o` on `dev`, checked, with the rows a full disk kept aside last time added."
-    from throughput_bench.hardware import device_name, device_slug
-    from throughput_bench.store import ResultStore
     if o.output:
         out = Path(o.output)
         if out.suffix.lower() != '.csv' or out.is_dir():
@@ -552,7 +548,6 @@ def configurations(o:SweepOptions, dev)->list:
     """The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed
     tool's conventions, optimizers, world sizes and backends."""
     import torch
-    from throughput_bench.registry import REGISTRY
     from throughput_bench.sweep import expand
     seed = o.conventions == 'throughput-bench'
     cpu_ddp = o.nproc and dev.type == 'cpu'
@@ -590,7 +585,6 @@ def run(su:Setup, p)->list:
     """Measure what plan `p` left to do: the hardware record, W&B, the contention watch, then `sweep.run_sweep`; the
     new rows."""
     from throughput_bench.sweep import hardware_record, run_sweep, server_pid
-    from throughput_bench.contention import Contention
     from throughput_bench.flops import annotate_mfu
     o, msg, store = su.options, su.msg, su.store
     hw = hardware_record(store, su.device, log=msg.log) if p.todo else {}
@@ -612,7 +606,6 @@ def contention_watch(o:SweepOptions, dev, strict:Optional[bool]=None):
     """On a CPU, the `Contention` policy of `o` (waiting, threshold, strict) over the sweep's own process tree; else
     None."""
     from throughput_bench.sweep import server_pid
-    from throughput_bench.contention import Contention
     if dev.type != 'cpu': return None
     return Contention(wait=o.wait_idle, threshold=o.busy_threshold, strict=o.strict if strict is None else strict,
                       roots=lambda: [server_pid()])
@@ -654,7 +647,6 @@ def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
     """The stored rows (the last per configuration) of `specs`, with `measured`: `now` for rows in `new`, `not
     measured` for skipped rows, else `stored`."""
     import pandas as pd
-    from throughput_bench.store import read_results, row_key, key_matches
     if not store.csv_path.exists(): return read_results().assign(measured=pd.Series(dtype=str))
     df = read_results(store.csv_path)
     rows = store.rows()
@@ -740,7 +732,6 @@ def models(names:Optional[list]=None, # names to show (default: the whole regist
            geo:bool=False, # the geospatial encoders, with native inputs and side inputs
           )->'pd.DataFrame':
     "The model registry as a table: name, display name, family, type, parameters (M)."
-    from throughput_bench.registry import model_table
     return model_table(names or None, geo=geo)
 
 def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
@@ -749,8 +740,6 @@ def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
        results_dir:str='results', # where the hardware JSON is cached (with `ceilings`)
        quiet:bool=False)->dict:
     "This machine's fingerprint (with measured ceilings when asked)."
-    from throughput_bench.hardware import fingerprint, device_slug, device_name
-    from throughput_bench.store import ResultStore
     from throughput_bench.devices import resolve_device
     dev = resolve_device(device, gpu_id)
     if not ceilings: return fingerprint(dev)
@@ -771,7 +760,6 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
            charts:Optional[tuple]=None, # only these charts (default: every chart that has data)
           )->list:
     "Charts (PNG + SVG by default) and `summary.md` from result rows; the files written."
-    from throughput_bench.tracking import load_results
     from throughput_bench.charts import write_report
     sources = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
     if wandb_project: sources.append(f"wandb:{wandb_project}")
@@ -792,7 +780,6 @@ def globe(sources:tuple=('results',), # result CSVs or folders of them: this pro
          )->Path:
     """The Globe Race page (a static site that makes no request off the machine) for the rows in `sources`; the path of
     its `index.html`."""
-    from throughput_bench.globe import write_globe
     try: return write_globe(*[str(s) for s in (sources or ['results'])], out=output)
     except OSError as e: raise BenchError(f"cannot write the page to {str(output)!r}: {e.strerror or e}")
 
@@ -801,20 +788,17 @@ def sync(dir:str='wandb', # the W&B folder holding offline runs
          timeout:float=60.0, # give up after this many seconds (no network: it would wait forever)
         )->int:
     "Upload offline W&B runs; the number uploaded. Raises `BenchError` naming what is still to upload."
-    from throughput_bench.tracking import sync as _sync
     return _sync(dir, entity, project, timeout=timeout)
 
 def repair(path:str # a results CSV that cannot be parsed
           )->dict:
     "Move the unparseable lines of a results CSV to `<file>.rejected`, keeping every good row."
-    from throughput_bench.store import repair as _repair
     good, bad, side = _repair(path)
     return dict(file=str(path), rows_kept=good, lines_moved=bad, side_file=str(side) if side else None)
 
 # %% ../nbs/26_api.ipynb #d8eaed96
 def check_serve(o:ServeOptions)->ServeOptions:
     "`o` checked before anything is built (a one-line `BenchError`), the port free to listen on."
-    import socket
     check_words(o); check_numbers(o); check_backends([o.backend], 'inference')
     if o.port > 65535: raise BenchError(f"--port {o.port} is not a TCP port (1-65535)")
     with socket.socket() as s:
@@ -855,8 +839,6 @@ def check_latency(o:LatencyOptions)->LatencyOptions:
 
 def client_store(o:LatencyOptions):
     "The client machine's device and results store (its hardware record written; no GEMM ceilings: no MFU here)."
-    from throughput_bench.hardware import device_name, device_slug, client_device, fingerprint
-    from throughput_bench.store import ResultStore
     dev = client_device(o.device)  # the client's CPU needs no torch
     store = ResultStore(o.results_dir, device_slug(dev), device_name(dev), warn=o.warn)
     store.ensure_writable(); store.check()

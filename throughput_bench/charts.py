@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_charts.ipynb #38897561
 from __future__ import annotations
-import re, html
+import re, html, colorsys
 from pathlib import Path
 from typing import Optional
 import numpy as np
@@ -16,6 +16,7 @@ from .core import (BenchSpec, config_columns, config_words, paired_ratio, verdic
                                    plain_text)
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
+from .store import superseded
 
 # %% auto #0
 __all__ = ['CONFIG', 'SAID', 'PLACED', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'VARIED', 'MFU_TITLES', 'KIND_COLORS',
@@ -116,7 +117,6 @@ COMPILE_SHADES = {'none': 1.0, 'default': 0.7, 'reduce-overhead': 1.3, 'max-auto
 
 def _shade(c, f:float)->tuple:
     "`c` darker (`f` < 1) or lighter (`f` > 1)."
-    import colorsys
     if f == 1: return tuple(c[:3])
     h, l, s = colorsys.rgb_to_hls(*c[:3])
     return colorsys.hls_to_rgb(h, min(max(l * f, 0.05), 0.9), s)
@@ -697,7 +697,6 @@ def _md_safe(d:pd.DataFrame)->pd.DataFrame:
 def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     """A Markdown page: what was read, the best throughput per device and model, and failures. Every string from a
     results file is text, never markup."""
-    from throughput_bench.store import superseded
     old = superseded(df)  # failed rows a later ok row of the same configuration replaced: history, not failures
     # the text is escaped for Markdown; what is parsed (the server's JSON) is read from `raw`
     raw, df, best = df, _md_safe(df), _md_safe(best)

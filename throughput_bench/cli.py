@@ -4,13 +4,15 @@
 
 # %% ../nbs/30_cli.ipynb #d6ef5c41
 from __future__ import annotations
-import sys, argparse, dataclasses
+import sys, argparse, dataclasses, signal, os
 from fastcore.docments import docments
 from pathlib import Path
 from typing import Optional
 from .core import *
 from .core import PRECISIONS, COMPILE_MODES
 from . import api
+from .registry import get_model, count_params, UNAVAILABLE, REGISTRY
+from . import compare as C, tune as T, mapping as M
 
 # %% auto #0
 __all__ = ['SPELLINGS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float',
@@ -91,7 +93,6 @@ def nonneg_float(s:str)->float:
 # %% ../nbs/30_cli.ipynb #aec153fb
 def api_help(p:Parser, fn, negated:tuple=('isolate', 'progress')):
     "Give each flag of `p` without help the docment of `fn`'s parameter of the same name (`%` escaped for argparse)."
-    from fastcore.docments import docments
     d = docments(fn)
     for a in p._actions:
         if a.help is None and d.get(a.dest) and a.dest not in negated:
@@ -186,11 +187,9 @@ def examples(p:Parser, text:str):
     p.formatter_class, p.epilog = argparse.RawDescriptionHelpFormatter, "examples:\n" + text
 
 def cmd_infer(a):
-    from throughput_bench import api
     print_rows(api.infer(**_kw(a)))
 
 def cmd_seed_infer(a):
-    from throughput_bench import api
     print_rows(api.infer(**_kw(a), conventions='throughput-bench'))
 
 def throughput_bench(argv=None):
@@ -217,7 +216,6 @@ def train_parser(prog='tbench train', parser=None)->Parser:
     return p
 
 def cmd_train(a):
-    from throughput_bench import api
     print_rows(api.train(**_kw(a)))
 
 def rsg_parser()->Parser:
@@ -247,7 +245,6 @@ def rsg_parser()->Parser:
     return p
 
 def cmd_rsg(a):
-    from throughput_bench import api
     from throughput_bench.sweep import ci_text
     if a.n_batches is not None and a.n_batches < 0: raise BenchError(f"--n_batches must be >= 0, got {a.n_batches}")
     a.n_batches = a.n_batches or None  # 0 means unset, as in ready-steady-go
@@ -283,7 +280,6 @@ def ready_steady_go(argv=None):
 def stream_models(names:list, out=None):
     """Print the registry as a left-aligned table, one line per model as soon as its parameters are counted (building
     each takes a moment)."""
-    from throughput_bench.registry import get_model, count_params
     out = out or sys.stdout
     infos = [get_model(n) for n in names]  # an unknown name fails here, before any line
     rows = [
@@ -300,8 +296,6 @@ def stream_models(names:list, out=None):
         print(line(r, f"{n:.1f}" if n is not None else '?'), file=out, flush=True)
 
 def cmd_models(a):
-    from throughput_bench import api
-    from throughput_bench.registry import UNAVAILABLE, REGISTRY
     import pandas as pd
     if not a.geo:
         stream_models(a.names or list(REGISTRY))
@@ -340,7 +334,6 @@ def hw_facts(fp:dict)->dict:
     return out
 
 def cmd_hw(a):
-    from throughput_bench import api
     if a.ceilings: print(f"measuring GEMM TFLOP/s per dtype and copy bandwidth ...", flush=True)
     fp = api.hw(a.device, a.gpu_id, ceilings=a.ceilings, results_dir=a.results_dir)
     ceil, where = fp.pop('ceilings', None), fp.pop('hardware_json', None)
@@ -354,27 +347,22 @@ def cmd_hw(a):
 
 # %% ../nbs/30_cli.ipynb #39ec2214
 def cmd_sync(a):
-    from throughput_bench import api
     n = api.sync(a.dir, a.entity, a.project, timeout=a.timeout)
     print(f"uploaded {n} run(s)")
 
 def cmd_globe(a):
-    from throughput_bench import api
     page = api.globe(a.results, a.output)
     print(f"Globe Race -> {page}  (serve it: python -m http.server -d {page.parent}, then open http://127.0.0.1:8000/)")
 
 def cmd_collect(a):
-    from throughput_bench import api
     api.collect(a.results_dir)
 
 def cmd_report(a):
-    from throughput_bench import api
     files = api.report(a.results, a.output, a.gsd, a.wandb_project, a.formats, a.charts)
     print(f"report -> {a.output}/")
     for f in files: print(f"  {f}")
 
 def cmd_repair(a):
-    from throughput_bench import api
     r = api.repair(a.file)
     if not r['lines_moved']:
         print(f"{a.file}: every line parses ({r['rows_kept']} rows); nothing to repair")
@@ -389,7 +377,6 @@ def serve_parser(parser=None)->Parser:
     return p
 
 def cmd_serve(a):
-    from throughput_bench import api
     api.serve(**_kw(a))
 
 def latency_parser(parser=None)->Parser:
@@ -431,7 +418,6 @@ def latency_table(df)->'pd.DataFrame':
     return pd.DataFrame(rows)
 
 def cmd_latency(a):
-    from throughput_bench import api
     df = api.latency(**_kw(a))
     if not df.empty:
         print(latency_table(df).to_string(index=False))
@@ -445,7 +431,6 @@ def cmd_latency(a):
 
 # %% ../nbs/30_cli.ipynb #cc3b2671
 def compare_parser(parser=None)->Parser:
-    from throughput_bench import compare as C
     p = parser or Parser(prog='tbench compare')
     p.add_argument(
         'what',
@@ -471,8 +456,6 @@ def compare_parser(parser=None)->Parser:
 def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')
 
 def cmd_compare(a):
-    from pathlib import Path
-    from throughput_bench import compare as C
     w = a.what
     if len(w) == 2 and (Path(w[0]).exists() or w[0].endswith('.csv')):
         for x in w:
@@ -509,7 +492,6 @@ def cmd_compare(a):
     for s in t.sentence: print(s)
 
 def tune_parser(parser=None)->Parser:
-    from throughput_bench import tune as T
     p = parser or Parser(prog='tbench tune')
     p.add_argument('model', help="a registry or timm name")
     S = argparse.SUPPRESS
@@ -533,7 +515,6 @@ def tune_parser(parser=None)->Parser:
 
 def cmd_tune(a):
     import pandas as pd
-    from throughput_bench import tune as T
     r = T.tune(**_kw(a, drop=('model',)) | {'model': a.model})
     t = r.table.sort_values('throughput_mean', ascending=False)
     cols = ['config', 'stage', 'throughput_mean', 'latency_p50_ms', 'latency_p99_ms', 'peak_memory_mb', 'status']
@@ -555,7 +536,6 @@ def cmd_tune(a):
     if r.chart: print(f"chart: {r.chart}")
 
 def map_parser(parser=None)->Parser:
-    from throughput_bench import mapping as M
     p = parser or Parser(prog='tbench map')
     p.add_argument('raster', nargs='?', default=argparse.SUPPRESS, help="a GeoTIFF or COG to map (or --synthetic)")
     S = argparse.SUPPRESS
@@ -581,7 +561,6 @@ def map_parser(parser=None)->Parser:
     return p
 
 def cmd_map(a):
-    from throughput_bench import mapping as M
     r = M.map_raster(**_kw(a))
     for line in M.summary_lines(r): print(line)
     if r.status != 'ok': sys.exit(1)
@@ -688,7 +667,6 @@ def _on_sigterm(signum, frame): raise Terminated()
 def _run(fn, prog:str):
     """Run `fn`, turning a `BenchError` or an `OSError` (a full disk) into one line on stderr and exit 2, Ctrl-C into
     exit 130, SIGTERM into 143."""
-    import signal
     signal.signal(signal.SIGTERM, _on_sigterm)
     try: fn()
     except BenchError as e: sys.stderr.write(f"{prog}: error: {e}\n"); sys.exit(2)
@@ -703,7 +681,6 @@ def _run(fn, prog:str):
         )
         sys.exit(143)
     except BrokenPipeError:  # the reader went away (`tbench ... | head`): stop quietly, as other command-line tools do
-        import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); sys.exit(141)
     except OSError as e:
         where = f": {e.filename}" if e.filename else ''

@@ -4,13 +4,14 @@
 
 # %% ../nbs/27_compare.ipynb #df895df1
 from __future__ import annotations
-import dataclasses, hashlib, inspect, math, time
+import dataclasses, hashlib, inspect, math, time, difflib
 from pathlib import Path
 from typing import Callable, Optional
 import numpy as np
 from .core import *
 from .core import _x
 from . import api
+from .store import row_key, read_results
 
 # %% auto #0
 __all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'config_text', 'study_id', 'pair_table', 'busy_rounds',
@@ -36,7 +37,6 @@ _INT = {'batch_size', 'threads', 'input_size', 'input_channels'}
 def _choice(text:str, k:str, v:str, choices)->str:
     "`v` if it is one of `choices`, else a one-line `BenchError` naming them (and the closest)."
     if v in choices: return v
-    import difflib
     close = difflib.get_close_matches(v, list(choices), n=1, cutoff=0.5)
     raise BenchError(
         f"configuration {text!r}: {k} takes {', '.join(choices)}, not {v!r}"
@@ -96,7 +96,6 @@ def study_id(kind:str, *parts)->str:
 
 def _stored(store, specs:list)->dict:
     "The stored rows (dicts) of `specs`, by key: the last of each."
-    from throughput_bench.store import row_key
     want, out = {s.key() for s in specs}, {}
     for r in store.rows():
         k = row_key(r)
@@ -329,7 +328,6 @@ def compare_results(a, # results of A: a CSV file or a folder of them
     """`(table, only_a, only_b, geomean)`: B/A for every configuration both hold (the last ok row of each), and the
     configurations only one side holds."""
     import pandas as pd
-    from throughput_bench.store import read_results
     sides = []
     for src in (a, b):
         df = read_results(src)

@@ -4,10 +4,10 @@
 
 # %% ../nbs/08_contention.ipynb #c1e02033
 from __future__ import annotations
-import os, time
+import os, time, psutil
 from dataclasses import dataclass, field
 from typing import Optional, Iterable
-import psutil
+from .hardware import _nvml, _handle
 
 # %% auto #0
 __all__ = ['THROTTLE_NAMES', 'own_pids', 'CpuSnapshot', 'host_busy', 'snapshot', 'Busy', 'busy_between', 'sample_busy',
@@ -145,7 +145,6 @@ THROTTLE_NAMES = {0x1: 'gpu_idle', 0x2: 'app_clocks', 0x4: 'sw_power_cap', 0x8: 
 
 def gpu_clocks(device)->dict:
     "`gpu_clock_mhz`, `gpu_clock_max_mhz` and `throttle` of a CUDA `device` now ({} without NVML)."
-    from throughput_bench.hardware import _nvml, _handle
     if getattr(device, 'type', None) != 'cuda': return {}
     try:
         pynvml = _nvml()

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #244cc1e8
 from __future__ import annotations
-import os, re, sys, datetime, dataclasses
+import os, re, sys, datetime, dataclasses, math
 from dataclasses import dataclass, field, asdict, fields
 from typing import Optional, Iterable
 
@@ -396,7 +396,6 @@ def plain_text(v):
 # %% ../nbs/00_core.ipynb #5f585d9d
 def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:
     "Half-width of the `confidence` interval of a mean of `n` samples with standard deviation `std`."
-    import math
     from scipy import stats
     if n < 2 or not math.isfinite(std): return math.nan
     return float(stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
@@ -420,7 +419,6 @@ class Ratio:
     @property
     def halfwidth(self)->float:
         "The CI's relative half-width on the log scale (0.03: about ±3%)."
-        import math
         return math.inf if self.low != self.low else (math.log(self.high) - math.log(self.low)) / 2
 
 def paired_ratio(a, # A's values, one per round

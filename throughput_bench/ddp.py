@@ -4,9 +4,8 @@
 
 # %% ../nbs/31_ddp.ipynb #c7ffa643
 from __future__ import annotations
-import os, sys, json, argparse, dataclasses
+import os, sys, json, argparse, dataclasses, torch
 from pathlib import Path
-import torch
 import torch.distributed as dist
 from .core import *
 from .timing import TimingConfig

@@ -4,9 +4,8 @@
 
 # %% ../nbs/02_devices.ipynb #dcb9196a
 from __future__ import annotations
-import re, sys, contextlib, resource
+import re, sys, contextlib, resource, torch
 from typing import Optional
-import torch
 from .core import *
 from .core import _vm_status
 

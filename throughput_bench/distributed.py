@@ -4,15 +4,20 @@
 
 # %% ../nbs/23_distributed.ipynb #39676aca
 from __future__ import annotations
-import os, sys, json, time, math, socket, signal, subprocess, tempfile, dataclasses, datetime, re
+import os, sys, json, time, math, socket, signal, subprocess, tempfile, dataclasses, datetime, re, torch
 from pathlib import Path
 from typing import Optional
 import numpy as np
-import torch
 import torch.distributed as dist
 from .core import *
 from .devices import *
 from .timing import TimingConfig, Timing, should_stop, _rel_ci
+from .training import phase_seconds, make_optimizer, TrainStep
+from .registry import n_params
+from .flops import gflops_per_sample
+from .backend import setup_run, describe_device, describe_model, one_line
+from .hardware import load_average
+from .inference import finish_result
 
 # %% auto #0
 __all__ = ['group_backend', 'join_group', 'lockstep_measure', 'exposed_allreduce', 'run_rank', 'launch_ddp']
@@ -65,7 +70,6 @@ def lockstep_measure(step, device, batch_size:int, cfg:TimingConfig, rank:int)->
 # %% ../nbs/23_distributed.ipynb #974984b6
 def exposed_allreduce(step, ddp_model, device, iters:int=5)->dict:
     "Shares of a step (%): data, forward, backward (computation), exposed all-reduce, optimizer."
-    from throughput_bench.training import phase_seconds
     synced = phase_seconds(step, device, iters, min_seconds=0)  # the same count on every rank: collectives must match
     with ddp_model.no_sync(): local = phase_seconds(step, device, iters, min_seconds=0)
     step.opt.zero_grad(set_to_none=True)
@@ -82,12 +86,6 @@ def run_rank(
 ) -> Optional[BenchResult]:
     "Measure `spec` under DDP in this rank (launched by torchrun); rank 0 returns the row, the others None."
     from torch.nn.parallel import DistributedDataParallel as DDP
-    from throughput_bench.registry import n_params
-    from throughput_bench.flops import gflops_per_sample
-    from throughput_bench.backend import setup_run, describe_device, describe_model, one_line
-    from throughput_bench.training import make_optimizer, TrainStep
-    from throughput_bench.hardware import load_average
-    from throughput_bench.inference import finish_result
     t_start = time.perf_counter()
     rank = int(os.environ.get('RANK', 0))
     try:

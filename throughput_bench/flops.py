@@ -4,11 +4,11 @@
 
 # %% ../nbs/07_flops.ipynb #8822d0a3
 from __future__ import annotations
-import copy, contextlib
+import copy, contextlib, torch
 from typing import Optional
-import torch
 from torch.utils.flop_counter import FlopCounterMode
 from torch.nn.attention import sdpa_kernel, SDPBackend
+from .core import cpu_features
 
 # %% auto #0
 __all__ = ['count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops', 'cpu_flops_per_cycle', 'cpu_peak_tflops',
@@ -167,7 +167,6 @@ def mfu(achieved_tflops:Optional[float], peak_tflops:Optional[float])->Optional[
 # %% ../nbs/07_flops.ipynb #7a1de778
 def device_peak(hw:dict, device_type:str, dtype:str, threads:Optional[int]=None)->Optional[float]:
     "Datasheet (GPU) or theoretical (CPU) peak TFLOP/s for `dtype`, from a hardware record."
-    from throughput_bench.core import cpu_features
     if device_type == 'cuda': return gpu_peak_tflops(hw.get('gpu_name', ''), dtype)
     if device_type != 'cpu': return None
     cores = min(x for x in (threads, hw.get('cpu_affinity'), hw.get('cpu_count')) if x)

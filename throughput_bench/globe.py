@@ -4,11 +4,12 @@
 
 # %% ../nbs/18_globe.ipynb #9d048b39
 from __future__ import annotations
-import json, shutil, datetime
+import json, shutil, datetime, math
 from pathlib import Path
 from typing import Optional
 from .core import *
 from .coverage import EARTH_LAND_KM2
+from .store import read_results, result_files
 
 # %% auto #0
 __all__ = ['ASSETS', 'VENDORED', 'GSDS', 'globe_rows', 'globe_data', 'write_globe']
@@ -25,7 +26,6 @@ GSDS = (0.3, 1.0, 10.0, 30.0)  # the seed page's sensors: very high resolution, 
 # %% ../nbs/18_globe.ipynb #781a89cd
 def _num(v, nd:int=6):
     "A JSON-safe number (None for NaN)."
-    import math
     try: v = float(v)
     except (TypeError, ValueError): return None
     return None if math.isnan(v) or math.isinf(v) else round(v, nd)
@@ -118,7 +118,6 @@ def _missing(df)->list:
 
 def globe_data(*paths)->dict:
     "Everything the page shows, from result CSVs or folders; `BenchError` when nothing was measured."
-    from throughput_bench.store import read_results, result_files
     files = result_files(*paths)
     if not files:
         raise BenchError(f"no results files in {', '.join(map(str, paths))}: run tbench infer first, or name a CSV")

@@ -4,11 +4,11 @@
 
 # %% ../nbs/03_hardware.ipynb #195e9daf
 from __future__ import annotations
-import os, re, sys, platform, subprocess, json
+import os, re, sys, platform, subprocess, json, psutil
 from pathlib import Path
 from typing import Optional
-import psutil
 from .core import cpu_features, BACKEND_GROUP
+import importlib.metadata as md
 
 # %% auto #0
 __all__ = ['THREAD_ENV', 'RUNTIME_PACKAGES', 'cpu_name', 'device_name', 'slugify', 'device_slug', 'device_memory_gb', 'nvml_info',
@@ -131,7 +131,6 @@ RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'ope
 def runtime_versions()->dict:
     """The installed versions of the runtimes' packages and of every package that adds a backend (read from their
     metadata: nothing is imported)."""
-    import importlib.metadata as md
     out = {}
     for p in RUNTIME_PACKAGES:
         try: out[p] = md.version(p)
@@ -160,7 +159,6 @@ def client_device(name:str='auto'):
     return resolve_device(name)
 
 def _version(package:str)->str:
-    import importlib.metadata as md
     try: return md.version(package)
     except md.PackageNotFoundError: return ''
 

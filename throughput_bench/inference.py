@@ -4,9 +4,8 @@
 
 # %% ../nbs/19_inference.ipynb #e6553664
 from __future__ import annotations
-import gc, time, math, dataclasses
+import gc, time, math, dataclasses, psutil, torch
 from typing import Optional
-import psutil, torch
 from .core import *
 from .devices import *
 from .registry import get_model, build, n_params

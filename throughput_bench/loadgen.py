@@ -4,7 +4,7 @@
 
 # %% ../nbs/22_loadgen.ipynb #9913af96
 from __future__ import annotations
-import os, io, sys, json, math, time, shutil, threading, itertools, statistics
+import os, io, sys, json, math, time, shutil, threading, itertools, statistics, tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +12,8 @@ from typing import Optional, Callable
 import numpy as np
 from .core import *
 from .serving import npy_bytes, NPY_MAGIC
+from urllib.parse import urlsplit
+from .hardware import device_name, device_memory_gb
 
 # %% auto #0
 __all__ = ['PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'answer_problem', 'HttpSUT',
@@ -67,7 +69,6 @@ def answer_problem(body:bytes, expect:str='npy')->Optional[str]:
     else why not."""
     if expect in ('npy', 'any') and body.startswith(NPY_MAGIC): return None
     if expect in ('tar', 'any'):
-        import tarfile
         try:
             with tarfile.open(fileobj=io.BytesIO(body)) as t:
                 f = t.extractfile('output.npy')
@@ -233,7 +234,6 @@ def run_loadgen(sut:HttpSUT, settings, log_dir)->dict:
 # %% ../nbs/22_loadgen.ipynb #dbece924
 def split_url(url:str)->tuple:
     "`(base, infer URL)`: `http://h:p` alone means its `/v1/infer`."
-    from urllib.parse import urlsplit
     u = urlsplit(url)
     if u.scheme not in ('http', 'https') or not u.netloc:
         raise BenchError(f"{url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1/infer)")
@@ -345,7 +345,6 @@ def client_cost(
 def server_fields(meta:dict, url:str)->dict:
     """The row's fields the server says of its model and arithmetic (`/v1/metadata`): what it does not say is unknown,
     empty, never a default."""
-    from urllib.parse import urlsplit
     versions = meta.get('versions') if isinstance(meta.get('versions'), dict) else {}  # the client imports no torch
     cm = meta.get('compile_mode')
     return dict(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
@@ -389,7 +388,6 @@ def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int,
                 trials=10, latency_bound_ms=None, latency_percentile=None, form:dict=None, client_p50_ms=None,
                 log_dir='')->BenchResult:
     "A `BenchResult` (mode `serving`) from a test's aggregate `t` and the server's metadata."
-    from throughput_bench.hardware import device_name, device_memory_gb
     res = BenchResult(**server_fields(meta, url), mode='serving', batch_size=images, batch_requested=images,
                       device=str(device), device_type=device.type, timestamp=now_iso(), scenario=scenario,
                       target_qps=qps, concurrency=concurrency, burn_in=burn_in, trials=trials, runs=t['runs'],

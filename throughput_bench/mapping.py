@@ -4,7 +4,7 @@
 
 # %% ../nbs/29_mapping.ipynb #07da501a
 from __future__ import annotations
-import dataclasses, math, os, queue, re, shutil, threading, time
+import dataclasses, math, os, queue, re, shutil, threading, time, tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -12,6 +12,11 @@ import numpy as np
 from .core import *
 from .coverage import EARTH_LAND_KM2
 from .api import takes_options, make_options
+from .api import timing_config
+from .registry import input_problem, get_model, check_model, n_params
+from .store import read_results, row_key, ResultStore
+from .hardware import device_slug, device_name, load_average
+from .contention import Contention
 
 # %% auto #0
 __all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
@@ -381,7 +386,6 @@ def check_output(out, raster, protected=())->Path:
     if _same(out, raster):
         raise BenchError(f"{out} is the input raster {raster}: name another file to write the map to")
     try:
-        import tempfile
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{out.name}.", suffix='.probe'): pass
     except OSError as e:
         raise BenchError(f"cannot write to {folder}: {e.strerror or e}; choose another --output-raster") from None
@@ -549,7 +553,6 @@ def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
     """`(tiles/s, ci_low, ci_high)` of the backend's timed step on a batch in memory, timed as `tbench infer` times a
     worker process: its warm-up, its stop rule (the device's defaults), at most `max_seconds`."""
     from throughput_bench.timing import measure
-    from throughput_bench.api import timing_config
     step, per = prep.step(batch)
     tc = timing_config(device.type)
     tc = dataclasses.replace(tc, max_seconds=max_seconds, min_seconds=min(tc.min_seconds, max_seconds))
@@ -561,7 +564,6 @@ def check_header(
 ) -> int:
     """From `raster`'s header alone, before a pixel is read: the bands exist, `info`'s model takes them at `size`, a
     tile fits, and the run fits (`check_fits`); the tile size."""
-    from throughput_bench.registry import input_problem
     with open_raster(raster) as ds:
         name, nb = Path(raster).name, len(bands) if bands else ds.count
         if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]:
@@ -596,7 +598,6 @@ def _mean_ci(v:list)->tuple:
 # %% ../nbs/29_mapping.ipynb #41dae89c
 def stored_row(store, spec:BenchSpec)->Optional[BenchResult]:
     "The last `ok` row of `store` with `spec`'s key, typed as a `BenchResult`, or None."
-    from throughput_bench.store import read_results, row_key
     hits = [i for i, r in enumerate(store.rows()) if row_key(r) == spec.key() and r.get('status') == 'ok']
     if not hits: return None
     row = read_results(store.csv_path).iloc[hits[-1]]
@@ -670,10 +671,7 @@ class MapPlan:
 def plan_map(o:MapOptions)->MapPlan:
     "The model, device, store, output and tile size checked against the raster's header; the row's `BenchSpec`."
     from throughput_bench.devices import resolve_device
-    from throughput_bench.registry import get_model, check_model
     from throughput_bench.backends.base import get_backend
-    from throughput_bench.hardware import device_slug, device_name
-    from throughput_bench.store import ResultStore
     info = get_model(o.model); check_model(info)
     dev = resolve_device(o.device)
     store = ResultStore(o.results_dir, device_slug(dev), device_name(dev))
@@ -706,7 +704,6 @@ def measure_map(o:MapOptions, mp:MapPlan, res:BenchResult, got:MapRun)->MapRun:
     import torch
     from throughput_bench.backend import build_model, describe_model
     from throughput_bench.backends.base import get_backend
-    from throughput_bench.registry import n_params
     run_spec = dataclasses.replace(mp.spec, mode='inference')
     _, info, net = build_model(run_spec); net.eval()
     describe_model(res, info); res.params_M = n_params(net)
@@ -789,8 +786,6 @@ def map_raster(*args, **kwargs)->BenchResult:
     is measured."""
     from throughput_bench.devices import result_from_spec
     from throughput_bench.backend import describe_device, one_line, is_oom
-    from throughput_bench.hardware import load_average
-    from throughput_bench.contention import Contention
     o = check_map_options(make_options(MapOptions, args, kwargs))
     mp = plan_map(o)
     if not o.rerun and (old := stored_row(mp.store, mp.spec)) is not None:

@@ -8,6 +8,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Optional
 from .core import *
+import importlib.util
 
 # %% auto #0
 __all__ = ['REGISTRY', 'GEO', 'GEO_NAMES', 'UNAVAILABLE', 'GEO_MODULES', 'ModelInfo', 'suggest', 'get_model', 'check_model',
@@ -184,7 +185,6 @@ GEO_MODULES = {'torchgeo': 'torchgeo', 'olmoearth-pretrain-minimal': 'olmoearth_
 
 def check_model(info):
     "Raise a `BenchError` if `info` is a geo encoder whose package is not installed."
-    import importlib.util
     if info.is_geo and importlib.util.find_spec(GEO_MODULES[info.package]) is None:
         raise BenchError(
             f"{info.name} needs the geo extra ({info.package} is not installed); install it with {GEO_EXTRA}"

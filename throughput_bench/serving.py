@@ -7,8 +7,9 @@ from __future__ import annotations
 import io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, threading, importlib.util
 from dataclasses import dataclass, asdict
 from typing import Optional
-import numpy as np
+import numpy as np, re, ctypes
 from .core import *
+from .registry import get_model, check_model
 
 # %% auto #0
 __all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'require_serving', 'RequestError',
@@ -118,7 +119,6 @@ def form_problem(
 ) -> Optional[str]:
     """Why a multipart body is refused before parsing (too many fields, an over-long part header such as a 100 kB
     filename), or None."""
-    import re
     m = re.search(r'boundary="?([^";]+)"?', content_type)
     if not m: return "multipart/form-data without a boundary"
     sep = b'--' + m.group(1).encode('latin-1')
@@ -225,7 +225,6 @@ def server_metadata(
     "What `/v1/metadata` answers: the model and how it is served."
     import torch, timm
     from throughput_bench import __version__
-    from throughput_bench.registry import get_model
     info = get_model(spec.model_name)
     return dict(
         model=spec.model_name,
@@ -369,7 +368,6 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     """The `BenchSpec` a server for `o.model` runs on `o.backend`: native inputs unless given, threads shared among
     the workers."""
     import torch
-    from throughput_bench.registry import get_model, check_model
     # torch for the server only: `loadgen`, the client, imports this module
     from throughput_bench.devices import resolve_device
     from throughput_bench.backends.base import get_backend
@@ -443,7 +441,6 @@ def run_server(
 def _term_with_parent():
     "In the child, before it runs: ask Linux for a SIGTERM when the parent dies (LitServe then stops its workers)."
     try:
-        import ctypes
         ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except Exception: pass
 

@@ -10,6 +10,12 @@ from typing import Optional, Callable
 from filelock import FileLock
 from .core import *
 from .devices import *
+from .store import read_bounded, ResultStore, check_csv, _read_json, row_key
+from .timing import TimingConfig
+from .hardware import device_slug, device_name
+from .sweep import plan, run_sweep, hardware_record, _die_with_parent
+from .flops import annotate_mfu
+from .devices import resolve_device
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'GROUP_BY', 'FAILED', 'DONE', 'sbatch_parameters', 'make_executor', 'manifest_path', 'load_manifest',
@@ -58,7 +64,6 @@ def load_manifest(results_dir)->dict:
     "The manifest (an empty one if there is none); a malformed one is an error, never replaced."
     p = manifest_path(results_dir)
     if not p.exists(): return {'submissions': []}
-    from throughput_bench.store import read_bounded
     try: m = json.loads(read_bounded(p, 'SLURM manifest', max_mb=64))
     except ValueError as e: raise BenchError(f"{p}: not valid JSON ({e}); fix or move it, it lists your jobs")
     check_manifest(m, p)
@@ -117,14 +122,7 @@ def run_job(
 ) -> int:
     "In a job: measure `specs` (dicts) on this node into `results/shards/<job id>/`; returns the rows written."
     import submitit
-    from throughput_bench.timing import TimingConfig
-    from throughput_bench.store import ResultStore
-    from throughput_bench.hardware import device_slug, device_name
-    from throughput_bench.sweep import plan, run_sweep
-    from throughput_bench.sweep import hardware_record
-    from throughput_bench.flops import annotate_mfu
     job_id = submitit.JobEnvironment().job_id
-    from throughput_bench.sweep import _die_with_parent
     # the local executor's controller killed: this task (and so its workers) ends with it, storing nothing late
     _die_with_parent()
     if os.getppid() == 1: raise SystemExit("the job's controller is gone")
@@ -229,9 +227,7 @@ def job_state(job:dict, executor:str, results_dir='results')->tuple:
 # %% ../nbs/25_slurm.ipynb #1ea4491e
 def _merge_shard(csv:Path, results_dir:Path)->tuple:
     "Add the rows of one shard CSV to the device's CSV; `(added, already there)`."
-    from throughput_bench.store import ResultStore, check_csv
     slug = csv.stem
-    from throughput_bench.store import _read_json
     hw = _read_json(csv.with_name(f"{slug}_hardware.json"), {})
     if not isinstance(hw, dict):
         raise BenchError(f"{csv.with_name(f'{slug}_hardware.json')}: not a JSON object; fix or remove it")
@@ -256,14 +252,11 @@ def _local_slug(sub:dict, specs:list)->list:
     "The device slug of a local executor's specs (they ran on this machine), else []."
     if sub.get('executor') != 'local' or not specs: return []
     try:
-        from throughput_bench.devices import resolve_device
-        from throughput_bench.hardware import device_slug
         return [device_slug(resolve_device(specs[0].device))]
     except Exception: return []
 
 def collect(results_dir='results', log:Callable=print)->dict:
     "Merge the jobs' shards into the per-device CSVs and record failed jobs; counts of what happened."
-    from throughput_bench.store import ResultStore, row_key
     results_dir = Path(results_dir)
     out = dict(added=0, present=0, errors=0, pending=0, jobs=0, late=0)
     with manifest_lock(results_dir):

@@ -4,12 +4,13 @@
 
 # %% ../nbs/10_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, re, sys, csv, json, math, stat, tempfile, dataclasses
+import os, io, re, sys, csv, json, math, stat, tempfile, dataclasses, hashlib
 from pathlib import Path
 from typing import Optional, Iterable
 from filelock import FileLock
 from fastcore.basics import patch
 from .core import *
+from .registry import REGISTRY
 
 # %% auto #0
 __all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'CsvScan', 'scan_csv',
@@ -296,7 +297,6 @@ def append(self:ResultStore, *results)->int:
 def pending_paths(self:ResultStore)->list:
     """Where rows that could not be written are kept: beside the CSV, else in the user's state folder, else the temp
     folder (another disk, perhaps)."""
-    import hashlib
     tag = f"{self.slug}-{hashlib.sha1(os.path.realpath(self.csv_path).encode()).hexdigest()[:10]}.pending.jsonl"
     state = Path(os.environ.get('XDG_STATE_HOME') or Path.home() / '.local' / 'state') / 'throughput_bench'
     return [self.pending_path, state / tag, Path(tempfile.gettempdir()) / 'throughput_bench' / tag]
@@ -357,7 +357,6 @@ def flush_pending(self:ResultStore)->int:
 def legacy_task(model_name:str)->str:
     """The `task` of a model named in a row written before `mode` existed: `feature-extraction` for a geo encoder, else
     `classification`."""
-    from throughput_bench.registry import REGISTRY  # only for old files: it imports torch and timm
     info = REGISTRY.get(model_name)
     return model_task(info.source if info else 'timm')
 

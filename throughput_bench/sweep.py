@@ -4,12 +4,11 @@
 
 # %% ../nbs/24_sweep.ipynb #ec1cb0cd
 from __future__ import annotations
-import os, sys, json, signal, time, math, dataclasses, collections, multiprocessing
+import os, sys, json, signal, time, math, dataclasses, collections, multiprocessing, torch, ctypes, threading, select
 import numpy as np
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Optional, Callable
-import torch
 from tqdm.auto import tqdm
 from .core import *
 from .devices import *
@@ -18,6 +17,11 @@ from .timing import TimingConfig, ci_halfwidth
 from .contention import Contention
 from .store import ResultStore, fmt_value, key_matches
 from .backends.base import get_backend
+import types
+import tempfile
+from multiprocessing import forkserver
+from .hardware import fingerprint
+from .flops import measure_ceilings
 
 # %% auto #0
 __all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'last_line',
@@ -121,19 +125,16 @@ def worker_context():
 
 def server_pid()->Optional[int]:
     "The fork server's pid, once it runs (part of the sweep's own process tree)."
-    from multiprocessing import forkserver
     return getattr(getattr(forkserver, '_forkserver', None), '_forkserver_pid', None)
 
 def _die_with_parent():
     try:
-        import ctypes
         ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception: pass
 
 def _die_with(pid:int):
     """End this process when process `pid` ends. A worker's parent is the fork server, which lives on while any worker
     does: it watches the sweep that asked for it instead."""
-    import threading, select
     try: fd = os.pidfd_open(pid)
     except (AttributeError, OSError): fd = None  # no pidfd (old kernel), or `pid` already gone
     def watch():
@@ -175,7 +176,6 @@ class _no_main:
     """While starting a worker, hide the user's `__main__` so the child does not re-run their script (a plain `python
     script.py`, `python -`): the worker's target lives in this package and needs nothing from it."""
     def __enter__(self):
-        import types
         self.main = sys.modules.get('__main__')
         sys.modules['__main__'] = types.ModuleType('__main__')
     def __exit__(self, *exc): sys.modules['__main__'] = self.main
@@ -184,7 +184,6 @@ class _no_main:
 def oom_kills()->Optional[int]:
     """How many processes the kernel's OOM killer has killed (this cgroup's count where cgroup v2 tells, else the
     host's)."""
-    from pathlib import Path
     try:
         cg = Path('/proc/self/cgroup').read_text().strip().splitlines()[-1].split(':', 2)[2].lstrip('/')
         for line in (Path('/sys/fs/cgroup') / cg / 'memory.events').read_text().splitlines():
@@ -217,7 +216,6 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     ctx = worker_context()
     recv, send = ctx.Pipe(duplex=False)
     kills = oom_kills()
-    import tempfile
     # the importable `_worker` (a notebook's __main__ is not importable by the worker)
     from throughput_bench import sweep as _mod
     # removed below: nothing left in /tmp
@@ -376,8 +374,6 @@ def summary_table(results:list)->'pd.DataFrame':
 
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
-    from throughput_bench.hardware import fingerprint
-    from throughput_bench.flops import measure_ceilings
     hw = store.read_hardware()
     store.write_hardware(fingerprint(device)); store.update_index()
     if ceilings or not hw.get('ceilings'):

@@ -4,11 +4,10 @@
 
 # %% ../nbs/06_timing.ipynb #b7d32571
 from __future__ import annotations
-import time, math
+import time, math, torch
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 import numpy as np
-import torch
 from .devices import synchronize
 
 # %% auto #0

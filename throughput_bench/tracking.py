@@ -4,10 +4,11 @@
 
 # %% ../nbs/17_tracking.ipynb #0e04a523
 from __future__ import annotations
-import os, sys, json, shutil, subprocess, netrc, tempfile
+import os, sys, json, shutil, subprocess, netrc, tempfile, signal
 from pathlib import Path
 from typing import Optional
 from .core import *
+from .store import read_results, _csv_text
 
 # %% auto #0
 __all__ = ['WANDB_MODES', 'INPUT_COLUMNS', 'RSG_KEYS', 'has_api_key', 'resolve_mode', 'run_config', 'run_summary', 'WandbLogger',
@@ -146,7 +147,6 @@ def inspect_run(run_dir)->dict:
 def _frame(summaries:list)->'pd.DataFrame':
     "Rows (W&B summaries) as the tidy results DataFrame."
     import pandas as pd
-    from throughput_bench.store import read_results, _csv_text
     cols = list(COLUMNS)
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / 'wandb_runs.csv'
@@ -175,7 +175,6 @@ def read_project(path:str)->'pd.DataFrame':
 def load_results(*sources)->'pd.DataFrame':
     "One DataFrame from any mix of result CSVs/folders, W&B run folders (`.../wandb`) and `wandb:entity/project`."
     import pandas as pd
-    from throughput_bench.store import read_results
     frames = []
     for s in sources:
         s = str(s)
@@ -191,7 +190,6 @@ def is_synced(run_dir)->bool:
 
 def sync(root='wandb', entity:Optional[str]=None, project:Optional[str]=None, timeout:float=60.0)->int:
     "Upload the offline runs under `root` with `wandb sync`, for at most `timeout` seconds; the number uploaded."
-    import signal
     dirs = [d for d in offline_run_dirs(root) if d.name.startswith('offline-run-') and not is_synced(d)]
     if not dirs: raise BenchError(f"no offline W&B runs to upload under {str(root)!r}")
     if not has_api_key(): raise BenchError("uploading needs a W&B API key (wandb login, or WANDB_API_KEY)")

@@ -4,10 +4,9 @@
 
 # %% ../nbs/21_training.ipynb #f13b359a
 from __future__ import annotations
-import time, dataclasses
+import time, dataclasses, torch
 from typing import Optional
 import numpy as np
-import torch
 import torch.nn.functional as F
 from .core import *
 from .devices import *

@@ -8,6 +8,7 @@ import os, io, re, time, json, shutil, hashlib, tempfile, contextlib, warnings
 from pathlib import Path
 from typing import Optional
 from ..core import *
+import importlib.metadata as md
 
 # %% auto #0
 __all__ = ['OPSET', 'export_versions', 'weights_digest', 'export_key', 'cache_root', 'onnx_model']
@@ -17,7 +18,6 @@ OPSET = 18
 
 def export_versions()->dict:
     "The versions that make an exported graph: torch, timm, onnx, onnxscript, the opset."
-    import importlib.metadata as md
     v = {'opset': OPSET}
     for p in ('torch', 'timm', 'onnx', 'onnxscript'):
         try: v[p] = md.version(p)

@@ -4,8 +4,7 @@
 
 # %% ../../nbs/13_backends_pytorch.ipynb #c35b9d85
 from __future__ import annotations
-import dataclasses
-import torch
+import dataclasses, torch
 from ..core import *
 from ..devices import *
 from ..backend import maybe_compile, predictor, synthetic_input, loader_input
