@@ -683,23 +683,11 @@ def train(models:Optional[list]=None, # registry or timm names
     return sweep('training', models, optimizers=optimizers, breakdown=breakdown, **kwargs)
 
 # %% ../nbs/26_api.ipynb #2fc26516
-VIEW = {
-    'model_name': 'model',
-    'mode': 'mode',
-    'precision': 'precision',
-    'backend': 'backend',
-    'batch_size': 'batch',
-    'input_size': 'px',
-    'throughput_mean': 'img/s',
-    'ci': '95% CI',
-    'repeats': 'processes',
-    'latency_p95_ms': 'p95 ms',
-    'peak_memory_mb': 'peak MiB',
-    # column -> what the view calls it, in order
-    'contended': 'host busy',
-    'status': 'status',
-    'measured': 'measured',
-}
+# column -> what the view calls it, in order; `variant` is `charts.variant_words`: the precision, the runtime and every
+# other field that tells one configuration from another of the same model (a view never shows two as one)
+VIEW = {'model_name': 'model', 'mode': 'mode', 'variant': 'configuration', 'batch_size': 'batch', 'input_size': 'px',
+        'throughput_mean': 'img/s', 'ci': '95% CI', 'repeats': 'processes', 'latency_p95_ms': 'p95 ms',
+        'peak_memory_mb': 'peak MiB', 'contended': 'host busy', 'status': 'status', 'measured': 'measured'}
 
 def view(df:'pd.DataFrame', # rows from `infer`, `train`, `store.read_results`, ...
          # the columns to show (default: `VIEW`'s, less those that are one value throughout)
@@ -714,10 +702,11 @@ def view(df:'pd.DataFrame', # rows from `infer`, `train`, `store.read_results`, 
             f"{float(lo):,.1f}–{float(hi):,.1f}" if fin(lo) and fin(hi) else 'no CI'
             for lo, hi in zip(d.throughput_ci_low, d.throughput_ci_high)
         ]
+    if 'variant' not in d and 'model_name' in d:
+        from throughput_bench.charts import variant_words  # pandas and matplotlib: only once rows are viewed
+        d['variant'] = variant_words(d)
     one = lambda c: (
-        c in ('mode', 'backend', 'status', 'precision', 'batch_size', 'input_size')
-        and d[c].astype(str).nunique() <= 1
-        and len(d) > 1
+        c in ('mode', 'status', 'batch_size', 'input_size') and d[c].astype(str).nunique() <= 1 and len(d) > 1
     )
     cols = [c for c in (columns or VIEW) if c in d and (columns or not one(c))]
     out = d[cols].copy()

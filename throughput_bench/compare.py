@@ -14,8 +14,8 @@ from . import api
 from .store import row_key, read_results
 
 # %% auto #0
-__all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'config_text', 'study_id', 'pair_table', 'busy_rounds',
-           'round_values', 'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
+__all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'study_id', 'pair_table', 'busy_rounds', 'round_values',
+           'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
 
 # %% ../nbs/27_compare.ipynb #34c22258
 def round_order(k:int, r:int)->list:
@@ -29,10 +29,8 @@ def stop_rounds(ratios:list, n:int, target_ci:float, min_rounds:int, max_rounds:
     return n >= min_rounds and all(r.halfwidth <= math.log1p(target_ci) for r in ratios)
 
 # %% ../nbs/27_compare.ipynb #3c57cade
-_WORDS = {'backend': 'backend', 'precision': 'precision', 'compile': 'compile_mode', 'compile_mode': 'compile_mode',
-          'batch': 'batch_size', 'batch_size': 'batch_size', 'channels_last': 'channels_last', 'threads': 'threads',
-          'input_size': 'input_size', 'input_channels': 'input_channels'}
-_INT = {'batch_size', 'threads', 'input_size', 'input_channels'}
+_WORDS = {w: f for f, w in BenchSpec.SETTING.items()} | {f: f for f in BenchSpec.SETTING}  # the word, or the field
+_INT = {'batch_size', 'threads', 'input_size', 'input_channels', 'timesteps'}
 
 def _choice(text:str, k:str, v:str, choices)->str:
     "`v` if it is one of `choices`, else a one-line `BenchError` naming them (and the closest)."
@@ -75,19 +73,6 @@ def parse_config(text:str)->dict:
         get_backend(out.get('backend', 'pytorch')).parse_options(out['backend_options'])
     return out
 
-def config_text(spec, base=None)->str:
-    """A configuration in words: what `spec` sets that differs from `base` (without a base: all but fp32, no compile
-    and NCHW, the usual)."""
-    # said only when not these, without a base
-    words, quiet = [], {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False}
-    for k, f in (('backend', 'backend'), ('precision', 'precision'), ('compile', 'compile_mode'),
-                 ('batch', 'batch_size'), ('channels_last', 'channels_last'), ('threads', 'threads')):
-        v = getattr(spec, f)
-        if v is None: continue
-        if (base is None and quiet.get(f, object()) != v) or (base is not None and v != getattr(base, f)):
-            words.append(f"{k}={int(v) if isinstance(v, bool) else v}")
-    if spec.backend_options: words.append(spec.backend_options)
-    return ' '.join(words) or 'the default'
 
 # %% ../nbs/27_compare.ipynb #76a04c20
 def study_id(kind:str, *parts)->str:

@@ -117,6 +117,57 @@ class BenchSpec:
     def short(self)->str:
         "A compact one-line label for progress bars and warnings: `config_words` of what ran (no study or stage)."
         return config_words(self, SHORT_WORDS)
+    # how each field is asked for again: its `api.sweep` option (`tbench infer`/`train` flag), a list where it sweeps
+    OPTION = {'model_name': 'models', 'precision': 'precisions', 'compile_mode': 'compile_modes',
+              'batch_size': 'batch_sizes', 'input_size': 'input_size', 'input_channels': 'input_channels',
+              'timesteps': 'timesteps', 'threads': 'threads', 'channels_last': 'channels_last',
+              'data_mode': 'dataloader', 'optimizer': 'optimizers', 'world_size': 'nproc', 'backend': 'backends',
+              'backend_options': 'backend_options'}
+    SWEPT = ('models', 'precisions', 'compile_modes', 'batch_sizes', 'optimizers', 'backends')  # list-valued options
+    # the `key=value` words of a configuration (`tbench compare`'s): said by `settings`, read by `compare.parse_config`
+    SETTING = {'backend': 'backend', 'precision': 'precision', 'compile_mode': 'compile', 'batch_size': 'batch',
+               'channels_last': 'channels_last', 'threads': 'threads', 'input_size': 'input_size',
+               'input_channels': 'input_channels', 'timesteps': 'timesteps'}
+
+    def options(self)->dict:
+        "The `api.sweep` keyword arguments (`OPTION`) that measure this configuration again; usual values left out."
+        usual = {'channels_last': False, 'data_mode': 'synthetic', 'optimizer': 'none', 'timesteps': 1, 'world_size': 1}
+        out = {}
+        for f, name in self.OPTION.items():
+            v = getattr(self, f)
+            if v in (None, '') or usual.get(f, object()) == v: continue
+            if f == 'data_mode': v = True
+            out[name] = [v] if name in self.SWEPT else v
+        return out
+
+    def command(self, device:Optional[str]=None)->str:
+        "The `tbench infer` (or `train`) command that measures this configuration again, on `device` (default its own)."
+        import shlex
+        w = ['tbench', 'train' if self.mode == 'training' else 'infer']
+        for name, v in {'models': [self.model_name], 'device': device or self.device, **self.options()}.items():
+            flag = '--' + name.replace('_', '-')
+            if v is True: w.append(flag)
+            else: w += [flag, *map(str, v if isinstance(v, list) else [v])]
+        return shlex.join(w)
+
+    def api_call(self, device:Optional[str]=None)->str:
+        "The Python call that measures this configuration again: `throughput_bench.infer([...], ...)` (or `train`)."
+        o = self.options()
+        args = ', '.join(f"{k}={v!r}" for k, v in {'device': device or self.device, **o}.items() if k != 'models')
+        return f"throughput_bench.{'train' if self.mode == 'training' else 'infer'}({o['models']!r}, {args})"
+
+    def settings(self, base:Optional[BenchSpec]=None)->str:
+        """The configuration in `key=value` words (`SETTING`, then the runtime's own words): what differs from `base`;
+        without one, all but the usual fp32, no compile and NCHW."""
+        quiet = {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False}
+        words = []
+        for f, k in self.SETTING.items():
+            v = getattr(self, f)
+            if v is None or f in ('input_size', 'input_channels', 'timesteps') and base is None: continue
+            if (base is None and quiet.get(f, object()) != v) or (base is not None and v != getattr(base, f)):
+                words.append(f"{k}={int(v) if isinstance(v, bool) else v}")
+        if self.backend_options: words.append(self.backend_options)
+        return ' '.join(words) or 'the default'
 
 # %% ../nbs/00_core.ipynb #74fcd140
 def _canon(v)->str:

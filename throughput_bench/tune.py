@@ -10,11 +10,10 @@ from typing import Optional
 import numpy as np
 from .core import *
 from . import api
-from .compare import parse_config, config_text, study_id, run_rounds, one_spec, _stored, _num
+from .compare import parse_config, study_id, run_rounds, one_spec, _stored, _num
 
 # %% auto #0
-__all__ = ['candidates', 'front', 'reproduce', 'TuneResult', 'tune_space', 'search', 'versus_eager', 'tune_table', 'tune',
-           'draw_front']
+__all__ = ['candidates', 'front', 'TuneResult', 'tune_space', 'search', 'versus_eager', 'tune_table', 'tune', 'draw_front']
 
 # %% ../nbs/28_tune.ipynb #a4cf9a6f
 def candidates(device_type:str, # `cpu` or `cuda`
@@ -59,18 +58,7 @@ def front(
     return df.iloc[keep]
 
 # %% ../nbs/28_tune.ipynb #9571468e
-def reproduce(spec, device:str)->str:
-    "The `tbench infer` command that measures `spec` again."
-    w = ['tbench', 'infer', '--models', spec.model_name, '--device', device, '--input-size', str(spec.input_size),
-         '--batch-sizes', str(spec.batch_size), '--precisions', spec.precision, '--compile-modes', spec.compile_mode]
-    # tune takes them: the command says them
-    if spec.input_channels: w += ['--input-channels', str(spec.input_channels)]
-    if (spec.timesteps or 1) > 1: w += ['--timesteps', str(spec.timesteps)]
-    if spec.threads: w += ['--threads', str(spec.threads)]
-    if spec.channels_last: w += ['--channels-last']
-    w += ['--backends', spec.backend]
-    if spec.backend_options: w += ['--backend-options', spec.backend_options]
-    return shlex.join(w)
+#| export
 
 # %% ../nbs/28_tune.ipynb #1c0ec994
 @dataclasses.dataclass
@@ -105,7 +93,7 @@ def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     ss = [dataclasses.replace(s, study=tid, stage=name) for s in specs]
     store, log = su.store, su.msg.log
     p = plan(ss, store)
-    for s, why in p.skipped: log(f"{config_text(s)}: skipped: {why}")
+    for s, why in p.skipped: log(f"{s.settings()}: skipped: {why}")
     if p.todo:
         log(f"{name}: {len(p.todo)} configuration(s) x {reps} process(es)" + (f", {p.done} stored" if p.done else ''))
         run_sweep(p, store, su.timing, isolate=True, progress=su.options.progress, repeats=Repeats(reps),
@@ -179,14 +167,14 @@ def versus_eager(win:BenchSpec, tid:str, su, rounds:int)->'pd.DataFrame':
     eager = dataclasses.replace(win, backend='pytorch', backend_options='', precision='fp32', compile_mode='none',
                                 channels_last=False, threads=torch.get_num_threads() if cpu else None, cache_dir=None)
     if eager.key() == win.key(): return pd.DataFrame()
-    return run_rounds([eager, win], ['fp32 eager', config_text(win)], tid + '-vs-eager', su, 0.03, 3, rounds, math.inf)
+    return run_rounds([eager, win], ['fp32 eager', win.settings()], tid + '-vs-eager', su, 0.03, 3, rounds, math.inf)
 
 def tune_table(specs:list, last:dict)->'pd.DataFrame':
     "One line per configuration measured: its words, the stage of its last row, its figures and status."
     import pandas as pd
     cols = ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high', 'latency_p50_ms', 'latency_p99_ms',
             'peak_memory_mb', 'repeats')
-    return pd.DataFrame([dict(config=config_text(s), stage=last[s.key()].get('stage', ''),
+    return pd.DataFrame([dict(config=s.settings(), stage=last[s.key()].get('stage', ''),
                               **{c: _num(last[s.key()].get(c)) for c in cols},
                               status=last[s.key()].get('status', ''), batch_size=s.batch_size)
                          for s in specs if last.get(s.key())])
@@ -235,8 +223,8 @@ def tune(model:str, # a registry or timm name
     fr = front(ok).sort_values('throughput_mean', ascending=False)
     chart = draw_front(ok, fr, f"{model} on {su.store.label}: tuned within {budget_minutes:g} min",
                        Path(results_dir) / f"tune-{model}-{su.store.slug}.png")
-    best_b1 = dict(last[b1[0].key()], config=config_text(b1[0])) if b1 else None
-    res = TuneResult(table, dict(last[win.key()], config=config_text(win)), best_b1, fr, reproduce(win, str(su.device)),
+    best_b1 = dict(last[b1[0].key()], config=b1[0].settings()) if b1 else None
+    res = TuneResult(table, dict(last[win.key()], config=win.settings()), best_b1, fr, win.command(str(su.device)),
                      vs, chart, tid)
     su.msg.log(f"done in {(time.monotonic() - t0) / 60:.1f} min")
     return res
