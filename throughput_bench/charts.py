@@ -493,7 +493,9 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     s = serving_rows(df)
     if s.empty: return pd.DataFrame()
     inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna() & plain_rows(df)]
-    keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size']
+    runtime = lambda d: d.assign(backend=d['backend'].replace('', np.nan).fillna('pytorch') if 'backend' in d else 'pytorch')
+    s, inf = runtime(s), runtime(inf)  # a row written before runtimes were recorded ran PyTorch (`KEY_DEFAULTS`)
+    keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size', 'backend']
     out = []
     for k, g in s.groupby(keys + ['max_batch'], dropna=False):
         m = inf
@@ -503,7 +505,8 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
         ss = g[g.scenario.eq('single-stream') & g.batch_size.astype(float).eq(1)].latency_p50_ms.median()
         l1 = m[m.batch_size.astype(float).eq(1)].latency_p50_ms.median()
         out.append(
-            dict(device=device_label(k[0]), model=k[1], precision=k[2], max_batch=k[-1], served_img_s=served,
+            dict(device=device_label(k[0]), model=k[1] + ('' if k[6] == 'pytorch' else f" ({k[6]})"), precision=k[2],
+                 max_batch=k[-1], served_img_s=served,
                  in_process_img_s=local, served_share=served / local if local == local and local else np.nan,
                  served_p50_ms=ss, in_process_p50_ms=l1, p50_overhead_ms=ss - l1,
                  client_p50_ms=g.client_p50_ms.median())

@@ -188,27 +188,9 @@ def config_key(d:dict)->tuple:
     `KEY_DEFAULTS` value."""
     return tuple(_canon(d.get(k)) or _canon(BenchSpec.KEY_DEFAULTS.get(k)) for k in BenchSpec.KEY)
 
-WORDS = (
-    'model_name',
-    'mode',
-    'precision',
-    'backend',
-    'backend_options',
-    'compile_mode',
-    'channels_last',
-    'threads',
-    'optimizer',
-    # `KEY` in the order words say it
-    'num_classes',
-    'world_size',
-    'data_mode',
-    'batch_size',
-    'input',
-    'timesteps',
-    'map_options',
-    'study',
-    'stage',
-)
+WORDS = ('model_name', 'mode', 'precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads',
+         'optimizer', 'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps', 'map_options',
+         'study', 'stage')  # `KEY` in the order words say it
 # what ran: the mode and the study are said around it
 SHORT_WORDS = tuple(k for k in WORDS if k not in ('mode', 'study', 'stage'))
 
