@@ -24,9 +24,9 @@ from .hardware import fingerprint
 from .flops import measure_ceilings
 
 # %% auto #0
-__all__ = ['PRELOAD', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid', 'last_line',
-           'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table',
-           'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
+__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid',
+           'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text',
+           'summary_table', 'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../nbs/24_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -321,6 +321,10 @@ def ci_text(mean, lo, hi, fmt:str='.1f')->str:
     if not all(v == v for v in (m, l, h)): return ''
     return f" [{format(l, fmt)}–{format(h, fmt) if math.isfinite(h) else 'inf'}]"
 
+# what a summary row says of its configuration (the model, mode, batch and input have columns of their own)
+SAID_IN_SUMMARY = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'data_mode',
+                   'num_classes')
+
 def summary_table(results:list)->'pd.DataFrame':
     """A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and
     what went wrong."""
@@ -343,9 +347,7 @@ def summary_table(results:list)->'pd.DataFrame':
                 'model': d['model_name'],
                 'mode': (mode if mode != 'training' else f"training ({d.get('optimizer')})")
                 + (f" DDP×{ws}" if ws not in ('', 'None', 'nan') else ''),
-                'precision': d['precision'],
-                'compile': d['compile_mode'],
-                'backend': d.get('backend') or 'pytorch',
+                'configuration': config_words(d, SAID_IN_SUMMARY),
                 'batch': bs,
                 'input': _input_label(d),
                 'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
@@ -365,7 +367,6 @@ def summary_table(results:list)->'pd.DataFrame':
     if t.empty: return t
     # measured rows first
     t = t.iloc[sorted(range(len(t)), key=lambda i: not t.status.iloc[i].startswith('ok'))].reset_index(drop=True)
-    if t.backend.eq('pytorch').all(): t = t.drop(columns='backend')  # one runtime: no column to read past
     if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
     else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
     measured = t.pop('measured')
