@@ -493,7 +493,8 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     s = serving_rows(df)
     if s.empty: return pd.DataFrame()
     inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna() & plain_rows(df)]
-    runtime = lambda d: d.assign(backend=d['backend'].replace('', np.nan).fillna('pytorch') if 'backend' in d else 'pytorch')
+    def runtime(d):
+        return d.assign(backend=d['backend'].replace('', np.nan).fillna('pytorch') if 'backend' in d else 'pytorch')
     s, inf = runtime(s), runtime(inf)  # a row written before runtimes were recorded ran PyTorch (`KEY_DEFAULTS`)
     keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size', 'backend']
     out = []
