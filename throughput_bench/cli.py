@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_cli.ipynb #d6ef5c41
 from __future__ import annotations
-import sys, argparse, dataclasses, signal, os
+import sys, argparse, dataclasses, signal, os, functools
 from fastcore.docments import docments
 from pathlib import Path
 from typing import Optional
@@ -121,12 +121,17 @@ SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
              'client_cost': dict(flags=('--no-client-cost',), action='store_false',
                                  help="do not measure the client's own cost against /v1/null")}
 
+@functools.lru_cache(maxsize=None)
+def _docs(O)->dict:
+    "The docments of options class `O`, read once a process (reading them parses its source: 67 reads took seconds)."
+    return dict(docments(O))
+
 def option_flag(name:str, O=None)->tuple:
     """`(flags, argparse keywords)` of field `name` of options class `O` (default `api.SweepOptions`): from its type,
     default, `NUMBERS` and `CHOICES`."""
     O = O or api.SweepOptions
     f = O.__dataclass_fields__[name]
-    kw = dict(dest=name, default=argparse.SUPPRESS, help=' '.join(docments(O)[name].split()).replace('%', '%%'))
+    kw = dict(dest=name, default=argparse.SUPPRESS, help=' '.join(_docs(O)[name].split()).replace('%', '%%'))
     if f.default is dataclasses.MISSING: kw['required'] = True
     if isinstance(f.default, bool): kw['action'] = argparse.BooleanOptionalAction if f.default else 'store_true'
     else:
