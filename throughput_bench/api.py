@@ -416,11 +416,6 @@ class SweepOptions:
         "Options from keyword arguments; an unknown keyword is one line naming the closest option."
         return make_options(cls, (), kw)
 
-    def doc(self, name:str)->str:
-        "The docment of option `name`, on one line."
-        from fastcore.docments import docments
-        return ' '.join((docments(type(self))[name] or '').split())
-
     def model_names(self)->list:
         "The models asked for, or the default set of the conventions."
         return list(self.models) if self.models else default_models(self.conventions)
@@ -826,12 +821,12 @@ def check_latency(o:LatencyOptions)->LatencyOptions:
         raise BenchError(f"--min-duration {o.min_duration} is more than --max-duration {o.max_duration}")
     return o
 
-def client_store(o:LatencyOptions):
+def client_store(o:LatencyOptions, warn:Callable):
     "The client machine's device and results store (its hardware record written; no GEMM ceilings: no MFU here)."
     dev = client_device(o.device)  # the client's CPU needs no torch
-    store = ResultStore(o.results_dir, device_slug(dev), device_name(dev), warn=o.warn)
+    store = ResultStore(o.results_dir, device_slug(dev), device_name(dev), warn=warn)
     store.ensure_writable(); store.check()
-    if n := store.flush_pending(): o.warn(f"added {n} pending row(s) to {store.csv_path}")
+    if n := store.flush_pending(): warn(f"added {n} pending row(s) to {store.csv_path}")
     store.write_hardware(fingerprint(dev)); store.update_index()
     return dev, store
 
@@ -853,22 +848,23 @@ def latency(*args, **kwargs)->'pd.DataFrame':
     import pandas as pd
     from throughput_bench import loadgen as L
     o = check_latency(make_options(LatencyOptions, args, kwargs))
+    msg = Messages(o.quiet)
     base, infer_url = L.split_url(o.url)
     forms = L.form_variants(o.form)
     if o.input_file: L.make_payload({}, o.input_file)  # a bad --input-file is said before the server is asked anything
     meta = L.server_info(base, timeout=min(o.timeout, 10.0))
     payload = L.make_payload(meta, o.input_file)
-    dev, store = client_store(o)
+    dev, store = client_store(o, msg.warn)
     cost = client_cost_ms(o, store, payload, forms[0])
-    wb = wandb_logger(o.wandb, store.read_hardware(), o.warn, o.wandb_project, o.wandb_entity, o.wandb_tags,
+    wb = wandb_logger(o.wandb, store.read_hardware(), msg.warn, o.wandb_project, o.wandb_entity, o.wandb_tags,
                       o.wandb_dir, o.wandb_init_timeout)
     def post(res):
         if wb is not None:
             try: res.run_id = wb(res) or res.run_id
-            except Exception as e: o.warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
+            except Exception as e: msg.warn(f"W&B logging failed ({e}); the row is still stored in the CSV")
         store.append(res); return res
     log_root = store.csv_path.with_suffix('.loadgen')
-    o.log(f"{'server (find max QPS)' if o.find_max_qps else o.scenario} against {infer_url} "
+    msg.log(f"{'server (find max QPS)' if o.find_max_qps else o.scenario} against {infer_url} "
           f"({meta.get('model', 'no /v1/metadata')}); {len(forms)} form variant(s); rows -> {store.csv_path}, "
           f"LoadGen logs -> {log_root}/")
     rows = L.latency_tests(L.LatencyRun(o, meta, payload, dev, cost, log_root, post), forms)

@@ -599,9 +599,3 @@ class LatencyOptions:
     def loads(self)->tuple:
         "The concurrencies a test runs at: offline's (default 8), else one request at a time."
         return tuple(self.concurrency or [8]) if self.scenario == 'offline' else (1,)
-
-    def log(self, m):
-        if not self.quiet: print(m, flush=True)
-
-    def warn(self, m):
-        if not self.quiet: print(f"warning: {m}", file=sys.stderr, flush=True)

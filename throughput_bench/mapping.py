@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 from .core import *
 from .coverage import EARTH_LAND_KM2
-from .api import takes_options, make_options
+from .api import takes_options, make_options, Messages
 from .api import timing_config
 from .registry import input_problem, get_model, check_model, n_params
 from .store import read_results, row_key, ResultStore
@@ -640,10 +640,6 @@ class MapOptions:
     progress:bool=True # a progress bar per pass
     quiet:bool=False # no messages
 
-    def log(self, m):
-        "Say `m` unless `quiet`."
-        if not self.quiet: print(m, flush=True)
-
 def check_map_options(o:MapOptions)->MapOptions:
     """`o` checked before anything is read (a one-line `BenchError` for the first wrong setting), `raster` the file to
     map."""
@@ -787,9 +783,10 @@ def map_raster(*args, **kwargs)->BenchResult:
     from throughput_bench.devices import result_from_spec
     from throughput_bench.backend import describe_device, one_line, is_oom
     o = check_map_options(make_options(MapOptions, args, kwargs))
+    say = Messages(o.quiet).log
     mp = plan_map(o)
     if not o.rerun and (old := stored_row(mp.store, mp.spec)) is not None:
-        o.log(f"already measured ({mp.store.csv_path}); rerun=True (--rerun) to measure again")
+        say(f"already measured ({mp.store.csv_path}); rerun=True (--rerun) to measure again")
         return old
     dev, f = mp.device, mp.facts
     # the loader's workers are ours
@@ -797,7 +794,7 @@ def map_raster(*args, **kwargs)->BenchResult:
     res = describe_device(result_from_spec(mp.spec, load_avg_before=load_average(), map_options=mp.spec.map_options),
                           dev, mp.spec.tf32 and o.backend == 'pytorch')
     pre, got, t_start = (cont.before() if cont else None), MapRun(), time.perf_counter()
-    o.log(
+    say(
         f"map {f.name}: {f.width} x {f.height} px, {f.bands} bands {f.dtype}, {f.gsd_m:g} m, {f.area_km2:,.1f} km² "
         "valid; "
         f"{o.model} {o.precision} {o.backend} on {dev}, {mp.spec.input_size} px tiles, overlap {o.overlap:g}, "
@@ -814,12 +811,12 @@ def map_raster(*args, **kwargs)->BenchResult:
         v = cont.verdict(pre, cont.after())
         res.contended, res.busy_share, res.steal_share = v['contended'], v['busy_share'], v['steal_share']
         if v['contended']:
-            o.log(
+            say(
                 f"warning: {v['reason']}; the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter "
                 "host"
             )
     mp.store.append(res)
-    o.log(f"results: {mp.store.csv_path}; map: {res.output_file or 'not written'}")
+    say(f"results: {mp.store.csv_path}; map: {res.output_file or 'not written'}")
     return res
 
 # %% ../nbs/29_mapping.ipynb #a80665cf
