@@ -10,10 +10,11 @@ from typing import Optional, Iterable
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS', 'SHORT_WORDS',
-           'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'SCENARIOS', 'BenchError', 'rss_mb',
-           'cpu_features', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
-           'model_task', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict',
-           'sentence', 'ServeOptions', 'LatencyOptions']
+           'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'STEP_ALPHA', 'SCENARIOS',
+           'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'field_words', 'config_words',
+           'config_columns', 'BenchResult', 'model_task', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
+           'paired_ratio', 'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'find_steps',
+           'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -394,6 +395,19 @@ class BenchResult:
     area_km2:Optional[float] = None             # the raster's valid area (nodata excluded), from its transform and CRS
     days_to_map_land:Optional[float] = None     # Earth's land at km2_per_sec
     output_file:str = ''                        # the georeferenced result written
+    # ---- between runs: a yardstick of the machine's speed, the re-run interval, what software ran ----
+    ref_gemm_gflops:Optional[float] = None  # a fixed fp32 GEMM beside the timed phase, GFLOP/s (mean over processes)
+    ref_copy_gbs:Optional[float] = None     # a fixed memory copy beside it, GB/s
+    # 95% interval of what re-runs of this configuration on this machine measure: the within-run CI and the machine's
+    # measured run-to-run drift together (`drift`)
+    throughput_rerun_low:Optional[float] = None
+    throughput_rerun_high:Optional[float] = None
+    rerun_drift:Optional[float] = None      # the run-to-run drift it allows for (relative standard deviation)
+    rerun_provisional:bool = False          # too little history on this machine: a cautious prior drift was used
+    rerun_basis:str = ''                    # where that drift came from, in words
+    tbench_version:str = ''                 # this package's version and git commit ('' outside a checkout)
+    tbench_commit:str = ''
+    driver_version:str = ''                 # the GPU driver (CUDA rows)
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."
@@ -494,6 +508,61 @@ def sentence(b:str, a:str, r:Ratio)->str:
         else f"not significant (p = {r.p:.2g}): no difference shown at α = {ALPHA}"
     )
     return f"{b} is {size:.2f}× {ci} {word} than {a}; {sig}; {b} faster in {r.wins} of {r.n} rounds"
+
+# %% ../nbs/00_core.ipynb #e0e55b62
+PRIOR_DRIFT = 0.08  # run-to-run drift (relative SD) assumed where a machine has too little history
+
+def z_value(confidence:float=0.95)->float:
+    "The two-sided normal quantile of `confidence` (1.96 for 95%)."
+    from scipy import stats
+    return float(stats.norm.ppf(0.5 + confidence / 2))
+
+def rerun_interval(mean:float, # the row's img/s
+                   low:Optional[float], high:Optional[float], # its within-run CI (None: no interval)
+                   drift:float, # the machine's run-to-run drift, a relative standard deviation
+                   confidence:float=0.95)->tuple:
+    "`(low, high)`: where re-runs of the row land, the within-run half-width and `drift` in quadrature (log scale)."
+    try: h = (float(high) - float(low)) / 2 / float(mean)
+    except (TypeError, ValueError, ZeroDivisionError): h = 0.0
+    h = h if math.isfinite(h) and h > 0 else 0.0
+    H = math.sqrt(h**2 + (z_value(confidence) * drift)**2)
+    return mean * math.exp(-H), mean * math.exp(H)
+
+# %% ../nbs/00_core.ipynb #3083d271
+STEP_ALPHA = 0.05  # a history without a step reports one at most this often
+
+@dataclasses.dataclass
+class Step:
+    "A change in a history: the first run after it, and after/before as a `Ratio` (Bonferroni-adjusted p)."
+    at:int
+    ratio:Ratio
+
+def step_ratio(logs, var, at:int, confidence:float=0.95)->Ratio:
+    "After/before `at`: the ratio of inverse-variance weighted geometric means, its CI and the z-test's p-value."
+    from scipy import stats
+    import numpy as np
+    x, w = np.asarray(logs, float), 1 / np.asarray(var, float)
+    mb, ma = np.average(x[:at], weights=w[:at]), np.average(x[at:], weights=w[at:])
+    se = math.sqrt(1 / w[:at].sum() + 1 / w[at:].sum()); d = float(ma - mb); z = z_value(confidence)
+    return Ratio(math.exp(d), math.exp(d - z * se), math.exp(d + z * se), float(2 * stats.norm.sf(abs(d) / se)),
+                 len(x), int((x[at:] > mb).sum()))
+
+def find_steps(values, # a configuration's figures in time order (img/s)
+               variances, # each one's variance on the log scale
+               alpha:float=STEP_ALPHA, confidence:float=0.95)->list:
+    "The `Step`s in `values`, in order: binary segmentation, each split's best z tested with Bonferroni's correction."
+    import numpy as np
+    x, v = np.log(np.asarray(values, float)), np.asarray(variances, float)
+    out, todo = [], [(0, len(x))]
+    while todo:
+        a, b = todo.pop()
+        if b - a < 2: continue
+        tried = [step_ratio(x[a:b], v[a:b], k, confidence) for k in range(1, b - a)]
+        k = int(np.argmin([r.p for r in tried])); r = tried[k]
+        p = min(1.0, r.p * len(tried))
+        if p >= alpha: continue
+        out.append(Step(a + k + 1, dataclasses.replace(r, p=p))); todo += [(a, a + k + 1), (a + k + 1, b)]
+    return sorted(out, key=lambda s: s.at)
 
 # %% ../nbs/00_core.ipynb #cb054fd5
 SCENARIOS = ('single-stream', 'server', 'offline')  # LoadGen's scenarios that `tbench latency` runs

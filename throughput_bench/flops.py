@@ -11,9 +11,9 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 from .core import cpu_features
 
 # %% auto #0
-__all__ = ['count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops', 'cpu_flops_per_cycle', 'cpu_peak_tflops',
-           'gemm_tflops', 'copy_gbps', 'ceiling_dtypes', 'measure_ceilings', 'matmul_dtype', 'mfu', 'device_peak',
-           'annotate_mfu']
+__all__ = ['REF_SIZES', 'count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops', 'cpu_flops_per_cycle', 'cpu_peak_tflops',
+           'gemm_tflops', 'copy_gbps', 'reference_speed', 'ceiling_dtypes', 'measure_ceilings', 'matmul_dtype', 'mfu',
+           'device_peak', 'annotate_mfu']
 
 # %% ../nbs/07_flops.ipynb #8c59a2be
 def count_flops(model:torch.nn.Module, x:torch.Tensor, backward:bool=False)->float:
@@ -128,6 +128,35 @@ def copy_gbps(device:torch.device, mbytes:int=None, repeats:int=5)->float:
     src = torch.randn(mbytes * 2**20 // 4, device=device); dst = torch.empty_like(src)
     t = _median_time(lambda: dst.copy_(src), device, repeats)
     return 2 * src.numel() * 4 / t / 1e9
+
+# %% ../nbs/07_flops.ipynb #7b94dca8
+REF_SIZES = {'cpu': (512, 32), 'cuda': (4096, 1024)}  # GEMM n, copy MiB
+
+def _timed_median(fn, device, seconds:float, least:int=3)->float:
+    "Median seconds of `fn` over as many calls as fit in `seconds` (at least `least`), after one untimed call."
+    fn(); synchronize(device)
+    ts, t_end = [], time.perf_counter() + seconds
+    while len(ts) < least or time.perf_counter() < t_end:
+        t = time.perf_counter(); fn(); synchronize(device); ts.append(time.perf_counter() - t)
+    return float(np.median(ts))
+
+def reference_speed(device:torch.device, # where the row was measured (`cpu` or `cuda`)
+                    seconds:float=0.1,   # wall time each of the two measurements may take
+                   )->dict:
+    "This machine's speed now, at this process's threads: `{'ref_gemm_gflops', 'ref_copy_gbs'}` (`{}` elsewhere)."
+    if device.type not in REF_SIZES: return {}
+    n, mib = REF_SIZES[device.type]
+    was = torch.backends.cuda.matmul.allow_tf32
+    if device.type == 'cuda': set_tf32(False)  # the yardstick is plain fp32 whatever the row ran
+    try:
+        with torch.no_grad():
+            a, b = (torch.randn(n, n, device=device) for _ in range(2))
+            g = 2 * n**3 / _timed_median(lambda: a @ b, device, seconds) / 1e9
+            src = torch.randn(mib * 2**20 // 4, device=device); dst = torch.empty_like(src)
+            c = 2 * src.numel() * 4 / _timed_median(lambda: dst.copy_(src), device, seconds) / 1e9
+    finally:
+        if device.type == 'cuda': set_tf32(was)
+    return dict(ref_gemm_gflops=round(g, 3), ref_copy_gbs=round(c, 3))
 
 # %% ../nbs/07_flops.ipynb #155b9f7d
 def ceiling_dtypes(device:torch.device)->list:

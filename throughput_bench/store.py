@@ -553,11 +553,12 @@ def read_results(*paths)->'pd.DataFrame':
     df.loc[blank('device_type'), 'device_type'] = 'cuda'  # the seed tool measured GPUs only
     df.loc[blank('batch_requested'), 'batch_requested'] = df.loc[blank('batch_requested'), 'batch_size']
     df.loc[blank('gflops_per_sample'), 'gflops_per_sample'] = df.loc[blank('gflops_per_sample'), 'macs_G']
-    for c in df.columns:
-        if c in _BOOL: df[c] = _as_bool(df[c])
-        elif c not in _TEXT: df[c] = pd.to_numeric(df[c].replace('', None), errors='coerce')
-        else: df[c] = df[c].astype(str)
-    return df[COLUMNS + [c for c in df.columns if c not in COLUMNS]]
+    def typed(c):
+        if c in _BOOL: return _as_bool(df[c])
+        if c not in _TEXT: return pd.to_numeric(df[c].replace('', None), errors='coerce')
+        return df[c].astype(str)
+    # one frame built at once: a column replaced at a time leaves a block per column (and pandas' warning)
+    return pd.DataFrame({c: typed(c) for c in COLUMNS + [c for c in df.columns if c not in COLUMNS]}, index=df.index)
 
 # %% ../nbs/10_store.ipynb #7e3ff5ed
 def superseded(df:'pd.DataFrame')->'pd.Series':

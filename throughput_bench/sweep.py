@@ -20,13 +20,14 @@ from .backends.base import get_backend
 import types
 import tempfile
 from multiprocessing import forkserver
-from .hardware import fingerprint
-from .flops import measure_ceilings
+from .hardware import fingerprint, git_sha
+from .flops import measure_ceilings, reference_speed
+from .drift import DriftBook
 
 # %% auto #0
 __all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid',
            'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text',
-           'summary_table', 'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
+           'summary_table', 'software_versions', 'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../nbs/24_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -100,15 +101,21 @@ def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=Fals
 
 # %% ../nbs/24_sweep.ipynb #61c8cf6a
 def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
-    "Measure `spec` in this process."
+    "Measure `spec` in this process, then the machine's yardstick beside it (`flops.reference_speed`)."
     if spec.world_size:  # data parallel: torchrun starts the ranks
         from throughput_bench.distributed import launch_ddp
         return launch_ddp(spec, timing, breakdown=kw.get('breakdown', False))
     if spec.mode == 'training':
         from throughput_bench.training import run_training
-        return run_training(spec, timing, **kw)
-    from throughput_bench.inference import run_inference
-    return run_inference(spec, timing)
+        res = run_training(spec, timing, **kw)
+    else:
+        from throughput_bench.inference import run_inference
+        res = run_inference(spec, timing)
+    if res.status == 'ok':  # at the row's threads, right after its timed phase
+        t = timing or TimingConfig()
+        ref = reference_speed(torch.device(spec.device), min(0.1, (t.timed_seconds or t.min_seconds) / 5))
+        for k, v in ref.items(): setattr(res, k, v)
+    return res
 
 PRELOAD = ['torch', 'timm', 'throughput_bench.inference', 'throughput_bench.training', 'throughput_bench.sweep']
 _ctx = None
@@ -265,7 +272,8 @@ def run_with_halving(spec:BenchSpec, runner:Callable, on_retry:Callable=None)->B
 # %% ../nbs/24_sweep.ipynb #3d0c1a02
 _MEAN_COLS = ('latency_mean_ms', 'latency_p50_ms', 'latency_p90_ms', 'latency_p95_ms', 'latency_p99_ms',
               'throughput_cv', 'compile_seconds', 'breakdown_data_pct', 'breakdown_forward_pct',
-              'breakdown_backward_pct', 'breakdown_optimizer_pct', 'breakdown_allreduce_pct')
+              'breakdown_backward_pct', 'breakdown_optimizer_pct', 'breakdown_allreduce_pct', 'ref_gemm_gflops',
+              'ref_copy_gbs')
 _SUM_COLS = ('iterations', 'seconds_measured', 'warmup_iters', 'warmup_seconds', 'wall_seconds')
 
 def _mean(xs):
@@ -373,6 +381,12 @@ def summary_table(results:list)->'pd.DataFrame':
     if measured.ne('').any(): t.insert(len(t.columns) - 1, 'measured', measured)  # just before status
     return t
 
+def software_versions(hw:dict)->dict:
+    "What software a row ran beyond torch and timm: this package's version and commit, the GPU driver (from `hw`)."
+    from throughput_bench import __version__
+    return dict(tbench_version=__version__, tbench_commit=hw.get('git_sha') or git_sha(),
+                driver_version=str(hw.get('driver_version') or ''))
+
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
     hw = store.read_hardware()
@@ -425,6 +439,8 @@ class SweepRun:
                  post:Optional[Callable], rep:Repeats, contention:Optional[Contention], log:Callable):
         self.p, self.store, self.timing, self.isolate, self.kw, self.post = p, store, timing, isolate, runner_kw, post
         self.rep, self.cont, self.log, self.worker = rep, contention, log, {}
+        self.book = DriftBook(store, (timing or TimingConfig()).confidence)  # earlier runs judge this run's rows
+        self.software = software_versions(store.read_hardware())
         self.got = set(store.claim({s.key(): p.seen.get(s.key()) for s in p.todo}))
         self.mine = [s for s in p.todo if s.key() in self.got]
         for s in p.todo:
@@ -445,7 +461,10 @@ class SweepRun:
         "Store the finished row of `s`, free its claim, and say what to look at (one verdict per configuration)."
         row.batch_requested = s.batch_size
         if self.post: row = self.post(row)
-        self.store.append(row); self.results.append(row); self.store.release(s.key()); self.got.discard(s.key())
+        for k, v in self.software.items(): setattr(row, k, getattr(row, k) or v)
+        row = self.book.stamp(row)
+        self.store.append(row); self.book.record(row)
+        self.results.append(row); self.store.release(s.key()); self.got.discard(s.key())
         self.final[s.key()] = row
         if (b := self.busy[s.key()]) and row.status == 'ok':
             self.log(f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes "
