@@ -82,6 +82,10 @@ def read_record(path:Path)->list:
     return out
 
 # %% ../nbs/10_drift.ipynb #17bb1d3b
+def _busy(l:dict)->bool:
+    "Whether the line's row was marked contended (the sweep saw others take the CPU): said on the row, not drift."
+    return str(l.get('contended')).lower() == 'true'
+
 def _se(l:dict)->float:
     "A line's within-run standard error on the log scale (its relative half-width over t)."
     from scipy import stats
@@ -99,7 +103,7 @@ def _by_run(lines:list, key)->dict:
 def config_drift(lines:list)->tuple:
     "`(sigma, reruns)`: the configurations' pooled run-to-run drift and the re-runs (degrees of freedom) behind it."
     num = dof = 0.0
-    for runs in _by_run(lines, lambda l: (l['key'], l['versions'])).values():
+    for runs in _by_run(lines, lambda l: None if _busy(l) else (l['key'], l['versions'])).values():
         if len(runs) < 2: continue
         x = np.array([math.log(np.mean([l['throughput_mean'] for l in ls])) for ls in runs.values()])
         se2 = np.mean([np.mean([_se(l) ** 2 for l in ls]) for ls in runs.values()])
@@ -112,7 +116,7 @@ LAGS = (('minutes', 3600), ('hours', 86400), ('days', math.inf))  # a pair of ru
 def reference_drift(lines:list, column:str='ref_gemm_gflops')->dict:
     "`{lag: (sigma, pairs)}` of the yardstick `column` between runs, and `'all'` over every pair."
     pts = []
-    for th, runs in _by_run(lines, lambda l: l['threads'] if l.get(column) else None).items():
+    for th, runs in _by_run(lines, lambda l: l['threads'] if l.get(column) and not _busy(l) else None).items():
         pts += [(th, min(l['when'] for l in ls), math.log(np.mean([l[column] for l in ls]))) for ls in runs.values()]
     sq = {name: [] for name, _ in LAGS}
     for i, (th, t, x) in enumerate(pts):
