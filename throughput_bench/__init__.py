@@ -1,9 +1,10 @@
 __version__ = "0.1.0"
 
 # The Python API (`throughput_bench.api`), importable from the package without importing torch until used:
-# `from throughput_bench import infer, train, serve, latency, models, hw, report, globe, collect, sync, repair,
+# `from throughput_bench import infer, train, serve, latency, models, hw, report, history, globe, collect, sync, repair,
 # map_raster`.
-_API = ('infer', 'train', 'serve', 'latency', 'models', 'hw', 'report', 'globe', 'collect', 'sync', 'repair', 'view')
+_API = ('infer', 'train', 'serve', 'latency', 'models', 'hw', 'report', 'history', 'globe', 'collect', 'sync', 'repair',
+        'view')
 _ELSEWHERE = {'map_raster': 'mapping'}  # name -> the module that defines it (never a name that is also a module's)
 __all__ = list(_API) + list(_ELSEWHERE)
 

@@ -25,8 +25,8 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', '
            'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers',
            'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup',
            'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'rows_for', 'infer',
-           'train', 'view', 'models', 'hw', 'report', 'globe', 'sync', 'repair', 'check_serve', 'serve',
-           'check_latency', 'client_store', 'client_cost_ms', 'latency']
+           'train', 'view', 'models', 'hw', 'report', 'history_section', 'history', 'globe', 'sync', 'repair',
+           'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -756,8 +756,48 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     from throughput_bench.charts import CHARTS, CHARTS_OF_ROWS
     unknown = [c for c in charts or () if c not in CHARTS and c not in CHARTS_OF_ROWS]
     if unknown: raise BenchError(f"--charts {' '.join(unknown)}: use {', '.join([*CHARTS, *CHARTS_OF_ROWS])}")
-    try: return write_report(df, out, gsd, formats=tuple(formats), charts=tuple(charts) if charts else None)
+    try:
+        files = write_report(df, out, gsd, formats=tuple(formats), charts=tuple(charts) if charts else None)
+        return files + history_section(df, out) if not charts else files
     except OSError as e: raise BenchError(f"cannot write the report to {str(out)!r}: {e.strerror or e}")
+
+def history_section(df, out:Path)->list:
+    "Where a configuration was measured more than once: its history appended to `summary.md`, its charts beside."
+    from throughput_bench.timeline import write_history
+    h = write_history(df, out)
+    if h.table.empty: return []
+    with open(out / 'summary.md', 'a', encoding='utf-8') as f: f.write('\n' + h.markdown())
+    return h.files
+
+def history(sources:tuple=('results',), # result CSVs, folders of them, or W&B run folders (`.../wandb`)
+            models:Optional[list]=None, # only these models (default: every model in the rows)
+            output:Optional[str]='history', # folder for a chart per changed configuration (None: no charts)
+            wandb_project:Optional[str]=None, # also read this W&B project (entity/project; needs a key)
+            fail_on_regression:Optional[float]=None, # list the histories whose last step is a regression beyond this %
+            alpha:float=0.05, # a history without a step reports one at most this often
+           ):
+    """Each configuration's rows over time on its device, the steps in them found against the drift each row allows
+    for, and a chart per changed configuration: a `timeline.History`."""
+    from throughput_bench.timeline import write_history
+    sources = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
+    if wandb_project: sources.append(f"wandb:{wandb_project}")
+    if not 0 < alpha < 1: raise BenchError(f"--alpha {alpha}: a probability between 0 and 1")
+    if fail_on_regression is not None and not 0 <= fail_on_regression < 100:
+        raise BenchError(f"--fail-on-regression {fail_on_regression}: a percentage from 0 to 100")
+    df = load_results(*sources)
+    if df.empty: raise BenchError(f"no result rows in {', '.join(sources)}")
+    if models:
+        have = sorted(set(df.model_name))
+        for m in models:
+            if m not in have:
+                close = difflib.get_close_matches(m, have, n=3, cutoff=0.5)
+                raise BenchError(f"no rows of {m!r} in {', '.join(sources)}"
+                                 + (f"; did you mean {', '.join(close)}?" if close else ''))
+        df = df[df.model_name.isin(models)]
+    out = Path(output) if output else None
+    if out is not None and out.exists() and not out.is_dir(): raise BenchError(f"output {str(out)!r} is a file")
+    try: return write_history(df, out, alpha, fail_on_regression)
+    except OSError as e: raise BenchError(f"cannot write the charts to {str(out)!r}: {e.strerror or e}")
 
 def globe(sources:tuple=('results',), # result CSVs or folders of them: this project's and the seed tool's, side by side
           output:str='globe', # folder for the site (index.html, its scripts, the data)

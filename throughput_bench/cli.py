@@ -19,10 +19,10 @@ __all__ = ['SPELLINGS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'p
            'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'print_rows', 'infer_parser', 'examples',
            'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg',
            'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe',
-           'cmd_collect', 'cmd_report', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table',
-           'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map',
-           'models_parser', 'hw_parser', 'sync_parser', 'report_parser', 'collect_parser', 'globe_parser',
-           'repair_parser', 'main_parser', 'Terminated', 'tbench']
+           'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser',
+           'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser',
+           'cmd_map', 'models_parser', 'hw_parser', 'sync_parser', 'report_parser', 'history_parser', 'collect_parser',
+           'globe_parser', 'repair_parser', 'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -367,6 +367,22 @@ def cmd_report(a):
     print(f"report -> {a.output}/")
     for f in files: print(f"  {f}")
 
+def cmd_history(a):
+    h = api.history(a.results, a.models, None if a.no_charts else a.output, a.wandb_project, a.fail_on_regression,
+                    a.alpha)
+    if h.table.empty:
+        print("no configuration was measured more than once: nothing to compare over time (re-run with --rerun)")
+        return
+    print(f"{len(h.table)} configuration(s) measured more than once; {len(h.changes)} step(s) beyond their drift:")
+    for c in h.changes: print(f"  {c.line()}")
+    print(); print(h.table.to_string(index=False))
+    if h.files: print(f"\ncharts -> {a.output}/"); print('\n'.join(f"  {f}" for f in h.files))
+    if h.regressions:
+        print(f"\nregression beyond {a.fail_on_regression:g}% standing in {len(h.regressions)} configuration(s):",
+              file=sys.stderr)
+        for c in h.regressions: print(f"  {c.line()}", file=sys.stderr)
+        sys.exit(1)
+
 def cmd_repair(a):
     r = api.repair(a.file)
     if not r['lines_moved']:
@@ -608,6 +624,21 @@ def report_parser(r:Parser)->Parser:
                    help="also read this W&B project (entity/project; needs a key; default: none)")
     return r
 
+def history_parser(h:Parser)->Parser:
+    h.add_argument(
+        'results', nargs='*', help="result CSV files, folders of them, or W&B run folders (default: results/)"
+    )
+    h.add_argument('--models', nargs='+', default=None, help="only these models (default: every model in the rows)")
+    h.add_argument('--output', '-o', default='history', help="folder for a chart per changed configuration")
+    h.add_argument('--no-charts', action='store_true', help="print the changes only")
+    h.add_argument('--fail-on-regression', type=nonneg_float, default=None, metavar='PCT',
+                   help="exit 1 where a configuration's last step is a regression beyond PCT percent (for CI)")
+    h.add_argument('--alpha', type=positive_float, default=0.05,
+                   help="a history without a step reports one at most this often (default 0.05)")
+    h.add_argument('--wandb-project', default=None,
+                   help="also read this W&B project (entity/project; needs a key; default: none)")
+    return h
+
 def collect_parser(c:Parser)->Parser:
     c.add_argument('--results-dir', default='results',
                    help="the results folder holding shards/ and slurm_manifest.json (default results)")
@@ -647,6 +678,8 @@ COMMANDS = [
     ('hw', "print this machine's hardware fingerprint", hw_parser, 'cmd_hw'),
     ('sync', "upload offline W&B runs (wandb sync), for at most --timeout seconds", sync_parser, 'cmd_sync'),
     ('report', "draw charts and a Markdown summary from result CSVs, folders or W&B runs", report_parser, 'cmd_report'),
+    ('history', "each configuration's rows over time: steps beyond the drift, what changed, a chart; CI's exit code",
+     history_parser, 'cmd_history'),
     ('collect', "merge the shards of SLURM jobs into results/<device>.csv (idempotent) and record failed jobs",
      collect_parser, 'cmd_collect'),
     ('globe', "write the Globe Race page (a static site, offline) from result CSVs or folders", globe_parser,

@@ -559,7 +559,7 @@ def find_steps(values, # a configuration's figures in time order (img/s)
         if b - a < 2: continue
         tried = [step_ratio(x[a:b], v[a:b], k, confidence) for k in range(1, b - a)]
         k = int(np.argmin([r.p for r in tried])); r = tried[k]
-        p = min(1.0, r.p * len(tried))
+        p = min(1.0, r.p * (len(x) - 1))  # every split of the whole history counts, in a part searched again too
         if p >= alpha: continue
         out.append(Step(a + k + 1, dataclasses.replace(r, p=p))); todo += [(a, a + k + 1), (a + k + 1, b)]
     return sorted(out, key=lambda s: s.at)

@@ -1,0 +1,158 @@
+"Issue 31: a yardstick and a re-run interval on every row, the machine's drift record, and each configuration's history."
+import math
+from pathlib import Path
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import tbench, FAST
+from throughput_bench.core import BenchResult, PRIOR_DRIFT, STEP_ALPHA, find_steps, rerun_interval
+from throughput_bench.drift import (DriftBook, MIN_RERUNS, append_record, machine_drift, read_record, record_line,
+                                    record_path)
+from throughput_bench.store import ResultStore, read_results
+from throughput_bench.timeline import find_changes, standing_regressions, history_table
+
+DRIFT = 0.05  # a run-to-run drift (relative SD) like this machine's between re-runs (bench/ci_coverage.py)
+
+def history(before, after, step, seed, drift=DRIFT):
+    "A synthetic history: `before` runs at 100 img/s, `after` runs at 100 x (1 + step), each moved by `drift`."
+    rng = np.random.default_rng(seed)
+    level = np.r_[np.full(before, 100.0), np.full(after, 100.0 * (1 + step))]
+    return level * np.exp(rng.normal(0, drift, before + after))
+
+# ---- the detector ----
+
+@pytest.mark.parametrize('step,before,after', [(-0.05, 40, 40), (0.05, 40, 40), (-0.10, 12, 12), (0.10, 12, 12),
+                                               (-0.20, 5, 5), (0.20, 5, 5)])
+def test_a_known_step_is_found_at_its_place_with_its_size(step, before, after):
+    "Steps of 5, 10 and 20% against a 5% drift, with enough runs on each side for each: found once, where they are."
+    for seed in range(3):
+        x = history(before, after, step, seed)
+        found = find_steps(x, np.full(len(x), DRIFT**2))
+        assert len(found) == 1, (seed, [(s.at, s.ratio.ratio) for s in found])
+        s = found[0]
+        assert abs(s.at - before) <= 1, (seed, s.at)
+        assert s.ratio.low < 1 + step < s.ratio.high or abs(s.at - before) == 1, (seed, s.ratio)
+        assert (s.ratio.ratio < 1) == (step < 0) and s.ratio.p < STEP_ALPHA
+
+def test_pure_drift_raises_false_alarms_at_most_at_the_stated_rate():
+    "50 histories of 20 runs with no step: at most alpha of them report one (here none may exceed 2 of 50)."
+    alarms = sum(bool(find_steps(history(20, 0, 0.0, seed), np.full(20, DRIFT**2))) for seed in range(100, 150))
+    assert alarms <= math.floor(STEP_ALPHA * 50), alarms
+
+def test_a_history_shorter_than_two_runs_has_no_step():
+    assert find_steps([100.0], [DRIFT**2]) == [] and find_steps([], []) == []
+
+# ---- the re-run interval and the drift record ----
+
+def line(run, key, mean, half=0.0, when='2026-11-25T10:00:00', ref=100.0, contended=False):
+    r = dict(status='ok', model_name=key, mode='inference', precision='fp32', batch_size=8, threads=2,
+             throughput_mean=mean, throughput_ci_low=mean * (1 - half), throughput_ci_high=mean * (1 + half), repeats=5,
+             ref_gemm_gflops=ref, timestamp=when, contended=contended, pytorch_version='2.14.1')
+    return record_line(r, run)
+
+def test_rerun_interval_from_a_fixed_record_by_hand(tmp_path):
+    "Three configurations in two runs, no within-run error: the drift is the pooled SD of their log run means."
+    p = tmp_path / 'cpu_drift.tsv'
+    append_record(p, [line('r1', k, m) for k, m in (('a', 100.0), ('b', 50.0), ('c', 20.0))])
+    append_record(p, [line('r2', k, m) for k, m in (('a', 110.0), ('b', 45.0), ('c', 20.0))])
+    d = machine_drift(read_record(p))
+    # each pair's sample variance is (log ratio)^2 / 2; pooled over 3 pairs of 1 degree of freedom each
+    sd = math.sqrt((math.log(1.1) ** 2 / 2 + math.log(0.9) ** 2 / 2 + 0) / 3)
+    assert d.reruns == 3 == MIN_RERUNS and not d.provisional and math.isclose(d.sigma, sd, rel_tol=1e-9)
+    lo, hi = rerun_interval(80.0, 78.0, 82.0, d.sigma)
+    H = math.sqrt((2 / 80) ** 2 + (1.959964 * sd) ** 2)
+    assert math.isclose(lo, 80 * math.exp(-H), rel_tol=1e-5) and math.isclose(hi, 80 * math.exp(H), rel_tol=1e-5)
+
+def test_little_history_is_provisional_and_never_narrow(tmp_path):
+    "One re-run of one configuration agreeing to 0.1%: still provisional, at least the prior drift."
+    p = tmp_path / 'cpu_drift.tsv'
+    append_record(p, [line('r1', 'a', 100.0), line('r2', 'a', 100.1)])
+    d = machine_drift(read_record(p))
+    assert d.provisional and d.sigma == PRIOR_DRIFT and 'provisional' in d.basis()
+
+def test_contended_rows_are_not_drift(tmp_path):
+    p = tmp_path / 'cpu_drift.tsv'
+    for k in 'abc': append_record(p, [line('r1', k, 100.0), line('r2', k, 101.0), line('r3', k, 30.0, contended=True)])
+    d = machine_drift(read_record(p))
+    assert not d.provisional and d.sigma < 0.01
+
+def test_a_sweep_stamps_each_row_and_records_it(tmp_path):
+    "Rows of earlier runs judge a later one; the row says how (its basis) and the record grows a line per row."
+    store = ResultStore(tmp_path, 'cpu'); store.ensure_writable()
+    rows = []
+    for i, m in enumerate((100.0, 104.0, 97.0, 101.0)):
+        book = DriftBook(store)
+        r = book.stamp(BenchResult(model_name='resnet18', throughput_mean=m, throughput_ci_low=m - 1, throughput_ci_high=m + 1,
+                                   repeats=5, threads=2, timestamp=f"2026-11-25T1{i}:00:00"))
+        store.append(r); book.record(r); rows.append(r)
+    assert [r.rerun_provisional for r in rows] == [True, True, True, False]
+    assert all(r.throughput_rerun_low < r.throughput_mean < r.throughput_rerun_high for r in rows)
+    assert 'measured over 3 configuration re-runs in 3 runs' in rows[-1].rerun_basis
+    back = read_results(tmp_path)  # the record is not a results file: a folder still reads
+    assert len(back) == 4 and back.rerun_provisional.tolist() == [True, True, True, False]
+    assert np.allclose(back.throughput_rerun_high, [r.throughput_rerun_high for r in rows])
+    assert len(read_record(record_path(store))) == 4
+
+# ---- histories ----
+
+def rows_of(vals, versions=None, start=1, **kw):
+    n = len(vals)
+    d = pd.DataFrame(dict(status='ok', mode='inference', model_name='resnet18', precision='fp32', batch_size=8,
+                          throughput_mean=vals, throughput_ci_low=np.asarray(vals) * 0.99,
+                          throughput_ci_high=np.asarray(vals) * 1.01, gpu_name='cpu', device='cpu',
+                          timestamp=[f"2026-11-{start + i:02d}T10:00:00" for i in range(n)],
+                          throughput_rerun_low=np.asarray(vals) / math.exp(1.96 * DRIFT),
+                          throughput_rerun_high=np.asarray(vals) * math.exp(1.96 * DRIFT)) | kw)
+    if versions is not None: d['pytorch_version'] = versions
+    return d
+
+def test_a_change_names_what_changed_and_old_rows_are_unknown_not_a_change():
+    x = history(5, 4, -0.2, seed=3)
+    v = [''] * 2 + ['2.13.0'] * 3 + ['2.14.1'] * 4  # the two oldest rows were written before versions were recorded
+    ch = find_changes(rows_of(x, v))
+    assert len(ch) == 1 and ch[0].step.at == 5
+    text = ch[0].line()
+    assert text.startswith('resnet18 fp32 bs=8: -2') and 'between torch 2.13.0 (5 runs' in text and 'and 2.14.1 (4 runs' in text
+    same = find_changes(rows_of(history(4, 4, 0.0, seed=4), [''] * 4 + ['2.14.1'] * 4))
+    assert same == []  # unknown -> known is no change, and no step was there
+
+def test_a_step_without_a_version_change_says_so():
+    ch = find_changes(rows_of(history(5, 5, 0.3, seed=5), ['2.14.1'] * 10))
+    assert len(ch) == 1 and 'no recorded version changed' in ch[0].line() and ch[0].pct > 0
+
+def test_only_a_standing_regression_fails():
+    down = rows_of(history(6, 6, -0.2, seed=6))
+    back = rows_of(np.r_[history(6, 6, -0.2, seed=7), np.full(6, 100.0)])
+    assert len(standing_regressions(find_changes(down), 10)) == 1
+    assert len(find_changes(back)) == 2 and standing_regressions(find_changes(back), 10) == []
+    assert standing_regressions(find_changes(down), 30) == []  # a 20% regression is not beyond 30%
+
+def test_history_cli_exit_codes_and_charts(work):
+    "`tbench history --fail-on-regression` exits 1 on a standing regression, with a chart per changed configuration."
+    store = ResultStore(work / 'results', 'cpu'); store.ensure_writable()
+    d = rows_of(history(6, 6, -0.25, seed=8), ['2.13.0'] * 6 + ['2.14.1'] * 6)
+    for r in d.to_dict('records'): store.append(BenchResult(**{k: v for k, v in r.items() if k in BenchResult.__dataclass_fields__}))
+    r = tbench('history', '--fail-on-regression', '10', cwd=work)
+    assert r.returncode == 1, r.stderr
+    assert 'between torch 2.13.0 (6 runs' in r.stdout and 'regression beyond 10%' in r.stderr
+    assert (work / 'history' / 'history_01.png').stat().st_size > 0
+    r = tbench('history', '--fail-on-regression', '40', '--no-charts', cwd=work)
+    assert r.returncode == 0 and 'step(s) beyond their drift' in r.stdout, r.stderr
+    r = tbench('history', '--models', 'resnet_18', cwd=work)
+    assert r.returncode == 2 and r.stderr.strip().endswith('did you mean resnet18?') and len(r.stderr.splitlines()) == 1
+
+def test_rows_from_a_rerun_carry_yardstick_versions_and_rerun_interval_and_a_history(work):
+    "Two real runs of one configuration into one folder: the second is a re-run; both rows stand alone."
+    for _ in range(2):
+        r = tbench('infer', '--models', 'resnet18', *FAST, '--rerun', cwd=work)
+        assert r.returncode == 0, r.stderr
+    df = read_results(work / 'results')
+    assert len(df) == 2 and (df.ref_gemm_gflops > 0).all() and (df.ref_copy_gbs > 0).all()
+    assert (df.throughput_rerun_low < df.throughput_mean).all() and (df.throughput_rerun_high > df.throughput_mean).all()
+    assert df.rerun_provisional.all() and df.tbench_version.str.len().gt(0).all()
+    assert len(read_record(next((work / 'results').glob('*_drift.tsv')))) == 2
+    t = history_table(df)
+    assert len(t) == 1 and t.runs.iloc[0] == 2
+    r = tbench('report', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert '## History' in (work / 'report' / 'summary.md').read_text()
