@@ -21,23 +21,26 @@ def history(before, after, step, seed, drift=DRIFT):
 
 # ---- the detector ----
 
-@pytest.mark.parametrize('step,before,after', [(-0.05, 40, 40), (0.05, 40, 40), (-0.10, 12, 12), (0.10, 12, 12),
-                                               (-0.20, 5, 5), (0.20, 5, 5)])
-def test_a_known_step_is_found_at_its_place_with_its_size(step, before, after):
-    "Steps of 5, 10 and 20% against a 5% drift, with enough runs on each side for each: found once, where they are."
-    for seed in range(3):
-        x = history(before, after, step, seed)
-        found = find_steps(x, np.full(len(x), DRIFT**2))
-        assert len(found) == 1, (seed, [(s.at, s.ratio.ratio) for s in found])
-        s = found[0]
-        assert abs(s.at - before) <= 1, (seed, s.at)
-        assert s.ratio.low < 1 + step < s.ratio.high or abs(s.at - before) == 1, (seed, s.ratio)
-        assert (s.ratio.ratio < 1) == (step < 0) and s.ratio.p < STEP_ALPHA
+# how often a step of this size, with this many runs on each side, is found within 2 runs of its place (20 histories
+# each); how sharply a step can be placed is set by its size over the drift, not by the detector: at a 5% drift, a 5%
+# step is placed within 2 runs 70% of the time with 40 runs a side, a 20% step always
+@pytest.mark.parametrize('step,runs,least', [(-0.05, 40, 0.6), (0.05, 40, 0.6), (-0.10, 20, 0.8), (0.10, 20, 0.8),
+                                             (-0.20, 10, 0.95), (0.20, 10, 0.95)])
+def test_a_known_step_is_found_at_its_place_with_its_size(step, runs, least):
+    "Steps of 5, 10 and 20% against this machine's drift: found, near where they are, with an interval that holds them."
+    placed = covered = 0
+    for seed in range(20):
+        found = find_steps(history(runs, runs, step, seed), np.full(2 * runs, DRIFT**2))
+        near = [s for s in found if abs(s.at - runs) <= 2]
+        placed += bool(near)
+        covered += any(s.ratio.low < 1 + step < s.ratio.high and (s.ratio.ratio < 1) == (step < 0) for s in near)
+    assert placed >= least * 20 and covered >= least * 20 * 0.9, (placed, covered)
 
 def test_pure_drift_raises_false_alarms_at_most_at_the_stated_rate():
-    "50 histories of 20 runs with no step: at most alpha of them report one (here none may exceed 2 of 50)."
-    alarms = sum(bool(find_steps(history(20, 0, 0.0, seed), np.full(20, DRIFT**2))) for seed in range(100, 150))
-    assert alarms <= math.floor(STEP_ALPHA * 50), alarms
+    """Histories of 20 runs with no step report one in at most `STEP_ALPHA` of cases. 1,000 of them, not 50: 50 cannot
+    tell a 5% rate from a 10% one (at a true 2.7%, 3 or more alarms in 50 happen one time in six)."""
+    alarms = sum(bool(find_steps(history(20, 0, 0.0, seed), np.full(20, DRIFT**2))) for seed in range(1000))
+    assert alarms <= STEP_ALPHA * 1000, alarms
 
 def test_a_history_shorter_than_two_runs_has_no_step():
     assert find_steps([100.0], [DRIFT**2]) == [] and find_steps([], []) == []
@@ -80,18 +83,18 @@ def test_a_sweep_stamps_each_row_and_records_it(tmp_path):
     "Rows of earlier runs judge a later one; the row says how (its basis) and the record grows a line per row."
     store = ResultStore(tmp_path, 'cpu'); store.ensure_writable()
     rows = []
-    for i, m in enumerate((100.0, 104.0, 97.0, 101.0)):
+    for i, m in enumerate((100.0, 104.0, 97.0, 101.0, 99.0)):
         book = DriftBook(store)
         r = book.stamp(BenchResult(model_name='resnet18', throughput_mean=m, throughput_ci_low=m - 1, throughput_ci_high=m + 1,
                                    repeats=5, threads=2, timestamp=f"2026-11-25T1{i}:00:00"))
         store.append(r); book.record(r); rows.append(r)
-    assert [r.rerun_provisional for r in rows] == [True, True, True, False]
+    assert [r.rerun_provisional for r in rows] == [True, True, True, True, False]  # 3 re-runs: 4 runs before
     assert all(r.throughput_rerun_low < r.throughput_mean < r.throughput_rerun_high for r in rows)
-    assert 'measured over 3 configuration re-runs in 3 runs' in rows[-1].rerun_basis
+    assert 'measured over 3 configuration re-runs in 4 runs' in rows[-1].rerun_basis
     back = read_results(tmp_path)  # the record is not a results file: a folder still reads
-    assert len(back) == 4 and back.rerun_provisional.tolist() == [True, True, True, False]
+    assert len(back) == 5 and back.rerun_provisional.tolist() == [True, True, True, True, False]
     assert np.allclose(back.throughput_rerun_high, [r.throughput_rerun_high for r in rows])
-    assert len(read_record(record_path(store))) == 4
+    assert len(read_record(record_path(store))) == 5
 
 # ---- histories ----
 

@@ -796,8 +796,12 @@ def history(sources:tuple=('results',), # result CSVs, folders of them, or W&B r
         df = df[df.model_name.isin(models)]
     out = Path(output) if output else None
     if out is not None and out.exists() and not out.is_dir(): raise BenchError(f"output {str(out)!r} is a file")
-    try: return write_history(df, out, alpha, fail_on_regression)
+    try: h = write_history(df, out, alpha, fail_on_regression)
     except OSError as e: raise BenchError(f"cannot write the charts to {str(out)!r}: {e.strerror or e}")
+    from throughput_bench.drift import drift_summary
+    folders = [Path(s) for s in sources if not s.startswith('wandb:') and Path(s).is_dir()]
+    h.drift = [drift_summary(p) for d in folders for p in sorted(d.glob('*_drift.tsv'))]
+    return h
 
 def globe(sources:tuple=('results',), # result CSVs or folders of them: this project's and the seed tool's, side by side
           output:str='globe', # folder for the site (index.html, its scripts, the data)

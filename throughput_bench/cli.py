@@ -163,7 +163,11 @@ def print_rows(df):
     if df is None or df.empty: return
     if 'job_id' in df: print(df.to_string(index=False)); return
     # each row keeps its own `measured`, whatever the order
-    print(summary_table(df.to_dict('records')).to_string(index=False))
+    t = summary_table(df.to_dict('records'))
+    print(t.to_string(index=False))
+    if 're-run' in t:
+        basis = next((b for b in df.get('rerun_basis', []) if isinstance(b, str) and b), '')
+        print(f"re-run: the 95% interval of re-runs on this machine, its CI and the run-to-run drift; {basis}")
 
 def _kw(a, drop=())->dict:
     "The flags given, as keyword arguments (flags left out are absent: the API's defaults apply)."
@@ -370,6 +374,7 @@ def cmd_report(a):
 def cmd_history(a):
     h = api.history(a.results, a.models, None if a.no_charts else a.output, a.wandb_project, a.fail_on_regression,
                     a.alpha)
+    for line in h.drift: print(f"drift record {line}")
     if h.table.empty:
         print("no configuration was measured more than once: nothing to compare over time (re-run with --rerun)")
         return

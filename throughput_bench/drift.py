@@ -13,7 +13,7 @@ from .core import PRIOR_DRIFT, config_key, rerun_interval, now_iso
 
 # %% auto #0
 __all__ = ['RECORD', 'MIN_RERUNS', 'MAX_RECORD_MB', 'LAGS', 'record_path', 'versions_text', 'record_line', 'append_record',
-           'read_record', 'config_drift', 'reference_drift', 'Drift', 'machine_drift', 'DriftBook']
+           'read_record', 'config_drift', 'reference_drift', 'Drift', 'machine_drift', 'DriftBook', 'drift_summary']
 
 # %% ../nbs/10_drift.ipynb #35bd90f4
 RECORD = ('timestamp', 'run', 'run_id', 'key', 'versions', 'threads', 'throughput_mean', 'within_rel', 'repeats',
@@ -177,3 +177,15 @@ class DriftBook:
         "Append the line of `res` (once it is stored) to the record."
         try: append_record(self.path, [record_line(res.to_row(), self.run)])
         except OSError: pass  # a full or read-only disk: the row itself is what must be kept (the store says so)
+
+# %% ../nbs/10_drift.ipynb #b42e830d
+def drift_summary(path:Path)->str:
+    "One line on the drift record at `path`: runs, the configurations' drift, the yardstick's by lag."
+    lines = read_record(path)
+    if not lines: return f"{path.name}: no runs on record yet"
+    d = machine_drift(lines)
+    lags = '; '.join(f"{k} {s:.1%} ({n} pairs)" for k, (s, n) in d.reference.items() if k != 'all' and s is not None)
+    cfg = f"{d.config_sigma:.1%} over {d.reruns} re-runs" if d.config_sigma is not None else 'no re-runs yet'
+    return (f"{path.name}: {d.runs} runs; configurations' run-to-run drift {cfg}"
+            + ('' if not d.provisional else f" (provisional: intervals use {d.sigma:.0%})")
+            + (f"; yardstick (GEMM) {lags}" if lags else ''))

@@ -359,6 +359,9 @@ def summary_table(results:list)->'pd.DataFrame':
                 'batch': bs,
                 'input': _input_label(d),
                 'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
+                # where re-runs land (`drift`); `?`: provisional, too little history on this machine
+                're-run': (ci_text(d['throughput_mean'], d.get('throughput_rerun_low'), d.get('throughput_rerun_high'))
+                           .strip() + ('?' if str(d.get('rerun_provisional')).lower() == 'true' else '')) if ok else '',
                 'n': _num(d.get('repeats'), '.0f') if ok else '',
                 'p95 ms': _num(d['latency_p95_ms'], '.2f') if ok else '',
                 'mem MiB': _num(d['peak_memory_mb'], '.0f') if ok else '',
@@ -375,6 +378,7 @@ def summary_table(results:list)->'pd.DataFrame':
     if t.empty: return t
     # measured rows first
     t = t.iloc[sorted(range(len(t)), key=lambda i: not t.status.iloc[i].startswith('ok'))].reset_index(drop=True)
+    if t['re-run'].isin(['', '?']).all(): t = t.drop(columns='re-run')
     if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
     else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
     measured = t.pop('measured')

@@ -5,6 +5,7 @@
 # %% ../nbs/25_timeline.ipynb #30a9d6e0
 from __future__ import annotations
 import math
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -156,6 +157,7 @@ class History:
     table:pd.DataFrame
     files:list
     regressions:list          # the changes `fail_on_regression` stops on (empty unless asked)
+    drift:list = dataclasses.field(default_factory=list)  # a line on each machine's drift record read (`drift`)
 
     def markdown(self)->str:
         "The history as a section of `summary.md` (each figure's text is plain text: no markup from the rows)."
