@@ -26,7 +26,7 @@ VERSIONS = (('torch', 'pytorch_version'), ('timm', 'timm_version'), ('runtime', 
 KEY = ['gpu_name'] + config_columns(batch=True)  # a history: one configuration on one device
 
 def measured_rows(df:pd.DataFrame)->pd.DataFrame:
-    "The `ok` inference and training rows of `df` with a figure and a time, each once (a CSV and its W&B copy alike)."
+    "The `ok` inference and training rows of `df` with a figure and a time, each once (a CSV and its W&B copy too)."
     d = df[df.status.eq('ok') & df['mode'].isin(['inference', 'training']) & (df.throughput_mean > 0)].copy()
     d['when'] = pd.to_datetime(d.timestamp, errors='coerce', format='ISO8601')
     d = d[d.when.notna()]
@@ -38,7 +38,8 @@ def log_variance(d:pd.DataFrame, confidence:float=0.95)->np.ndarray:
     for r in d.itertuples():
         hi = getattr(r, 'throughput_rerun_high', None)
         if not (hi == hi and hi):  # no re-run interval: the within-run CI and the prior
-            hi = rerun_interval(r.throughput_mean, r.throughput_ci_low, r.throughput_ci_high, PRIOR_DRIFT, confidence)[1]
+            m = r.throughput_mean
+            hi = rerun_interval(m, r.throughput_ci_low, r.throughput_ci_high, PRIOR_DRIFT, confidence)[1]
         out.append((math.log(hi / r.throughput_mean) / z) ** 2)
     return np.array(out)
 
