@@ -90,7 +90,7 @@ def test_a_sweep_stamps_each_row_and_records_it(tmp_path):
         store.append(r); book.record(r); rows.append(r)
     assert [r.rerun_provisional for r in rows] == [True, True, True, True, False]  # 3 re-runs: 4 runs before
     assert all(r.throughput_rerun_low < r.throughput_mean < r.throughput_rerun_high for r in rows)
-    assert 'measured over 3 configuration re-runs in 4 runs' in rows[-1].rerun_basis
+    assert rows[-1].rerun_basis.startswith('drift ') and 'measured over 3 configuration re-runs in 4 runs' in rows[-1].rerun_basis
     back = read_results(tmp_path)  # the record is not a results file: a folder still reads
     assert len(back) == 5 and back.rerun_provisional.tolist() == [True, True, True, True, False]
     assert np.allclose(back.throughput_rerun_high, [r.throughput_rerun_high for r in rows])

@@ -167,7 +167,8 @@ def print_rows(df):
     print(t.to_string(index=False))
     if 're-run' in t:
         basis = next((b for b in df.get('rerun_basis', []) if isinstance(b, str) and b), '')
-        print(f"re-run: the 95% interval of re-runs on this machine, its CI and the run-to-run drift; {basis}")
+        print("re-run: where re-runs of the row on this machine land (95%: its CI and the machine's run-to-run drift)")
+        if basis: print(f"        {'?: ' * basis.startswith('provisional')}{basis}")
 
 def _kw(a, drop=())->dict:
     "The flags given, as keyword arguments (flags left out are absent: the API's defaults apply)."

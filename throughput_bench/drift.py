@@ -140,12 +140,10 @@ class Drift:
 
     def basis(self)->str:
         "Where `sigma` came from, in words (the row's `rerun_basis`)."
-        ref = self.reference.get('all', (None, 0))
-        yard = f"; yardstick {ref[0]:.1%} over {ref[1]} run pairs" if ref[0] is not None else ''
         if self.provisional:
-            return (f"provisional: {self.reruns} configuration re-run(s) on record (fewer than {MIN_RERUNS}), drift "
-                    f"taken as {self.sigma:.1%}{yard}")
-        return f"drift {self.sigma:.1%} measured over {self.reruns} configuration re-runs in {self.runs} runs{yard}"
+            return (f"provisional: {self.reruns} of {MIN_RERUNS} configuration re-runs on record; drift taken as "
+                    f"{self.sigma:.1%}")
+        return f"drift {self.sigma:.1%} measured over {self.reruns} configuration re-runs in {self.runs} runs"
 
 def machine_drift(lines:list)->Drift:
     "The `Drift` of a record's `lines` (from `read_record`)."

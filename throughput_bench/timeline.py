@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from .core import (BenchSpec, BenchError, PRIOR_DRIFT, Step, STEP_ALPHA, config_columns,
                                    config_words, find_steps, rerun_interval, z_value)
+from .charts import device_label
 
 # %% auto #0
 __all__ = ['VERSIONS', 'KEY', 'measured_rows', 'log_variance', 'changed_versions', 'Change', 'histories', 'changes_of',
@@ -89,7 +90,8 @@ def histories(df:pd.DataFrame)->list:
     out = []
     for _, g in d.groupby([c for c in KEY if c in d], dropna=False, sort=False):
         g = g.sort_values('when', kind='stable')
-        out.append((config_words(g.iloc[0].to_dict()), str(g.iloc[0].get('gpu_name') or g.iloc[0].device), g))
+        first = g.iloc[0]
+        out.append((config_words(first.to_dict()), device_label(str(first.get('gpu_name') or first.device)), g))
     return out
 
 def changes_of(config:str, device:str, rows:pd.DataFrame, alpha:float=STEP_ALPHA)->list:
