@@ -17,7 +17,8 @@ from .charts import device_label
 
 # %% auto #0
 __all__ = ['VERSIONS', 'KEY', 'measured_rows', 'log_variance', 'changed_versions', 'Change', 'histories', 'changes_of',
-           'find_changes', 'standing_regressions', 'history_table', 'chart_history', 'History', 'write_history']
+           'find_changes', 'standing_regressions', 'history_table', 'chart_history', 'draw_histories', 'History',
+           'write_history']
 
 # %% ../nbs/25_timeline.ipynb #cfc6ef84
 # what can change a figure, as a row records it: (word, column)
@@ -153,6 +154,17 @@ def chart_history(c:Change, rows:pd.DataFrame, alpha:float=STEP_ALPHA):
     return fig
 
 # %% ../nbs/25_timeline.ipynb #abc6da1d
+def draw_histories(changes:list, df:pd.DataFrame, out:Path, alpha:float=STEP_ALPHA)->list:
+    "A PNG per changed configuration in `out`: `history_01.png`, ...; the files."
+    import matplotlib.pyplot as plt
+    out.mkdir(parents=True, exist_ok=True)
+    by, files = {(cfg, dev): rows for cfg, dev, rows in histories(df)}, []
+    for i, key in enumerate(dict.fromkeys((c.config, c.device) for c in changes)):
+        c = next(x for x in changes if (x.config, x.device) == key)
+        fig = chart_history(c, by[key], alpha)
+        p = out / f"history_{i + 1:02d}.png"; fig.savefig(p, dpi=110); plt.close(fig); files.append(p)
+    return files
+
 @dataclass
 class History:
     "What `tbench history` found: every change, the table of configurations run more than once, the charts written."
@@ -175,14 +187,10 @@ class History:
 def write_history(df:pd.DataFrame, out:Optional[Path]=None, alpha:float=STEP_ALPHA,
                   fail_on_regression:Optional[float]=None)->History:
     "Every history's changes, the table, and a PNG per changed configuration in `out` (None: no charts)."
-    import matplotlib.pyplot as plt
+    import matplotlib
     changes, files = find_changes(df, alpha), []
     if out is not None and changes:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        by = {(cfg, dev): rows for cfg, dev, rows in histories(df)}
-        for i, key in enumerate(dict.fromkeys((c.config, c.device) for c in changes)):
-            c = next(x for x in changes if (x.config, x.device) == key)
-            fig = chart_history(c, by[key], alpha)
-            p = Path(out) / f"history_{i + 1:02d}.png"; fig.savefig(p, dpi=110); plt.close(fig); files.append(p)
+        with matplotlib.rc_context({'text.parse_math': False}):  # a `$` in a model's name is text, not mathtext
+            files = draw_histories(changes, df, Path(out), alpha)
     stops = standing_regressions(changes, fail_on_regression) if fail_on_regression is not None else []
     return History(changes, history_table(df, alpha), files, stops)
