@@ -19,7 +19,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from common import wilson
 from throughput_bench.store import read_results
-from throughput_bench.drift import read_record, reference_drift, config_drift
+from throughput_bench.core import rerun_interval
+from throughput_bench.drift import read_record, reference_drift, config_drift, machine_drift
 
 CONFIGS = [('resnet18', 64), ('vit_tiny_patch16_224', 224), ('mobilenetv3_small_100', 224)]
 
@@ -50,6 +51,12 @@ def spread(xs)->float:
     xs = np.asarray(xs, float)
     return float(xs.std(ddof=1) / xs.mean())
 
+def stored(folder):
+    "The rows an earlier measurement left in `folder`, by configuration, in the order they ran (no command times)."
+    df = read_results(folder)
+    rows = {c: [r for _, r in df[df.model_name.eq(c[0]) & df.input_size.eq(c[1])].iterrows()] for c in CONFIGS}
+    return rows, {c: [float('nan')] * len(rs) for c, rs in rows.items()}
+
 def measure(a, folder):
     "The re-runs, interleaved and paced: `{config: [rows]}`, `{config: [command seconds]}`."
     rows = {c: [] for c in CONFIGS}; walls = {c: [] for c in CONFIGS}
@@ -67,6 +74,19 @@ def measure(a, folder):
                   f"contended={bool(row.contended)}, ref {row.ref_gemm_gflops:.1f} GFLOP/s {row.ref_copy_gbs:.1f} GB/s, "
                   f"{wall:.1f} s command", flush=True)
     return rows, walls
+
+def replay(rows, folder):
+    """Each row's re-run interval as this checkout computes it from the record's earlier lines (a row's command added
+    one line, in the order the commands ran): `{config: [(low, high, provisional)]}`."""
+    rec = read_record(next(Path(folder).glob('*_drift.tsv')))
+    order = [(c, i) for i in range(len(next(iter(rows.values())))) for c in rows]
+    if len(rec) != len(order): return None
+    out = {c: [] for c in rows}
+    for j, (c, i) in enumerate(order):
+        r, d = rows[c][i], machine_drift(rec[:j])
+        out[c].append((*rerun_interval(r.throughput_mean, r.throughput_ci_low, r.throughput_ci_high, d.sigma, dof=d.dof),
+                       d.provisional))
+    return out
 
 def report(rows, walls, folder):
     print(f"\n{'configuration':<30} {'median img/s':>12} {'cv':>6} {'cv/gemm':>8} {'cv/copy':>8} {'within':>7} {'re-run':>7} "
@@ -97,6 +117,20 @@ def report(rows, walls, folder):
         print(f"{label:<52} covers the median of the other re-runs in {tot[k][0]}/{tot[k][1]} = {p:.0%} [95% CI {lo:.0%}, {hi:.0%}]")
     print(f"median half-width: within-run {statistics.median(halves_in):.1%}; re-run {statistics.median(halves_re):.1%} "
           f"(measured drift only: {statistics.median(halves_meas) if halves_meas else float('nan'):.1%})")
+    again = replay(rows, folder)
+    if again:
+        for label, keep in (('all rows', lambda p: True), ('measured drift', lambda p: not p)):
+            k = n = 0
+            for c, rs in rows.items():
+                means = np.array([r.throughput_mean for r in rs])
+                for j, (lo, hi, prov) in enumerate(again[c]):
+                    if not keep(prov): continue
+                    k += lo <= float(np.median(np.delete(means, j))) <= hi; n += 1
+            p_, lo_, hi_ = wilson(k, n)
+            print(f"re-run interval replayed by this checkout, {label}: {k}/{n} = {p_:.0%} [95% CI {lo_:.0%}, {hi_:.0%}]")
+        halves = [(hi - lo) / 2 / r.throughput_mean for c, rs in rows.items() for r, (lo, hi, prov) in zip(rs, again[c])
+                  if not prov]
+        if halves: print(f"  its median half-width (measured drift): {statistics.median(halves):.1%}")
     rec = read_record(next(Path(folder).glob('*_drift.tsv')))
     s, dof = config_drift(rec)
     print(f"drift record: {len(rec)} lines, {len({l['run'] for l in rec})} runs; configurations' drift "
@@ -111,11 +145,12 @@ def main():
     p.add_argument('--reruns', type=int, default=8)
     p.add_argument('--spread-minutes', type=float, default=70.0, help="the first and last re-runs start this far apart")
     p.add_argument('--results', help="results folder to use and keep (default: a temporary one)")
+    p.add_argument('--report-only', action='store_true', help="measure nothing: report on the rows already in --results")
     p.add_argument('--extra', nargs=argparse.REMAINDER, default=[], help="more tbench flags, e.g. --wait-idle 60")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as d:
         folder = Path(a.results or d)
-        rows, walls = measure(a, folder)
+        rows, walls = stored(folder) if a.report_only else measure(a, folder)
         report(rows, walls, folder)
 
 if __name__ == '__main__': main()

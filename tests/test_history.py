@@ -62,8 +62,8 @@ def test_rerun_interval_from_a_fixed_record_by_hand(tmp_path):
     # each pair's sample variance is (log ratio)^2 / 2; pooled over 3 pairs of 1 degree of freedom each
     sd = math.sqrt((math.log(1.1) ** 2 / 2 + math.log(0.9) ** 2 / 2 + 0) / 3)
     assert d.reruns == 3 == MIN_RERUNS and not d.provisional and math.isclose(d.sigma, sd, rel_tol=1e-9)
-    lo, hi = rerun_interval(80.0, 78.0, 82.0, d.sigma)
-    H = math.sqrt((2 / 80) ** 2 + (1.959964 * sd) ** 2)
+    lo, hi = rerun_interval(80.0, 78.0, 82.0, d.sigma, dof=d.dof)  # as a sweep stamps a row
+    H = math.sqrt((2 / 80) ** 2 + (3.182446 * sd) ** 2)  # Student's t at 3 degrees of freedom: the drift is estimated
     assert math.isclose(lo, 80 * math.exp(-H), rel_tol=1e-5) and math.isclose(hi, 80 * math.exp(H), rel_tol=1e-5)
 
 def test_little_history_is_provisional_and_never_narrow(tmp_path):

@@ -520,12 +520,16 @@ def z_value(confidence:float=0.95)->float:
 def rerun_interval(mean:float, # the row's img/s
                    low:Optional[float], high:Optional[float], # its within-run CI (None: no interval)
                    drift:float, # the machine's run-to-run drift, a relative standard deviation
-                   confidence:float=0.95)->tuple:
+                   confidence:float=0.95,
+                   dof:Optional[int]=None, # the re-runs `drift` was estimated from (None: taken as known)
+                  )->tuple:
     "`(low, high)`: where re-runs of the row land, the within-run half-width and `drift` in quadrature (log scale)."
+    from scipy import stats
     try: h = (float(high) - float(low)) / 2 / float(mean)
     except (TypeError, ValueError, ZeroDivisionError): h = 0.0
     h = h if math.isfinite(h) and h > 0 else 0.0
-    H = math.sqrt(h**2 + (z_value(confidence) * drift)**2)
+    q = float(stats.t.ppf(0.5 + confidence / 2, dof)) if dof else z_value(confidence)
+    H = math.sqrt(h**2 + (q * drift)**2)
     return mean * math.exp(-H), mean * math.exp(H)
 
 # %% ../nbs/00_core.ipynb #3083d271

@@ -138,6 +138,11 @@ class Drift:
     config_sigma:Optional[float] = None
     reference:dict = field(default_factory=dict)  # `reference_drift`'s result
 
+    @property
+    def dof(self)->Optional[int]:
+        "The degrees of freedom of a measured drift (its re-runs); None for the prior, taken as known."
+        return None if self.provisional else self.reruns
+
     def basis(self)->str:
         "Where `sigma` came from, in words (the row's `rerun_basis`)."
         if self.provisional:
@@ -167,7 +172,7 @@ class DriftBook:
         if res.status != 'ok' or not res.throughput_mean: return res
         d = self.drift
         res.throughput_rerun_low, res.throughput_rerun_high = rerun_interval(
-            res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, d.sigma, self.confidence)
+            res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, d.sigma, self.confidence, d.dof)
         res.rerun_drift, res.rerun_provisional, res.rerun_basis = round(d.sigma, 5), d.provisional, d.basis()
         return res
 
