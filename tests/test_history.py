@@ -4,7 +4,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import tbench, FAST
+from conftest import tbench, FAST_API
+from throughput_bench import infer, report
 from throughput_bench.core import BenchResult, PRIOR_DRIFT, STEP_ALPHA, find_steps, rerun_interval
 from throughput_bench.drift import (DriftBook, MIN_RERUNS, append_record, machine_drift, read_record, record_line,
                                     record_path)
@@ -145,10 +146,8 @@ def test_history_cli_exit_codes_and_charts(work):
     assert r.returncode == 2 and r.stderr.strip().endswith('did you mean resnet18?') and len(r.stderr.splitlines()) == 1
 
 def test_rows_from_a_rerun_carry_yardstick_versions_and_rerun_interval_and_a_history(work):
-    "Two real runs of one configuration into one folder: the second is a re-run; both rows stand alone."
-    for _ in range(2):
-        r = tbench('infer', '--models', 'resnet18', *FAST, '--rerun', cwd=work)
-        assert r.returncode == 0, r.stderr
+    "Two real runs of one configuration into one folder (worker processes, as a command runs them): both rows stand alone."
+    for _ in range(2): infer(['resnet18'], **(FAST_API | dict(results_dir=work / 'results', rerun=True)))
     df = read_results(work / 'results')
     assert len(df) == 2 and (df.ref_gemm_gflops > 0).all() and (df.ref_copy_gbs > 0).all()
     assert (df.throughput_rerun_low < df.throughput_mean).all() and (df.throughput_rerun_high > df.throughput_mean).all()
@@ -156,6 +155,5 @@ def test_rows_from_a_rerun_carry_yardstick_versions_and_rerun_interval_and_a_his
     assert len(read_record(next((work / 'results').glob('*_drift.tsv')))) == 2
     t = history_table(df)
     assert len(t) == 1 and t.runs.iloc[0] == 2
-    r = tbench('report', cwd=work)
-    assert r.returncode == 0, r.stderr
+    report([work / 'results'], work / 'report', formats=('png',))
     assert '## History' in (work / 'report' / 'summary.md').read_text()
