@@ -25,8 +25,8 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', '
            'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers',
            'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup',
            'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'rows_for', 'infer',
-           'train', 'view', 'models', 'hw', 'report', 'history_section', 'history', 'globe', 'sync', 'repair',
-           'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms', 'latency']
+           'train', 'view', 'models', 'hw', 'source_list', 'report', 'history_section', 'history', 'globe', 'sync',
+           'repair', 'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -736,6 +736,11 @@ def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
     }
 
 # %% ../nbs/26_api.ipynb #6aa5642e
+def source_list(sources, wandb_project:Optional[str]=None)->list:
+    "What `report` and `history` read: the paths given (default `results`), and the W&B project as `wandb:...`."
+    out = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
+    return out + ([f"wandb:{wandb_project}"] if wandb_project else [])
+
 def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B run folders (`.../wandb`)
            output:str='report', # folder for the charts and summary.md
            gsd:float=10.0, # ground sample distance (m) for km²/s
@@ -745,8 +750,7 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
           )->list:
     "Charts (PNG + SVG by default) and `summary.md` from result rows; the files written."
     from throughput_bench.charts import write_report
-    sources = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
-    if wandb_project: sources.append(f"wandb:{wandb_project}")
+    sources = source_list(sources, wandb_project)
     out = Path(output)
     if out.exists() and not out.is_dir(): raise BenchError(f"output {str(out)!r} is a file, not a folder")
     df = load_results(*sources)
@@ -779,8 +783,7 @@ def history(sources:tuple=('results',), # result CSVs, folders of them, or W&B r
     """Each configuration's rows over time on its device, the steps in them found against the drift each row allows
     for, and a chart per changed configuration: a `timeline.History`."""
     from throughput_bench.timeline import write_history
-    sources = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
-    if wandb_project: sources.append(f"wandb:{wandb_project}")
+    sources = source_list(sources, wandb_project)
     if not 0 < alpha < 1: raise BenchError(f"--alpha {alpha}: a probability between 0 and 1")
     if fail_on_regression is not None and not 0 <= fail_on_regression < 100:
         raise BenchError(f"--fail-on-regression {fail_on_regression}: a percentage from 0 to 100")

@@ -103,10 +103,11 @@ from .devices import synchronize, set_tf32, compute_dtype, precision_support
 
 _DT = {'fp32': torch.float32, 'tf32': torch.float32, 'bf16': torch.bfloat16, 'fp16': torch.float16}
 
-def _median_time(fn, device, repeats:int)->float:
+def _median_time(fn, device, repeats:int, seconds:float=0.0)->float:
+    "Median seconds of `fn` over at least `repeats` calls and at least `seconds` of them, after one untimed call."
     fn(); synchronize(device)
-    ts = []
-    for _ in range(repeats):
+    ts, t_end = [], time.perf_counter() + seconds
+    while len(ts) < repeats or time.perf_counter() < t_end:
         t = time.perf_counter(); fn(); synchronize(device); ts.append(time.perf_counter() - t)
     return float(np.median(ts))
 
@@ -132,14 +133,6 @@ def copy_gbps(device:torch.device, mbytes:int=None, repeats:int=5)->float:
 # %% ../nbs/07_flops.ipynb #7b94dca8
 REF_SIZES = {'cpu': (512, 32), 'cuda': (4096, 1024)}  # GEMM n, copy MiB
 
-def _timed_median(fn, device, seconds:float, least:int=3)->float:
-    "Median seconds of `fn` over as many calls as fit in `seconds` (at least `least`), after one untimed call."
-    fn(); synchronize(device)
-    ts, t_end = [], time.perf_counter() + seconds
-    while len(ts) < least or time.perf_counter() < t_end:
-        t = time.perf_counter(); fn(); synchronize(device); ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
-
 def reference_speed(device:torch.device, # where the row was measured (`cpu` or `cuda`)
                     seconds:float=0.1,   # wall time each of the two measurements may take
                    )->dict:
@@ -151,9 +144,9 @@ def reference_speed(device:torch.device, # where the row was measured (`cpu` or 
     try:
         with torch.no_grad():
             a, b = (torch.randn(n, n, device=device) for _ in range(2))
-            g = 2 * n**3 / _timed_median(lambda: a @ b, device, seconds) / 1e9
+            g = 2 * n**3 / _median_time(lambda: a @ b, device, 3, seconds) / 1e9
             src = torch.randn(mib * 2**20 // 4, device=device); dst = torch.empty_like(src)
-            c = 2 * src.numel() * 4 / _timed_median(lambda: dst.copy_(src), device, seconds) / 1e9
+            c = 2 * src.numel() * 4 / _median_time(lambda: dst.copy_(src), device, 3, seconds) / 1e9
     finally:
         if device.type == 'cuda': set_tf32(was)
     return dict(ref_gemm_gflops=round(g, 3), ref_copy_gbs=round(c, 3))
