@@ -288,6 +288,9 @@ class SweepOptions:
     device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)
     gpu_id:Optional[int]=None # CUDA device index (the seed tool's flag; default: that of the device, else 0)
     threads:Optional[int]=None # CPU intra-op threads (default: PyTorch's)
+    # the worker's C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults: a plain
+    # process's; glibc-retain keeps freed memory; tcmalloc and jemalloc are preloaded, from the system's packages)
+    allocators:Optional[list]=None
     tf32:bool=True # let fp32 matmuls use TF32 on Ampere and newer (recorded on the row; default on)
     force:bool=False # measure even if other processes compute on the GPU
     # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without
@@ -394,9 +397,9 @@ class SweepOptions:
                    wandb_init_timeout=(float, False), lr=(float, False), nproc=(int, False), ddp_timeout=(float, False),
                    slurm_gpus_per_node=(int, True), slurm_time=(int, False), slurm_array_parallelism=(int, False))
     CHOICES = dict(mode=('inference', 'training'), precisions=PRECISIONS, compile_modes=COMPILE_MODES,
-                   wandb=('disabled', 'offline', 'online', 'auto'), optimizers=('sgd', 'adamw'),
+                   allocators=ALLOCATORS, wandb=('disabled', 'offline', 'online', 'auto'), optimizers=('sgd', 'adamw'),
                    slurm_group_by=('model', 'config'), slurm_executor=('slurm', 'local'), conventions=CONVENTIONS)
-    GROUPS = {'device': 'device gpu_id threads tf32 force',
+    GROUPS = {'device': 'device gpu_id threads allocators tf32 force',
               'configurations': 'models precisions compile_modes batch_sizes max_step_seconds max_memory_mb '
                                 'channels_last input_channels input_size timesteps dataloader workers',
               'timing (each worker process)': 'warmup warmup_seconds min_seconds max_seconds target_ci timed_seconds '
@@ -462,6 +465,9 @@ def check_together(o:SweepOptions):
     if o.repeats is not None and any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds)):
         raise BenchError("--repeats fixes the count; it cannot be combined with "
                          "--row-ci/--min-repeats/--max-repeats/--config-seconds")
+    if set(o.allocators or ['glibc']) - {'glibc'} and not o.isolate:
+        raise BenchError("--allocators other than glibc need worker processes (each starts with its allocator); "
+                         "drop --no-isolate")
     if o.repeats is not None and o.repeats > 1 and not o.isolate:
         raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
 
@@ -567,6 +573,7 @@ def configurations(o:SweepOptions, dev)->list:
     specs = with_backends(specs, o.backends, explicit_precisions=o.precisions is not None, cache_dir=cache,
                           options=o.backend_options or '')
     if o.mode == 'training': specs = [dataclasses.replace(s, optimizer=x, lr=o.lr) for s in specs for x in o.optimizers]
+    specs = [dataclasses.replace(s, allocator=a) for s in specs for a in dict.fromkeys(o.allocators or ['glibc'])]
     if o.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
         specs = [
             dataclasses.replace(s, world_size=w, ddp_timeout=o.ddp_timeout, probe_batch=False, max_step_seconds=None)
@@ -579,7 +586,7 @@ def configurations(o:SweepOptions, dev)->list:
 def run(su:Setup, p)->list:
     """Measure what plan `p` left to do: the hardware record, W&B, the contention watch, then `sweep.run_sweep`; the
     new rows."""
-    from throughput_bench.sweep import hardware_record, run_sweep, server_pid
+    from throughput_bench.sweep import hardware_record, run_sweep
     from throughput_bench.flops import annotate_mfu
     o, msg, store = su.options, su.msg, su.store
     hw = hardware_record(store, su.device, log=msg.log) if p.todo else {}
@@ -600,10 +607,10 @@ def run(su:Setup, p)->list:
 def contention_watch(o:SweepOptions, dev, strict:Optional[bool]=None):
     """On a CPU, the `Contention` policy of `o` (waiting, threshold, strict) over the sweep's own process tree; else
     None."""
-    from throughput_bench.sweep import server_pid
+    from throughput_bench.sweep import server_pids
     if dev.type != 'cpu': return None
     return Contention(wait=o.wait_idle, threshold=o.busy_threshold, strict=o.strict if strict is None else strict,
-                      roots=lambda: [server_pid()])
+                      roots=server_pids)
 
 def runner_kw(o:SweepOptions)->Optional[dict]:
     "What a worker process needs beyond the configuration: training's `breakdown`."

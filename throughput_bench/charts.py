@@ -247,7 +247,8 @@ def chart_throughput(best:pd.DataFrame, mode:str='inference'):
     shared_legend(fig, axes, f"{mode} throughput (best batch size; bars: 95% CI)")
     return fig
 
-VARIED = ('precision', 'compile_mode', 'backend', 'backend_options')  # what a speed-up over fp32 eager PyTorch varies
+# what a speed-up over fp32 eager PyTorch (glibc's malloc at its defaults) varies
+VARIED = ('precision', 'compile_mode', 'backend', 'backend_options', 'allocator')
 
 def speedups(best:pd.DataFrame)->pd.DataFrame:
     "Throughput of each precision/compile variant over fp32 eager of the same device, mode, model and input."
@@ -257,7 +258,8 @@ def speedups(best:pd.DataFrame)->pd.DataFrame:
         best.backend.fillna('pytorch').isin(['pytorch', '']) if 'backend' in best else pd.Series(True, index=best.index)
     )
     # fp32 eager PyTorch: the runtimes are variants of it
-    is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch
+    plain = best.allocator.fillna('').isin(['', 'glibc']) if 'allocator' in best else True
+    is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch & plain
     base = best[is_base].set_index(keys)['throughput_mean']
     d = best.join(base.rename('fp32_eager'), on=keys).dropna(subset=['fp32_eager'])
     d = d.assign(speedup=d.throughput_mean / d.fp32_eager, speedup_lo=d.throughput_ci_low / d.fp32_eager,
@@ -516,7 +518,7 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
 
 # %% ../nbs/11_charts.ipynb #4d704a91
 # what `tbench compare` varies
-COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'batch_size')
+COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'allocator', 'batch_size')
 
 def _config_words(r)->str:
     """A stored row's configuration in a few words, for a comparison's label (`config_words` of what a comparison

@@ -21,8 +21,8 @@ __all__ = ['SPELLINGS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'p
            'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe',
            'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser',
            'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser',
-           'cmd_map', 'models_parser', 'hw_parser', 'sync_parser', 'report_parser', 'history_parser', 'collect_parser',
-           'globe_parser', 'repair_parser', 'main_parser', 'Terminated', 'tbench']
+           'cmd_map', 'start_with_allocator', 'models_parser', 'hw_parser', 'sync_parser', 'report_parser',
+           'history_parser', 'collect_parser', 'globe_parser', 'repair_parser', 'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -574,8 +574,8 @@ def map_parser(parser=None)->Parser:
                      ('--prefetch', dict(type=positive_int)), ('--passes', dict(type=positive_int)),
                      ('--out-channels', dict(type=positive_int)), ('--output-raster', {}), ('--device', {}),
                      ('--precision', dict(choices=PRECISIONS)), ('--backend', {}), ('--backend-options', {}),
-                     ('--threads', dict(type=positive_int)), ('--model-seconds', dict(type=positive_float)),
-                     ('--results-dir', {}), ('--wait-idle', dict(type=nonneg_float)),
+                     ('--threads', dict(type=positive_int)), ('--allocator', dict(choices=ALLOCATORS)),
+                     ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}), ('--wait-idle', dict(type=nonneg_float)),
                      ('--busy-threshold', dict(type=positive_float))):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--rerun', action='store_true', default=S)
@@ -588,9 +588,19 @@ def map_parser(parser=None)->Parser:
     return p
 
 def cmd_map(a):
+    start_with_allocator(getattr(a, 'allocator', 'glibc'))
     r = M.map_raster(**_kw(a))
     for line in M.summary_lines(r): print(line)
     if r.status != 'ok': sys.exit(1)
+
+def start_with_allocator(allocator:str):
+    """Start this command again in a process that runs `allocator` from its first `malloc` (a preloaded one, or glibc
+    where the shell preloaded another), once; then `map_raster` checks what it got."""
+    from throughput_bench.allocator import LIBRARIES, mapped_libraries, in_use, missing, server_env
+    if os.environ.get('TBENCH_ALLOCATOR_STARTED') or missing(allocator): return
+    if (allocator in LIBRARIES or mapped_libraries()) and in_use() != allocator:
+        sys.stdout.flush(); sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, *sys.argv], server_env(allocator) | {'TBENCH_ALLOCATOR_STARTED': '1'})
 
 def models_parser(m:Parser)->Parser:
     m.add_argument('names', nargs='*', help="names to show (default: the whole registry)")

@@ -58,6 +58,7 @@ def parse_config(text:str)->dict:
         if f == 'backend': v = _choice(text, k, v, list(BACKENDS))
         elif f == 'precision': v = _choice(text, k, v, PRECISIONS)
         elif f == 'compile_mode': v = _choice(text, k, v, COMPILE_MODES)
+        elif f == 'allocator': v = _choice(text, k, v, ALLOCATORS)
         if f in _INT:
             if not v.isdigit() or int(v) < 1:
                 raise BenchError(f"configuration {text!r}: {k} takes a whole number of at least 1, not {v!r}")
@@ -220,7 +221,7 @@ def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
         o, batch_sizes=[words.get('batch_size', batch)], precisions=[words.get('precision', precision)],
         compile_modes=[words.get('compile_mode', 'none')], channels_last=words.get('channels_last', False),
         backends=[words.get('backend', 'pytorch')], backend_options=words.get('backend_options', ''),
-        threads=words.get('threads', o.threads), input_size=words.get('input_size', o.input_size),
+        allocators=[words.get('allocator', 'glibc')], threads=words.get('threads', o.threads), input_size=words.get('input_size', o.input_size),
         input_channels=words.get('input_channels', o.input_channels), timesteps=words.get('timesteps', o.timesteps)))
     (s,) = api.configurations(b, dev)
     return dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True)

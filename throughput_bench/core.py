@@ -9,17 +9,19 @@ from dataclasses import dataclass, field, asdict, fields
 from typing import Optional, Iterable
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS', 'SHORT_WORDS',
-           'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'STEP_ALPHA', 'SCENARIOS',
-           'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'field_words', 'config_words',
-           'config_columns', 'BenchResult', 'model_task', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
-           'paired_ratio', 'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'find_steps',
-           'ServeOptions', 'LatencyOptions']
+__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS',
+           'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'STEP_ALPHA',
+           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'field_words',
+           'config_words', 'config_columns', 'BenchResult', 'model_task', 'now_iso', 'shorten', 'plain_text',
+           'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step',
+           'step_ratio', 'find_steps', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
 COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
 DATA_MODES = ('synthetic', 'dataloader')
+# the C memory allocator a worker runs with (`allocator`: what each is and how it is set)
+ALLOCATORS = ('glibc', 'glibc-retain', 'tcmalloc', 'jemalloc')
 # what a row measured (the `mode` column); mapping: `tbench map`, raster to raster
 MODES = ('inference', 'training', 'serving', 'mapping')
 TASKS = ('classification', 'feature-extraction')  # what the model does (the `task` column, the seed tool's meaning)
@@ -95,16 +97,18 @@ class BenchSpec:
     stage:str = ''                           # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
     # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
     map_options:str = ''
+    # the C memory allocator of the worker process: one of `ALLOCATORS` (glibc at its defaults: a plain process's)
+    allocator:str = 'glibc'
 
     # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries
     # group by
     KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last', 'input_channels',
            'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
-           'backend_options', 'study', 'stage', 'map_options')
+           'backend_options', 'study', 'stage', 'map_options', 'allocator')
     # what a row written before a field existed meant by leaving it empty
     KEY_DEFAULTS = {'mode': 'inference', 'data_mode': 'synthetic', 'optimizer': 'none', 'channels_last': 'False',
                     'timesteps': '1', 'backend': 'pytorch', 'backend_options': '', 'study': '', 'stage': '',
-                    'map_options': ''}
+                    'map_options': '', 'allocator': 'glibc'}
 
     @property
     def in_chans(self)->int:
@@ -123,16 +127,17 @@ class BenchSpec:
               'batch_size': 'batch_sizes', 'input_size': 'input_size', 'input_channels': 'input_channels',
               'timesteps': 'timesteps', 'threads': 'threads', 'channels_last': 'channels_last',
               'data_mode': 'dataloader', 'optimizer': 'optimizers', 'world_size': 'nproc', 'backend': 'backends',
-              'backend_options': 'backend_options'}
-    SWEPT = ('models', 'precisions', 'compile_modes', 'batch_sizes', 'optimizers', 'backends')  # list-valued options
+              'backend_options': 'backend_options', 'allocator': 'allocators'}
+    SWEPT = ('models', 'precisions', 'compile_modes', 'batch_sizes', 'optimizers', 'backends', 'allocators')  # list-valued options
     # the `key=value` words of a configuration (`tbench compare`'s): said by `settings`, read by `compare.parse_config`
     SETTING = {'backend': 'backend', 'precision': 'precision', 'compile_mode': 'compile', 'batch_size': 'batch',
                'channels_last': 'channels_last', 'threads': 'threads', 'input_size': 'input_size',
-               'input_channels': 'input_channels', 'timesteps': 'timesteps'}
+               'input_channels': 'input_channels', 'timesteps': 'timesteps', 'allocator': 'allocator'}
 
     def options(self)->dict:
         "The `api.sweep` keyword arguments (`OPTION`) that measure this configuration again; usual values left out."
-        usual = {'channels_last': False, 'data_mode': 'synthetic', 'optimizer': 'none', 'timesteps': 1, 'world_size': 1}
+        usual = {'channels_last': False, 'data_mode': 'synthetic', 'optimizer': 'none', 'timesteps': 1, 'world_size': 1,
+                 'allocator': 'glibc'}
         out = {}
         for f, name in self.OPTION.items():
             v = getattr(self, f)
@@ -160,7 +165,7 @@ class BenchSpec:
     def settings(self, base:Optional[BenchSpec]=None)->str:
         """The configuration in `key=value` words (`SETTING`, then the runtime's own words): what differs from `base`;
         without one, all but the usual fp32, no compile and NCHW."""
-        quiet = {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False}
+        quiet = {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False, 'allocator': 'glibc'}
         words = []
         for f, k in self.SETTING.items():
             v = getattr(self, f)
@@ -190,7 +195,7 @@ def config_key(d:dict)->tuple:
     return tuple(_canon(d.get(k)) or _canon(BenchSpec.KEY_DEFAULTS.get(k)) for k in BenchSpec.KEY)
 
 WORDS = ('model_name', 'mode', 'precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads',
-         'optimizer', 'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps', 'map_options',
+         'allocator', 'optimizer', 'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps', 'map_options',
          'study', 'stage')  # `KEY` in the order words say it
 # what ran: the mode and the study are said around it
 SHORT_WORDS = tuple(k for k in WORDS if k not in ('mode', 'study', 'stage'))
@@ -200,7 +205,7 @@ def field_words(k:str, v)->str:
     synthetic data, one frame, no DDP)."""
     v = _canon(v)
     usual = {'mode': 'inference', 'compile_mode': 'none', 'backend': 'pytorch', 'channels_last': 'False',
-             'optimizer': 'none', 'data_mode': 'synthetic', 'timesteps': '1'}
+             'optimizer': 'none', 'data_mode': 'synthetic', 'timesteps': '1', 'allocator': 'glibc'}
     if not v or v == usual.get(k): return ''
     form = {'compile_mode': 'compile={}', 'channels_last': 'NHWC', 'threads': 'threads={}', 'num_classes': '{} classes',
             'world_size': 'DDP×{}', 'data_mode': 'data={}', 'batch_size': 'bs={}', 'timesteps': '{} frames'}
@@ -408,6 +413,7 @@ class BenchResult:
     tbench_version:str = ''                 # this package's version and git commit ('' outside a checkout)
     tbench_commit:str = ''
     driver_version:str = ''                 # the GPU driver (CUDA rows)
+    allocator:str = ''                      # the worker's C allocator, read back from it ('' on a row from before: glibc)
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."

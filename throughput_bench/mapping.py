@@ -17,6 +17,7 @@ from .registry import input_problem, get_model, check_model, n_params
 from .store import read_results, row_key, ResultStore
 from .hardware import device_slug, device_name, load_average
 from .contention import Contention
+from .allocator import missing as missing_allocator, apply as apply_allocator
 
 # %% auto #0
 __all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
@@ -580,7 +581,8 @@ def share_check(km2:tuple, model_km2:tuple, model_stage_tps:float, model_tps:flo
     figures are a measurement error."""
     (m, lo, _), (mm, _, mhi) = km2, model_km2
     # the share at the end of both intervals most favourable to <= 1
-    least = (lo if lo is not None else m) / (mhi if mhi is not None else mm)
+    given = lambda v, default: v if v is not None and math.isfinite(v) else default  # one pass: no interval (NaN)
+    least = given(lo, m) / given(mhi, mm)
     if least <= 1: return ''
     return (
         f"measurement error: end to end ({m:.3g} km²/s) is faster than the model alone ({mm:.3g} km²/s) beyond both "
@@ -631,6 +633,9 @@ class MapOptions:
     backend:str='pytorch' # pytorch onnxruntime openvino (default pytorch)
     backend_options:str='' # the runtime's own settings as key=value words (default: the runtime's own choice)
     threads:Optional[int]=None # CPU intra-op threads for the model (default: PyTorch's)
+    # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults; `tbench map` starts
+    # itself again with a preloaded one)
+    allocator:str='glibc'
     model_seconds:float=3.0 # the longest timed phase of the model-only measurement (default 3)
     # seconds to wait for a busy host to go quiet before measuring (default 0: measure, and mark the row if busy)
     wait_idle:float=0.0
@@ -646,6 +651,7 @@ def check_map_options(o:MapOptions)->MapOptions:
     check_map_args(o.overlap, o.workers, o.prefetch, o.batch_size, o.passes, o.out_channels)
     if o.precision not in PRECISIONS:
         raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
+    if (why := missing_allocator(o.allocator)): raise BenchError(why)
     if o.synthetic and o.raster: raise BenchError("give a raster or --synthetic, not both")
     if not o.synthetic and not o.raster: raise BenchError("no raster given: name a GeoTIFF, or use --synthetic")
     if not 0 <= o.wait_idle <= 86400: raise BenchError(f"--wait-idle must be 0 to 86400 seconds, got {o.wait_idle}")
@@ -682,7 +688,8 @@ def plan_map(o:MapOptions)->MapPlan:
     words = map_options_text(o.overlap, o.workers, o.prefetch, facts.name, bands if len(bands) != facts.bands else None)
     spec = BenchSpec(o.model, mode='mapping', precision=o.precision, batch_size=o.batch_size, input_channels=len(bands),
                      input_size=size, device=str(dev), threads=o.threads, backend=o.backend,
-                     backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words)
+                     backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words,
+                     allocator=o.allocator)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
     store.ensure_writable()
     return MapPlan(spec, facts, bands, dev, store, out)
@@ -788,6 +795,10 @@ def map_raster(*args, **kwargs)->BenchResult:
     if not o.rerun and (old := stored_row(mp.store, mp.spec)) is not None:
         say(f"already measured ({mp.store.csv_path}); rerun=True (--rerun) to measure again")
         return old
+    try: apply_allocator(o.allocator)  # this process maps: it must run the allocator its row will name
+    except RuntimeError as e:
+        raise BenchError(f"{e}: a preloaded allocator is in a process from its start; `tbench map --allocator "
+                         f"{o.allocator}` starts itself with it (from Python: LD_PRELOAD=... python)") from None
     dev, f = mp.device, mp.facts
     # the loader's workers are ours
     cont = Contention(wait=o.wait_idle, threshold=o.busy_threshold, roots=[os.getpid()]) if dev.type == 'cpu' else None

@@ -19,13 +19,15 @@ from .store import ResultStore, fmt_value, key_matches
 from .backends.base import get_backend
 import types
 import tempfile
-from multiprocessing import forkserver
+from multiprocessing import forkserver, popen_forkserver, spawn, context as mpcontext, util as mputil
+import io
+from .allocator import server_env, apply as apply_allocator, missing as missing_allocator
 from .hardware import fingerprint, git_sha
 from .flops import measure_ceilings, reference_speed
 from .drift import DriftBook
 
 # %% auto #0
-__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_context', 'server_pid',
+__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_process', 'server_pids',
            'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text',
            'summary_table', 'software_versions', 'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
 
@@ -67,7 +69,7 @@ class Plan:
 
 def skip_reason(spec:BenchSpec)->Optional[str]:
     "Why `spec` cannot be measured on its device (or by its backend), or None."
-    why = get_backend(spec.backend).unsupported(spec)
+    why = missing_allocator(spec.allocator) or get_backend(spec.backend).unsupported(spec)
     if why: return why
     info = get_model(spec.model_name)
     why = input_problem(info, spec.input_channels, spec.input_size, spec.timesteps or 1)
@@ -118,21 +120,65 @@ def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
     return res
 
 PRELOAD = ['torch', 'timm', 'throughput_bench.inference', 'throughput_bench.training', 'throughput_bench.sweep']
-_ctx = None
+_ENV_LOCK = threading.Lock()
 
-def worker_context():
-    "The `multiprocessing` context that starts workers: a fork server that imports `PRELOAD` once."
-    global _ctx
-    if _ctx is None:
-        if 'forkserver' not in multiprocessing.get_all_start_methods(): _ctx = multiprocessing.get_context('spawn')
-        else:
-            _ctx = multiprocessing.get_context('forkserver')
-            _ctx.set_forkserver_preload(PRELOAD)
-    return _ctx
+class _Server(forkserver.ForkServer):
+    "A fork server of its own, started with the environment `env` (the allocator's `allocator.server_env`)."
+    def __init__(self, env:dict):
+        super().__init__()
+        self.env = env
+        self.set_forkserver_preload(PRELOAD)
+    def ensure_running(self):
+        with _ENV_LOCK:  # the server inherits this process's environment as it starts: the variables that differ
+            keys = {k for k in set(os.environ) | set(self.env) if os.environ.get(k) != self.env.get(k)}
+            saved = {k: os.environ.get(k) for k in keys}
+            _set_env({k: self.env.get(k) for k in keys})
+            try: super().ensure_running()
+            finally: _set_env(saved)
+    def pid(self)->Optional[int]: return self._forkserver_pid
 
-def server_pid()->Optional[int]:
-    "The fork server's pid, once it runs (part of the sweep's own process tree)."
-    return getattr(getattr(forkserver, '_forkserver', None), '_forkserver_pid', None)
+class _Popen(popen_forkserver.Popen):
+    "`multiprocessing`'s fork-server start, from the process's allocator's server instead of the one global server."
+    def _launch(self, process_obj):
+        server = _servers[process_obj.allocator]
+        prep = spawn.get_preparation_data(process_obj._name)
+        buf = io.BytesIO()
+        mpcontext.set_spawning_popen(self)
+        try: mpcontext.reduction.dump(prep, buf); mpcontext.reduction.dump(process_obj, buf)
+        finally: mpcontext.set_spawning_popen(None)
+        server.ensure_running()
+        self.sentinel, w = server.connect_to_new_process(self._fds)
+        self.finalizer = mputil.Finalize(self, mputil.close_fds, (os.dup(w), self.sentinel))
+        with open(w, 'wb', closefd=True) as f: f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+def _set_env(values:dict):
+    for k, v in values.items():
+        if v is None: os.environ.pop(k, None)
+        else: os.environ[k] = v
+
+class _Process(mpcontext.ForkServerProcess):
+    "A worker process started by the fork server of its `allocator`."
+    allocator = 'glibc'
+    @staticmethod
+    def _Popen(process_obj): return _Popen(process_obj)
+
+_servers = {}  # allocator -> its fork server
+
+def worker_process(allocator:str, target:Callable, args:tuple):
+    """A (not yet started) worker process running `target(*args)` with `allocator`: forked from that allocator's own
+    server, started with `allocator.server_env` and importing `PRELOAD` once (spawned where there is no fork
+    server)."""
+    if 'forkserver' not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context('spawn').Process(target=target, args=args)
+    if allocator not in _servers: _servers[allocator] = _Server(server_env(allocator))
+    p = _Process(target=target, args=args)
+    p.allocator = allocator
+    return p
+
+def server_pids()->list:
+    "The fork servers' pids, once they run (part of the sweep's own process tree)."
+    return [p for p in (s.pid() for s in _servers.values()) if p]
 
 def _die_with_parent():
     try:
@@ -161,7 +207,9 @@ def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0
     os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
     import faulthandler; faulthandler.enable()  # a crash in native code (a segfault) still leaves a line in the log
     try:
-        conn.send(run_spec(BenchSpec(**spec), TimingConfig(**timing), **kw).to_row())
+        s = BenchSpec(**spec)
+        apply_allocator(s.allocator)  # before anything is built; checked: what the row will name is what runs
+        conn.send(run_spec(s, TimingConfig(**timing), **kw).to_row())
     except BaseException as e:
         conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
@@ -220,15 +268,14 @@ def kill_cause(code:int, kills_before:Optional[int], kills_after:Optional[int])-
 def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)->BenchResult:
     "Measure `spec` in a worker process forked from the fork server; `on_start(pid)` once it runs."
     timing = timing or TimingConfig()
-    ctx = worker_context()
-    recv, send = ctx.Pipe(duplex=False)
+    recv, send = multiprocessing.Pipe(duplex=False)
     kills = oom_kills()
     # the importable `_worker` (a notebook's __main__ is not importable by the worker)
     from throughput_bench import sweep as _mod
     # removed below: nothing left in /tmp
     fd, log = tempfile.mkstemp(prefix='tbench-worker-', suffix='.log'); os.close(fd)
     # not daemonic: DataLoader workers are its children
-    proc = ctx.Process(target=_mod._worker, args=(send, asdict(spec), asdict(timing), kw, log, os.getpid()))
+    proc = worker_process(spec.allocator, _mod._worker, (send, asdict(spec), asdict(timing), kw, log, os.getpid()))
     with _no_main(): proc.start()
     send.close()
     if on_start: on_start(proc.pid)
@@ -330,8 +377,8 @@ def ci_text(mean, lo, hi, fmt:str='.1f')->str:
     return f" [{format(l, fmt)}–{format(h, fmt) if math.isfinite(h) else 'inf'}]"
 
 # what a summary row says of its configuration (the model, mode, batch and input have columns of their own)
-SAID_IN_SUMMARY = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'data_mode',
-                   'num_classes')
+SAID_IN_SUMMARY = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'allocator',
+                   'data_mode', 'num_classes')
 
 def summary_table(results:list)->'pd.DataFrame':
     """A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and

@@ -19,23 +19,48 @@ class OpenVINO(Backend):
     devices = ('cpu',)
     options = {'hint': ('LATENCY', 'THROUGHPUT', 'CUMULATIVE_THROUGHPUT'), 'streams': int, 'requests': int}
     packages = ('onnx', 'onnxscript', 'openvino')
+    # fp32, and the reduced precisions its CPU plugin runs on native units (the graph stays fp32; OpenVINO computes in
+    # the precision its `INFERENCE_PRECISION_HINT` names, and silently in f32 where the CPU has no such units)
+    precisions = ('fp32', 'bf16', 'fp16')
+    HINTS = {'fp32': 'f32', 'bf16': 'bf16', 'fp16': 'f16'}
+    UNITS = {'bf16': 'BF16', 'fp16': 'FP16'}  # the CPU plugin's OPTIMIZATION_CAPABILITIES entry for each
+
+    def capabilities(self)->list:
+        "What OpenVINO's CPU plugin says this CPU computes natively (`OPTIMIZATION_CAPABILITIES`: FP32, BF16, ...)."
+        import openvino as ov
+        return list(ov.Core().get_property('CPU', 'OPTIMIZATION_CAPABILITIES'))
+
+    def unsupported(self, spec:BenchSpec)->Optional[str]:
+        why = super().unsupported(spec)
+        if why or spec.precision == 'fp32': return why
+        caps = self.capabilities()
+        if self.UNITS[spec.precision] not in caps:
+            return (f"{self.name} runs {spec.precision} only on a CPU with native {self.UNITS[spec.precision]} units "
+                    f"(this one's: {' '.join(caps)}; it would compute in f32)")
+        return None
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
-        """fp32 on a CPU: the hint its guide recommends for the batch (LATENCY at 1, THROUGHPUT above), and the other
-        one."""
-        if device_type not in self.devices or precision != 'fp32': return []
+        """On a CPU, fp32 and each precision it runs natively there: the hint its guide recommends for the batch
+        (LATENCY at 1, THROUGHPUT above), and the other one."""
+        if device_type not in self.devices or precision not in self.precisions: return []
+        if precision != 'fp32' and self.UNITS[precision] not in self.capabilities(): return []
         return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"]
 
     def compiled(self, core, graph, spec:BenchSpec, batch:int):
         """`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or
-        the `hint` and `streams` asked for), f32, `spec.threads`."""
+        the `hint` and `streams` asked for), in `spec.precision` (checked: OpenVINO falls back to f32 without a word),
+        `spec.threads`."""
         g = graph.clone(); g.reshape([batch, spec.in_chans, spec.input_size, spec.input_size])
         opts = self.parse_options(spec.backend_options)
         hint = opts.get('hint', 'LATENCY' if batch == 1 else 'THROUGHPUT')
-        cfg = {'PERFORMANCE_HINT': hint, 'INFERENCE_PRECISION_HINT': 'f32'}
+        cfg = {'PERFORMANCE_HINT': hint, 'INFERENCE_PRECISION_HINT': self.HINTS[spec.precision]}
         if spec.threads: cfg['INFERENCE_NUM_THREADS'] = spec.threads
         if 'streams' in opts: cfg['NUM_STREAMS'] = opts['streams']
-        return core.compile_model(g, 'CPU', cfg), hint
+        cm = core.compile_model(g, 'CPU', cfg)
+        got = cm.get_property('INFERENCE_PRECISION_HINT').to_string()
+        if got != self.HINTS[spec.precision]:  # a row must never name a precision that did not run
+            raise RuntimeError(f"OpenVINO compiled the model in {got}, not {spec.precision}, on this CPU")
+        return cm, hint
 
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
         import time, numpy as np, openvino as ov
