@@ -22,6 +22,7 @@ import tempfile
 from multiprocessing import forkserver, popen_forkserver, spawn, context as mpcontext, util as mputil
 import io
 from .allocator import server_env, apply as apply_allocator, missing as missing_allocator
+from .allocator import in_use as allocator_in_use
 from .hardware import fingerprint, git_sha
 from .flops import measure_ceilings, reference_speed
 from .drift import DriftBook
@@ -209,7 +210,9 @@ def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0
     try:
         s = BenchSpec(**spec)
         apply_allocator(s.allocator)  # before anything is built; checked: what the row will name is what runs
-        conn.send(run_spec(s, TimingConfig(**timing), **kw).to_row())
+        res = run_spec(s, TimingConfig(**timing), **kw)
+        res.allocator = allocator_in_use()  # read back again after the measurement, from the process itself
+        conn.send(res.to_row())
     except BaseException as e:
         conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
