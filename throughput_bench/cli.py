@@ -558,6 +558,7 @@ def cmd_tune(a):
             )
         print("Pareto front (img/s, p99 latency, peak memory; energy: unmeasured here):")
         print(r.front[cols[:-1]].to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for s in r.allocators + r.compile: print(s)
     for s in r.versus_eager.get('sentence', []): print(s)
     print(f"measure the winner again: {r.command}")
     if r.chart: print(f"chart: {r.chart}")
@@ -575,8 +576,8 @@ def map_parser(parser=None)->Parser:
                      ('--out-channels', dict(type=positive_int)), ('--output-raster', {}), ('--device', {}),
                      ('--precision', dict(choices=PRECISIONS)), ('--backend', {}), ('--backend-options', {}),
                      ('--threads', dict(type=positive_int)), ('--allocator', dict(choices=ALLOCATORS)),
-                     ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}), ('--wait-idle', dict(type=nonneg_float)),
-                     ('--busy-threshold', dict(type=positive_float))):
+                     ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}),
+                     ('--wait-idle', dict(type=nonneg_float)), ('--busy-threshold', dict(type=positive_float))):
         p.add_argument(name, default=S, **kw)
     p.add_argument('--rerun', action='store_true', default=S)
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")

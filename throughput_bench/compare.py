@@ -228,9 +228,10 @@ def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
 
 # %% ../nbs/27_compare.ipynb #c523f1d7
 def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds:int, max_rounds:int,
-               budget_minutes:float)->'pd.DataFrame':
+               budget_minutes:float, also:list=())->'pd.DataFrame':
     """Run (or resume) the paired rounds of study `sid` on `specs` until `stop_rounds` or the budget; the pair table,
-    with `study`."""
+    with `study`: each configuration against the first, then each pair `(i, j)` of `also` (j against i) from the same
+    rounds."""
     from throughput_bench.sweep import plan, run_sweep, hardware_record
     k, t0, rows, took = len(specs), time.monotonic(), [], []
     store, dev, a = su.store, su.device, su.msg
@@ -282,6 +283,10 @@ def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds
         if took and time.monotonic() - t0 + np.mean(took) > budget_minutes * 60:
             a.warn(f"the {budget_minutes:g} min budget ends before round {n + 1}: the answer is the {n} rounds so far")
             break
+    if also:
+        import pandas as pd
+        t = pd.concat([t] + [pair_table([labels[i], labels[j]], {0: vals[i], 1: vals[j]}, busy=busy,
+                                        min_rounds=min_rounds) for i, j in also], ignore_index=True)
     t.insert(0, 'study', sid); t.insert(1, 'model', specs[0].model_name)
     return t
 

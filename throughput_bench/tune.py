@@ -13,7 +13,8 @@ from . import api
 from .compare import parse_config, study_id, run_rounds, one_spec, _stored, _num
 
 # %% auto #0
-__all__ = ['candidates', 'front', 'TuneResult', 'tune_space', 'search', 'versus_eager', 'tune_table', 'tune', 'draw_front']
+__all__ = ['CPU_COMPILE_MINUTES', 'candidates', 'front', 'TuneResult', 'tune_space', 'search', 'versus_eager', 'allocator_screen',
+           'tune_table', 'compile_payback', 'tune', 'draw_front']
 
 # %% ../nbs/28_tune.ipynb #a4cf9a6f
 def candidates(device_type:str, # `cpu` or `cuda`
@@ -72,6 +73,8 @@ class TuneResult:
     versus_eager:'pd.DataFrame'  # `compare`'s table: the winner against fp32 eager at its batch
     chart:Optional[Path]       # the front, drawn
     study:str
+    allocators:list = dataclasses.field(default_factory=list)  # the allocator screen, a sentence per backend
+    compile:list = dataclasses.field(default_factory=list)  # each compiled configuration's compile time and payback
 
 # %% ../nbs/28_tune.ipynb #895ded93
 def _union(*lists)->list:
@@ -102,8 +105,10 @@ def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     return {s.key(): got.get(t.key(), {}) for s, t in zip(specs, ss)}
 
 # %% ../nbs/28_tune.ipynb #0d0d1f3e
+CPU_COMPILE_MINUTES = 20  # a CPU budget from which torch.compile is screened (a compile takes a minute or more there)
+
 def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None,
-               compile_modes:Optional[list]=None)->tuple:
+               compile_modes:Optional[list]=None, budget_minutes:float=10.0)->tuple:
     """The configurations `tune` screens on `su`'s device (each backend's `tune_words` × batches × the precisions the
     device runs), and what was chosen, in words."""
     import torch
@@ -116,15 +121,21 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
     else: backends = api.check_backends(backends, 'inference')
     batches = batch_sizes or ([1, 4, 16] if dev.type == 'cpu' else [1, 64, 256])
     precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, dev) is None]
-    cms = compile_modes if compile_modes is not None else ([] if dev.type == 'cpu' else ['default'])
+    cpu = dev.type == 'cpu'
+    cms = compile_modes if compile_modes is not None else (
+        [] if cpu and budget_minutes < CPU_COMPILE_MINUTES else ['default'])
     words = candidates(
         dev.type, o.threads or torch.get_num_threads(), backends, batches, precs, [c for c in cms if c != 'none']
     )
     specs = [one_spec(o, dev, {'threads': None} | parse_config(w), batch=1) for w in words]
+    if cpu:  # a compile costs a minute or more on a CPU: at the largest batch and all cores only
+        top = max(s.threads or 0 for s in specs)
+        specs = [s for s in specs if s.compile_mode == 'none' or (s.batch_size == max(batches) and s.threads == top)]
     said = (f"{', '.join(backends)}; batches {' '.join(map(str, batches))}; "
             f"threads {' '.join(sorted({str(s.threads) for s in specs}))}; {' '.join(precs)}; "
             + (f"compile {' '.join(cms)}" if cms else
-               "no torch.compile: its compile time would take the budget (--compile-modes default to add it)"))
+               f"no torch.compile: its compile time would take the budget (from {CPU_COMPILE_MINUTES} min, or "
+               "--compile-modes default)"))
     return specs, said
 
 def _cost(rows:dict)->float:
@@ -159,25 +170,72 @@ def search(specs:list, tid:str, su, cont, budget:float)->tuple:
         s, t, b = again(conf, 'confirm', 3); spent += s; by_tp, b1 = t or by_tp, b or b1
     return last, by_tp, b1, per_run, spent
 
-def versus_eager(win:BenchSpec, tid:str, su, rounds:int)->'pd.DataFrame':
-    """The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count), in `rounds` paired rounds
-    (fixed from the stored rows, not the clock: a second call resumes them); empty where the winner is eager."""
+def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[BenchSpec]=None)->'pd.DataFrame':
+    """The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count, glibc's malloc at its defaults:
+    what a plain script gets) and against `best_eager`, the fastest eager PyTorch the search found (its precision,
+    layout and allocator), in `rounds` paired rounds (fixed from the stored rows, not the clock: a second call resumes
+    them); empty where the winner is plain eager."""
     import torch, pandas as pd
     cpu = su.device.type == 'cpu'
     eager = dataclasses.replace(win, backend='pytorch', backend_options='', precision='fp32', compile_mode='none',
-                                channels_last=False, threads=torch.get_num_threads() if cpu else None, cache_dir=None)
+                                channels_last=False, threads=torch.get_num_threads() if cpu else None, cache_dir=None,
+                                allocator='glibc')
     if eager.key() == win.key(): return pd.DataFrame()
-    return run_rounds([eager, win], ['fp32 eager', win.settings()], tid + '-vs-eager', su, 0.03, 3, rounds, math.inf)
+    specs, labels = [eager, win], ['fp32 eager', win.settings()]
+    if best_eager is not None and best_eager.key() not in (eager.key(), win.key()):
+        specs.insert(1, best_eager); labels.insert(1, f"best eager ({best_eager.settings()})")
+    also = [(1, 2)] if len(specs) == 3 else []  # the winner against the best eager too, from the same rounds
+    return run_rounds(specs, labels, tid + '-vs-eager', su, 0.03, 3, rounds, math.inf, also=also)
+
+def allocator_screen(specs:list, tid:str, su, cont)->tuple:
+    """On a CPU, each allocator installed (or those `allocators` asked for), once per backend, on the backend's plain configuration at the largest batch
+    and all cores: `(specs with each backend's fastest allocator, one sentence per backend, seconds spent)`. The rest
+    of the search runs each backend with its own winner."""
+    from throughput_bench.allocator import missing
+    allocs = list(su.options.allocators or [a for a in ALLOCATORS if missing(a) is None])  # asked for, or installed
+    if su.device.type != 'cpu' or len(allocs) < 2:
+        return [dataclasses.replace(s, allocator=allocs[0]) for s in specs], [], 0.0
+    top_b, top_t = max(s.batch_size for s in specs), max(s.threads or 0 for s in specs)
+    plain = {}
+    for s in specs:
+        if (s.batch_size, s.threads or 0, s.precision, s.compile_mode, s.channels_last, s.backend_options) == (
+                top_b, top_t, 'fp32', 'none', False, ''): plain.setdefault(s.backend, s)
+    probe = [dataclasses.replace(s, allocator=a) for s in plain.values() for a in allocs]
+    rows = _stage(probe, 'allocators', tid, 1, su, cont)
+    best, said = {}, []
+    for b in plain:
+        ranked = _rank(rows, [p for p in probe if p.backend == b], 'throughput_mean')
+        if not ranked: continue
+        best[b] = ranked[0].allocator
+        figs = ', '.join(f"{p.allocator} {_num(rows[p.key()].get('throughput_mean')):.1f}" for p in ranked)
+        said.append(f"allocators, {b} at batch {top_b}: {figs} img/s (one process each): {b} runs with {best[b]}")
+    return [dataclasses.replace(s, allocator=best.get(s.backend, 'glibc')) for s in specs], said, _cost(rows)
 
 def tune_table(specs:list, last:dict)->'pd.DataFrame':
     "One line per configuration measured: its words, the stage of its last row, its figures and status."
     import pandas as pd
     cols = ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high', 'latency_p50_ms', 'latency_p99_ms',
-            'peak_memory_mb', 'repeats')
+            'peak_memory_mb', 'repeats', 'compile_seconds')
     return pd.DataFrame([dict(config=s.settings(), stage=last[s.key()].get('stage', ''),
                               **{c: _num(last[s.key()].get(c)) for c in cols},
-                              status=last[s.key()].get('status', ''), batch_size=s.batch_size)
+                              status=last[s.key()].get('status', ''), batch_size=s.batch_size,
+                              compile_mode=s.compile_mode,
+                              uncompiled=dataclasses.replace(s, compile_mode='none').settings())
                          for s in specs if last.get(s.key())])
+
+def compile_payback(table:'pd.DataFrame')->list:
+    """For each compiled configuration that ran: its compile seconds, and how many images a job must have before
+    compiling pays for itself against the same configuration uncompiled (never, where compiling is not faster)."""
+    out = []
+    ok = table[table.status.eq('ok')] if len(table) else table
+    for _, r in ok[ok.compile_mode.ne('none')].iterrows() if len(ok) else []:
+        base = ok[ok.config.eq(r.uncompiled)]
+        if base.empty or not r.compile_seconds == r.compile_seconds: continue
+        a, b = float(base.throughput_mean.iloc[0]), float(r.throughput_mean)
+        gain = 1 / a - 1 / b  # seconds saved per image
+        when = f"pays for itself after {r.compile_seconds / gain:,.0f} images" if gain > 0 else "never pays for itself"
+        out.append(f"{r.config}: compiled in {r.compile_seconds:.0f} s; {b:.1f} against {a:.1f} img/s uncompiled: {when}")
+    return out
 
 # %% ../nbs/28_tune.ipynb #f710d949
 def tune(model:str, # a registry or timm name
@@ -207,17 +265,21 @@ def tune(model:str, # a registry or timm name
         su = dataclasses.replace(
             su, timing=dataclasses.replace(su.timing, timed_seconds=1.0 if su.device.type == 'cpu' else 2.0)
         )
-    specs, said = tune_space(su, backends, batch_sizes, compile_modes)
+    specs, said = tune_space(su, backends, batch_sizes, compile_modes, budget_minutes)
     tid = study_id('tune', model, str(su.device), [s.key() for s in specs], su.timing.timed_seconds)
     su.msg.log(f"tune {model} on {su.device} within {budget_minutes:g} min: {len(specs)} configurations ({said}); "
                f"study {tid} in {su.store.csv_path}")
     hardware_record(su.store, su.device, log=su.msg.log)
     cont = api.contention_watch(o, su.device, strict=False)
-    last, by_tp, b1, per_run, spent = search(specs, tid, su, cont, budget)
+    specs, alloc_said, alloc_s = allocator_screen(specs, tid, su, cont)
+    for line in alloc_said: su.msg.log(line)
+    last, by_tp, b1, per_run, spent = search(specs, tid, su, cont, budget - alloc_s)
     if not by_tp:
         raise BenchError(f"no configuration of {model} ran correctly here (study {tid} in {su.store.csv_path})")
     win = by_tp[0]
-    vs = versus_eager(win, tid, su, rounds=int(np.clip((budget - spent) / (2 * per_run), 3, 8)))
+    eager = next((s for s in by_tp if s.backend == 'pytorch' and s.compile_mode == 'none'), None)
+    vs = versus_eager(win, tid, su, rounds=int(np.clip((budget - spent - alloc_s) / (2 * per_run), 3, 8)),
+                      best_eager=eager)
     table = tune_table(specs, last)
     ok = table[table.status.eq('ok')].reset_index(drop=True)
     fr = front(ok).sort_values('throughput_mean', ascending=False)
@@ -225,7 +287,7 @@ def tune(model:str, # a registry or timm name
                        Path(results_dir) / f"tune-{model}-{su.store.slug}.png")
     best_b1 = dict(last[b1[0].key()], config=b1[0].settings()) if b1 else None
     res = TuneResult(table, dict(last[win.key()], config=win.settings()), best_b1, fr, win.command(str(su.device)),
-                     vs, chart, tid)
+                     vs, chart, tid, alloc_said, compile_payback(table))
     su.msg.log(f"done in {(time.monotonic() - t0) / 60:.1f} min")
     return res
 
