@@ -352,7 +352,8 @@ def cmd_hw(a):
     for k, v in fp.items(): print(f"{k:<{w}}  {v}")
     if ceil and a.ceilings:
         print(f"\nmeasured ceilings ({ceil['threads']} threads; cached in {where}):")
-        for dt, t in ceil['gemm_tflops'].items(): print(f"  GEMM {dt:<5} {t * 1e3:10.1f} GFLOP/s")
+        for dt, t in ceil['gemm_tflops'].items():
+            print(f"  GEMM {dt:<5} {t * 1e3:10.1f} GFLOP/s  ({(ceil.get('gemm_best') or {}).get(dt, '')})")
         print(f"  copy       {ceil['copy_gbps']:10.1f} GB/s (read + write)")
 
 # %% ../nbs/30_cli.ipynb #39ec2214

@@ -11,7 +11,7 @@ from typing import Optional, Iterable
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS',
            'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'STEP_ALPHA',
-           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'BenchSpec', 'config_key', 'field_words',
+           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cpu_ids', 'BenchSpec', 'config_key', 'field_words',
            'config_words', 'config_columns', 'BenchResult', 'model_task', 'now_iso', 'shorten', 'plain_text',
            'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step',
            'step_ratio', 'find_steps', 'ServeOptions', 'LatencyOptions']
@@ -56,6 +56,20 @@ def cpu_features()->set:
                 if line.startswith('flags'): return set(line.split(':', 1)[1].split())
     except OSError: pass
     return set()
+
+def cpu_ids()->dict:
+    "This CPU's vendor, family and model numbers (from /proc/cpuinfo; empty elsewhere)."
+    out = {}
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                k, _, v = line.partition(':'); k, v = k.strip(), v.strip()
+                if k == 'vendor_id': out['cpu_vendor'] = v
+                elif k == 'cpu family' and v.isdigit(): out['cpu_family'] = int(v)
+                elif k == 'model' and v.isdigit(): out['cpu_model_number'] = int(v)
+                if k == 'flags': break  # the first core's lines are enough
+    except OSError: pass
+    return out
 
 # %% ../nbs/00_core.ipynb #f72af79e
 @dataclass

@@ -4,15 +4,18 @@
 
 # %% ../nbs/07_flops.ipynb #8822d0a3
 from __future__ import annotations
-import copy, contextlib, torch
+import copy, contextlib, itertools, json, os, torch
+from pathlib import Path
 from typing import Optional
 from torch.utils.flop_counter import FlopCounterMode
 from torch.nn.attention import sdpa_kernel, SDPBackend
-from .core import cpu_features
+from .core import cpu_features, cpu_ids
 
 # %% auto #0
-__all__ = ['REF_SIZES', 'count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops', 'cpu_flops_per_cycle', 'cpu_peak_tflops',
-           'gemm_tflops', 'copy_gbps', 'reference_speed', 'ceiling_dtypes', 'measure_ceilings', 'matmul_dtype', 'mfu',
+__all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops',
+           'fp32_fma_flops', 'cpu_flops_per_cycle', 'cpu_peak_tflops', 'gemm_tflops', 'copy_gbps', 'reference_speed',
+           'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling', 'measure_ceilings',
+           'ceilings_stale', 'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype', 'mfu',
            'device_peak', 'annotate_mfu']
 
 # %% ../nbs/07_flops.ipynb #8c59a2be
@@ -84,18 +87,33 @@ def gpu_peak_tflops(name:str, dtype:str)->Optional[float]:
     return None
 
 # %% ../nbs/07_flops.ipynb #485001a0
-def cpu_flops_per_cycle(flags:set, dtype:str)->Optional[float]:
-    "Peak FLOPs per cycle per core for `dtype`, from the CPU's instruction-set flags."
-    fp32 = 64 if 'avx512f' in flags else 32 if ('avx2' in flags and 'fma' in flags) else 16 if 'avx' in flags else None
+def fp32_fma_flops(flags:set, vendor:str='', family:Optional[int]=None, model:Optional[int]=None)->Optional[int]:
+    """fp32 FLOP per cycle per core of the FMA units: 2 units x the lanes of the widest vector they execute at full
+    rate x 2. AMD's Zen 1 runs 256-bit AVX2 as two 128-bit halves (16), Zen 2 to Zen 4 have two 256-bit FMA pipes and
+    run AVX-512 as two halves (32), Zen 5 has 512-bit ones (64); elsewhere the instruction set says it (an upper bound
+    where an Intel part has one 512-bit FMA unit)."""
+    if not ('avx2' in flags and 'fma' in flags): return 16 if 'avx' in flags else None
+    if vendor == 'AuthenticAMD' and family is not None:
+        if family == 0x17: return 16 if (model or 0) < 0x30 else 32
+        if family == 0x19: return 32
+        if family >= 0x1A: return 64 if 'avx512f' in flags else 32
+    return 64 if 'avx512f' in flags else 32
+
+def cpu_flops_per_cycle(flags:set, dtype:str, vendor:str='', family:Optional[int]=None,
+                        model:Optional[int]=None)->Optional[float]:
+    """Peak FLOPs per cycle per core for `dtype`, from the CPU's instruction-set flags and microarchitecture (vendor,
+    family, model): AMX tiles where present; else the vector dot products, 2x (bf16, fp16) or 4x (int8) the fp32 FMA
+    rate."""
+    fp32 = fp32_fma_flops(flags, vendor, family, model)
     if dtype in ('fp32', 'tf32'): return fp32
-    if dtype == 'bf16': return 1024 if 'amx_bf16' in flags else 128 if 'avx512_bf16' in flags else None
-    if dtype == 'fp16': return 1024 if 'amx_fp16' in flags else 128 if 'avx512_fp16' in flags else None
-    if dtype == 'int8': return 2048 if 'amx_int8' in flags else 256 if 'avx512_vnni' in flags else None
+    if dtype == 'bf16': return 1024 if 'amx_bf16' in flags else 2 * fp32 if 'avx512_bf16' in flags and fp32 else None
+    if dtype == 'fp16': return 1024 if 'amx_fp16' in flags else 2 * fp32 if 'avx512_fp16' in flags and fp32 else None
+    if dtype == 'int8': return 2048 if 'amx_int8' in flags else 4 * fp32 if 'avx512_vnni' in flags and fp32 else None
     return None
 
-def cpu_peak_tflops(dtype:str, cores:int, mhz:Optional[float], flags:set)->Optional[float]:
-    "Theoretical peak TFLOP/s of `cores` cores at `mhz`."
-    f = cpu_flops_per_cycle(flags, dtype)
+def cpu_peak_tflops(dtype:str, cores:int, mhz:Optional[float], flags:set, **ids)->Optional[float]:
+    "Theoretical peak TFLOP/s of `cores` cores at `mhz` (`ids`: `cpu_flops_per_cycle`'s vendor, family, model)."
+    f = cpu_flops_per_cycle(flags, dtype, **ids)
     return cores * mhz * 1e6 * f / 1e12 if f and mhz else None
 
 # %% ../nbs/07_flops.ipynb #fbaa4ffe
@@ -160,13 +178,103 @@ def ceiling_dtypes(device:torch.device)->list:
         if precision_support(p, device) is None: out.append(name)
     return out
 
+# GEMM shapes (m, k, n) a ceiling is the best of: square ones, and the tall and wide ones convolutions and attention
+# lower to
+CEILING_SHAPES = {'cpu': [(1024, 1024, 1024), (2048, 2048, 2048), (12544, 576, 128), (784, 2304, 512)],
+                  'cuda': [(4096, 4096, 4096), (8192, 8192, 8192), (50176, 576, 256), (3136, 4608, 1024)]}
+
+def gemm_shape_tflops(device:torch.device, dtype:str, m:int, k:int, n:int, transposed:bool, seconds:float)->float:
+    "TFLOP/s of one `m x k @ k x n` matmul in `dtype` (B stored transposed if asked), timed for at least `seconds`."
+    a = torch.randn(m, k, device=device, dtype=_DT[dtype])
+    b = torch.randn(n, k, device=device, dtype=_DT[dtype]).t() if transposed else torch.randn(k, n, device=device,
+                                                                                                dtype=_DT[dtype])
+    return 2 * m * k * n / _median_time(lambda: a @ b, device, 3, seconds) / 1e12
+
+def ort_gemm_tflops(m:int, k:int, n:int, seconds:float)->Optional[float]:
+    "fp32 TFLOP/s of ONNX Runtime's own MatMul kernel on the CPU at this process's threads (None: not installed)."
+    try:
+        import onnx, onnxruntime as ort
+        from onnx import helper, TensorProto, numpy_helper
+    except ImportError: return None
+    b = numpy_helper.from_array(np.random.default_rng(0).standard_normal((k, n), dtype=np.float32), 'b')
+    g = helper.make_graph([helper.make_node('MatMul', ['a', 'b'], ['c'])], 'gemm',
+                          [helper.make_tensor_value_info('a', TensorProto.FLOAT, [m, k])],
+                          [helper.make_tensor_value_info('c', TensorProto.FLOAT, [m, n])], [b])
+    so = ort.SessionOptions(); so.intra_op_num_threads = torch.get_num_threads()
+    s = ort.InferenceSession(helper.make_model(g).SerializeToString(), so, providers=['CPUExecutionProvider'])
+    a = np.random.default_rng(1).standard_normal((m, k), dtype=np.float32)
+    return 2 * m * k * n / _median_time(lambda: s.run(None, {'a': a}), torch.device('cpu'), 3, seconds) / 1e12
+
+def gemm_ceiling(device:torch.device, dtype:str, seconds:float=0.3)->tuple:
+    """`(TFLOP/s, what reached it)`: the best GEMM of `dtype` on `device` over `CEILING_SHAPES`, B as stored and
+    transposed, and (fp32 on a CPU) ONNX Runtime's own kernel where it beats PyTorch's."""
+    was = torch.backends.cuda.matmul.allow_tf32
+    if device.type == 'cuda': set_tf32(dtype == 'tf32')
+    best = (0.0, '')
+    try:
+        with torch.no_grad():
+            for (m, k, n), t in itertools.product(CEILING_SHAPES[device.type], (False, True)):
+                v = gemm_shape_tflops(device, dtype, m, k, n, t, seconds)
+                best = max(best, (v, f"torch {m}x{k}x{n}{' B^T' if t else ''}"))
+    finally:
+        if device.type == 'cuda': set_tf32(was)
+    if device.type == 'cpu' and dtype == 'fp32':
+        for m, k, n in CEILING_SHAPES['cpu'][1:3]:
+            v = ort_gemm_tflops(m, k, n, seconds)
+            if v: best = max(best, (v, f"onnxruntime {m}x{k}x{n}"))
+    return best
+
+CEILINGS_VERSION = 2  # the ceilings' method: records of another version are measured again
+
 def measure_ceilings(device:torch.device, quick:bool=False)->dict:
-    "GEMM TFLOP/s per dtype and copy GB/s on `device`: `{'gemm_tflops': {...}, 'copy_gbps': x, ...}`."
-    n = (4096 if device.type == 'cuda' else 1024) if quick else None
-    reps = 3 if quick else 7
-    gemm = {dt: round(gemm_tflops(device, dt, n, reps), 4) for dt in ceiling_dtypes(device)}
-    return dict(gemm_tflops=gemm, copy_gbps=round(copy_gbps(device, repeats=reps), 2), threads=torch.get_num_threads(),
+    """GEMM TFLOP/s per dtype (the best of `gemm_ceiling`'s shapes and kernels, and what reached it) and copy GB/s on
+    `device`: `{'gemm_tflops': {...}, 'gemm_best': {...}, 'copy_gbps': x, ...}`; `quick`: 0.3 s a shape, else 1 s."""
+    seconds, reps = (0.3, 3) if quick else (1.0, 7)
+    got = {dt: gemm_ceiling(device, dt, seconds) for dt in ceiling_dtypes(device)}
+    return dict(gemm_tflops={dt: round(v, 4) for dt, (v, _) in got.items()},
+                gemm_best={dt: w for dt, (_, w) in got.items()}, copy_gbps=round(copy_gbps(device, repeats=reps), 2),
+                threads=torch.get_num_threads(), version=CEILINGS_VERSION,
                 measured_at=__import__('datetime').datetime.now().isoformat(timespec='seconds'))
+
+def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
+    "Why a hardware record's ceilings `c` must be measured again (None: they still hold)."
+    import datetime
+    if not c: return "none measured yet"
+    if c.get('version') != CEILINGS_VERSION: return "measured by an older method (one GEMM shape)"
+    if c.get('threads') != torch.get_num_threads():
+        return f"measured at {c.get('threads')} threads, this process has {torch.get_num_threads()}"
+    try: age = datetime.datetime.now() - datetime.datetime.fromisoformat(c['measured_at'])
+    except (KeyError, TypeError, ValueError): return "no date"
+    if age.days >= max_days: return f"measured {age.days} days ago"
+    return None
+
+def ceilings_cache(device:torch.device)->Path:
+    """Where this machine's ceilings for `device` are kept between results folders (a ceiling belongs to the machine):
+    `$TB_CACHE_DIR/ceilings/`, else ~/.cache/throughput_bench/ceilings/, one file per device and PyTorch version."""
+    from throughput_bench.hardware import device_name
+    root = Path(os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench') / 'ceilings'
+    name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch.__version__}")
+    return root / f"{name}.json"
+
+def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
+    """This machine's ceilings for `device`: the cached ones while `ceilings_stale` finds nothing wrong with them, else
+    measured now (and cached)."""
+    path = ceilings_cache(device)
+    try: c = json.loads(path.read_text())
+    except (OSError, ValueError): c = None
+    why = ceilings_stale(c if isinstance(c, dict) else None)
+    if why is None: return c
+    log(f"measuring this machine's GEMM and copy ceilings ({why}; for mfu_measured; kept in {path})")
+    return keep_ceilings(device, measure_ceilings(device, quick))
+
+def keep_ceilings(device:torch.device, c:dict)->dict:
+    "Write ceilings `c` to this machine's cache (`ceilings_cache`), whole or not at all; returns `c`."
+    path = ceilings_cache(device)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(c, indent=1)); os.replace(tmp, path)
+    except OSError: pass  # a read-only home: measured again next time
+    return c
 
 # %% ../nbs/07_flops.ipynb #67e264b7
 def matmul_dtype(precision:str, device:torch.device, tf32:bool)->str:
@@ -194,7 +302,9 @@ def device_peak(hw:dict, device_type:str, dtype:str, threads:Optional[int]=None)
     cores = min(x for x in (threads, hw.get('cpu_affinity'), hw.get('cpu_count')) if x)
     mhz = hw.get('cpu_max_mhz') or None
     flags = set((hw.get('cpu_vector_units') or '').split()) or cpu_features()
-    return cpu_peak_tflops(dtype, cores, mhz, flags)
+    ids = {k: hw[k] for k in ('cpu_vendor', 'cpu_family', 'cpu_model_number') if hw.get(k) is not None} or cpu_ids()
+    return cpu_peak_tflops(dtype, cores, mhz, flags, vendor=ids.get('cpu_vendor', ''), family=ids.get('cpu_family'),
+                           model=ids.get('cpu_model_number'))
 
 def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     "Fill `peak_tflops`, `mfu` and `mfu_measured` of `res` (a `BenchResult`)."
@@ -207,7 +317,12 @@ def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     notes = []
     for col, peak in (('mfu', res.peak_tflops), ('mfu_measured', ceiling)):
         try: setattr(res, col, mfu(res.tflops_achieved, peak))
-        except ValueError as e: notes.append(f"{col}: {e}")
+        except ValueError:  # said, never stored as a utilisation over 1
+            what = (f"the measured {dt} GEMM ceiling ({peak * 1e3:.0f} GFLOP/s)" if col == 'mfu_measured' else
+                    f"the theoretical {dt} peak ({peak * 1e3:.0f} GFLOP/s at {hw.get('cpu_max_mhz') or '?'} MHz, "
+                    f"{hw.get('cpu_clock_source') or 'the clock the OS reports'})" if dev.type == 'cpu' else
+                    f"the datasheet {dt} peak ({peak:.1f} TFLOP/s)")
+            notes.append(f"{col} empty: {res.tflops_achieved * 1e3:.0f} GFLOP/s achieved is above {what}")
     if res.peak_tflops is None and warn:
         warn(f"no peak {dt} TFLOP/s known for {hw.get('gpu_name')!r}: mfu left empty (pass --peak-tflops)")
     if notes: res.error = '; '.join(filter(None, [res.error] + notes))

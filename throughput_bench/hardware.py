@@ -7,7 +7,7 @@ from __future__ import annotations
 import os, re, sys, platform, subprocess, json, psutil
 from pathlib import Path
 from typing import Optional
-from .core import cpu_features, BACKEND_GROUP
+from .core import cpu_features, cpu_ids, BACKEND_GROUP
 import importlib.metadata as md
 
 # %% auto #0
@@ -122,6 +122,10 @@ def cpu_info()->dict:
     return dict(cpu=cpu_name(), cpu_arch=platform.machine(), cpu_count=psutil.cpu_count(logical=True),
                 cpu_cores_physical=psutil.cpu_count(logical=False),
                 cpu_max_mhz=(freq.max or freq.current) if freq else None,
+                # the clock a CPU peak is computed at: the highest the OS says the cores may run (cpufreq), else the
+                # one it reports now (a VM's, at rest: the cores may run faster under load)
+                cpu_clock_source='cpufreq maximum' if freq and freq.max else 'the clock the OS reports at rest',
+                **cpu_ids(),
                 cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
                 cpu_vector_units=' '.join(units), host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
 

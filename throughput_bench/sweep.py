@@ -24,7 +24,8 @@ import io
 from .allocator import server_env, apply as apply_allocator, missing as missing_allocator
 from .allocator import in_use as allocator_in_use
 from .hardware import fingerprint, git_sha
-from .flops import measure_ceilings, reference_speed
+from .flops import (measure_ceilings, reference_speed, ceilings_stale, machine_ceilings,
+                                   keep_ceilings)
 from .drift import DriftBook
 
 # %% auto #0
@@ -445,10 +446,10 @@ def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dic
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
     hw = store.read_hardware()
     store.write_hardware(fingerprint(device)); store.update_index()
-    if ceilings or not hw.get('ceilings'):
-        if not ceilings:
-            log(f"measuring this device's GEMM and copy ceilings once (for mfu_measured; cached in {store.hw_path})")
-        store.write_hardware({'ceilings': measure_ceilings(device, quick=not ceilings)})
+    if ceilings:  # asked for: measured now, at length, and kept for the machine too
+        store.write_hardware({'ceilings': keep_ceilings(device, measure_ceilings(device))})
+    elif ceilings_stale(hw.get('ceilings')) is not None:
+        store.write_hardware({'ceilings': machine_ceilings(device, log=log)})
     return store.read_hardware()
 
 # %% ../nbs/24_sweep.ipynb #e3eff6e6

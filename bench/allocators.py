@@ -1,0 +1,84 @@
+"""What the C allocator gives each runtime on this CPU: glibc at its defaults, glibc told to keep its memory, tcmalloc
+and jemalloc, side by side with PyTorch eager, ONNX Runtime and OpenVINO.
+
+Each round measures every (model, batch, backend, allocator) once, each in a fresh worker process forked from its
+allocator's own server (as `tbench infer --allocators ...` does), in an order rotated every round so that the
+machine's drift hits all alike. It prints img/s per configuration (mean over rounds, 95% t interval), each allocator's
+ratio to glibc's defaults for the same backend (paired over rounds: Student's t on the log ratios), and each backend's
+best against PyTorch eager at glibc's defaults, the runtime comparison the README used to make.
+
+    python bench/allocators.py                      # resnet50, vit_small_patch16_224, convnext_tiny; batch 1 and 16; 3 rounds
+    python bench/allocators.py --models resnet50 --batches 16 --rounds 3 --seconds 2
+"""
+import argparse, collections, itertools, sys, tempfile, time
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).parent))
+from common import mean_ci, show
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--models', nargs='+', default=['resnet50', 'vit_small_patch16_224', 'convnext_tiny'])
+    ap.add_argument('--batches', nargs='+', type=int, default=[1, 16])
+    ap.add_argument('--backends', nargs='+', default=['pytorch', 'onnxruntime', 'openvino'])
+    ap.add_argument('--allocators', nargs='+', default=None, help="default: every one installed")
+    ap.add_argument('--rounds', type=int, default=3)
+    ap.add_argument('--seconds', type=float, default=2.0, help="each process's timed phase")
+    ap.add_argument('--threads', type=int, default=None, help="default: PyTorch's")
+    a = ap.parse_args()
+    import torch
+    from throughput_bench.core import ALLOCATORS, BenchSpec, paired_ratio
+    from throughput_bench.allocator import missing
+    from throughput_bench.sweep import run_isolated
+    from throughput_bench.timing import TimingConfig
+    from throughput_bench.registry import get_model
+    allocs = a.allocators or [x for x in ALLOCATORS if missing(x) is None]
+    threads = a.threads or torch.get_num_threads()
+    cache = tempfile.mkdtemp(prefix='tbench-allocators-')
+    specs = [BenchSpec(m, batch_size=b, backend=be, allocator=al, threads=threads, input_channels=get_model(m).channels,
+                       input_size=get_model(m).size, cache_dir=None if be == 'pytorch' else cache, probe_batch=False,
+                       max_step_seconds=None)
+             for m, b, be, al in itertools.product(a.models, a.batches, a.backends, allocs)]
+    timing = TimingConfig(warmup=2, warmup_seconds=0, timed_seconds=a.seconds)
+    got = collections.defaultdict(list)  # (model, batch, backend, allocator) -> img/s per round (NaN: failed)
+    t0 = time.monotonic()
+    print(f"{len(specs)} configurations x {a.rounds} rounds; allocators {' '.join(allocs)}; {threads} threads; "
+          f"{a.seconds:g} s timed each", flush=True)
+    for r in range(a.rounds):
+        order = specs[r % len(specs):] + specs[:r % len(specs)]  # rotated: each configuration sits elsewhere each round
+        for i, s in enumerate(order):
+            res = run_isolated(s, timing)
+            ok = res.status == 'ok' and res.allocator == s.allocator
+            got[(s.model_name, s.batch_size, s.backend, s.allocator)].append(res.throughput_mean if ok else float('nan'))
+            if not ok: print(f"  {s.short()} {s.allocator}: {res.status}: {res.error}", flush=True)
+            done = r * len(specs) + i + 1
+            eta = (time.monotonic() - t0) / done * (a.rounds * len(specs) - done)
+            print(f"\rround {r + 1}/{a.rounds}: {i + 1}/{len(specs)}, ~{eta / 60:.0f} min left ", end='', flush=True)
+        print(flush=True)
+    report(got, a, allocs, paired_ratio)
+
+def report(got, a, allocs, paired_ratio):
+    "img/s, each allocator against glibc's defaults, and each backend's best against eager PyTorch at glibc's."
+    import numpy as np
+    for m, b in itertools.product(a.models, a.batches):
+        print(f"\n{m}, batch {b}: img/s (mean over rounds [95% CI]); x glibc's defaults, paired over rounds")
+        for be in a.backends:
+            base = got[(m, b, be, 'glibc')]
+            for al in allocs:
+                xs = got[(m, b, be, al)]
+                line = f"  {be:12} {al:13} {show(*mean_ci(xs), fmt='.1f')}"
+                if al != 'glibc' and 'glibc' in allocs:
+                    keep = [i for i in range(len(xs)) if xs[i] == xs[i] and base[i] == base[i]]
+                    r = paired_ratio(np.take(base, keep), np.take(xs, keep))
+                    line += f"   x{r.ratio:.2f} [{r.low:.2f}, {r.high:.2f}]" if r.n > 1 else f"   x{r.ratio:.2f}"
+                print(line)
+        eager = got[(m, b, 'pytorch', 'glibc')] if 'pytorch' in a.backends and 'glibc' in allocs else None
+        if eager is None: continue
+        for be in a.backends:
+            best = max(allocs, key=lambda al: np.nanmean(got[(m, b, be, al)]) if any(x == x for x in got[(m, b, be, al)]) else -1)
+            xs = got[(m, b, be, best)]
+            keep = [i for i in range(len(xs)) if xs[i] == xs[i] and eager[i] == eager[i]]
+            r = paired_ratio(np.take(eager, keep), np.take(xs, keep))
+            print(f"  best {be} ({best}) vs PyTorch eager at glibc's defaults: x{r.ratio:.2f}"
+                  + (f" [{r.low:.2f}, {r.high:.2f}]" if r.n > 1 else ''))
+
+if __name__ == '__main__': main()
