@@ -62,7 +62,7 @@ def test_stored_results_compare_what_both_hold_and_name_the_rest(work, cli):
     (['resnet18', 'batch=1'], 'two or more configurations'),
     (['resnet18', 'batch=1', 'batch=0'], 'at least 1'),
     (['resnet18', 'backend=openvino', 'backend=openvino streams=two'], 'streams takes a whole number'),
-    (['resnet18', 'backend=pytorch', 'backend=pytorch hint=LATENCY'], "pytorch: unknown setting 'hint=LATENCY'"),
+    (['resnet18', 'backend=pytorch', 'backend=pytorch hint=LATENCY'], "unknown setting 'hint'"),
     (['resnet18', 'backend=pytorch', 'compile=bogus'], "compile takes none, default, reduce-overhead, max-autotune, not 'bogus'"),  # it once ran B as compile none
     (['resnet18', 'backend=pytorch', 'backend=pytorch backend=openvino'], 'backend is set twice'),  # it once kept the last silently
     (['resnet18', 'batch=1', 'precision=fp61'], "did you mean fp16"),
@@ -75,10 +75,14 @@ def test_bad_input_is_one_line(work, cli, args, msg):
 
 def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     args = ['tune', 'resnet18', '--device', 'cpu', '--budget-minutes', '1', '--batch-sizes', '1', '2', '--backends', 'pytorch', 'openvino',
-            '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress']
+            '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress', '--allocators', 'glibc', 'glibc-retain']
     r = tbench(*args, cwd=work, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = read_results(only_csv(work))
+    # the allocators screened first, once per backend; each backend then searched with its fastest
+    alloc = rows[rows.stage == 'allocators']
+    assert sorted(zip(alloc.backend, alloc.allocator)) == sorted((b, a) for b in ('pytorch', 'openvino') for a in ('glibc', 'glibc-retain'))
+    assert sum(l.startswith('allocators, ') for l in r.stdout.splitlines()) == 2, r.stdout[-2000:]
     study = rows[rows.study.str.startswith('tune-') & ~rows.study.str.endswith('-vs-eager')]
     screens = study[study.stage == 'screen']
     import torch
@@ -112,7 +116,7 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     row = plain.iloc[0]
     assert row.backend == said['backend'] and row.batch_size == said['batch_size'] and row.threads == said['threads']
     assert row.backend_options == said.get('backend_options', '') and bool(row.channels_last) == said.get('channels_last', False)
-    assert row.precision == 'fp32' and row.input_size == 32
+    assert row.precision == 'fp32' and row.input_size == 32 and row.allocator == said.get('allocator', 'glibc')
     won = study[(study.backend == row.backend) & (study.batch_size == row.batch_size) & (study.threads == row.threads) &
                 (study.backend_options == row.backend_options) & (study.channels_last == row.channels_last)]
     assert len(won) and won.status.eq('ok').all() and (won.backend.eq('pytorch') | (won.max_rel_diff <= won.tolerance)).all()

@@ -15,14 +15,15 @@ from .registry import get_model, count_params, UNAVAILABLE, REGISTRY
 from . import compare as C, tune as T, mapping as M
 
 # %% auto #0
-__all__ = ['SPELLINGS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float', 'nonneg_float',
-           'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'print_rows', 'infer_parser', 'examples',
-           'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg',
-           'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe',
-           'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser',
-           'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser',
-           'cmd_map', 'start_with_allocator', 'models_parser', 'hw_parser', 'sync_parser', 'report_parser',
-           'history_parser', 'collect_parser', 'globe_parser', 'repair_parser', 'main_parser', 'Terminated', 'tbench']
+__all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float',
+           'nonneg_float', 'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'print_rows',
+           'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train',
+           'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync',
+           'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve',
+           'latency_parser', 'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune',
+           'map_parser', 'cmd_map', 'start_with_allocator', 'models_parser', 'hw_parser', 'sync_parser',
+           'report_parser', 'history_parser', 'collect_parser', 'globe_parser', 'repair_parser', 'main_parser',
+           'Terminated', 'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -33,9 +34,23 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message}\n"); sys.exit(2)
 
+    def unknown(self, a, extra:list):
+        "One line for the first word no flag took: the command's own parser says it, with the closest flag it has."
+        import difflib
+        p = self
+        if self._subparsers is not None and getattr(a, 'cmd', None):
+            p = self._subparsers._group_actions[0].choices.get(a.cmd, self)
+        flags = [s for act in p._actions for s in act.option_strings if s.startswith('--') and '_' not in s]
+        w = extra[0]
+        if not w.startswith('-'): p.error(f"unexpected argument {w!r} (see {p.prog} --help)")
+        close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
+        p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
+
     def parse_args(self, args=None, namespace=None):
-        "Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default."
-        a = super().parse_args(args, namespace)
+        """Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default; an unknown flag
+        is named with the command it was given to and the closest flag it has."""
+        a, extra = self.parse_known_args(args, namespace)
+        if extra: self.unknown(a, extra)
         for k, v in vars(a).items():
             blank = lambda x: isinstance(x, str) and not x.strip()
             if blank(v) or isinstance(v, list) and any(blank(x) for x in v):
@@ -530,6 +545,7 @@ def tune_parser(parser=None)->Parser:
         ('--backends', dict(nargs='+', metavar='BACKEND')),
         ('--input-size', dict(type=positive_int)),
         ('--compile-modes', dict(nargs='+', choices=COMPILE_MODES)),
+        ('--allocators', dict(nargs='+', choices=ALLOCATORS)),
         ('--screen-seconds', dict(type=positive_float)),
         ('--results-dir', {}),
         ('--wait-idle', dict(type=nonneg_float)),
@@ -564,6 +580,10 @@ def cmd_tune(a):
     print(f"measure the winner again: {r.command}")
     if r.chart: print(f"chart: {r.chart}")
 
+# one vocabulary: a command that takes one value also takes the spelling of the commands that take several
+PLURALS = {'--model': '--models', '--batch-size': '--batch-sizes', '--precision': '--precisions', '--size': '--input-size',
+           '--backend': '--backends', '--allocator': '--allocators'}
+
 def map_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench map')
     p.add_argument('raster', nargs='?', default=argparse.SUPPRESS, help="a GeoTIFF or COG to map (or --synthetic)")
@@ -579,7 +599,7 @@ def map_parser(parser=None)->Parser:
                      ('--threads', dict(type=positive_int)), ('--allocator', dict(choices=ALLOCATORS)),
                      ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}),
                      ('--wait-idle', dict(type=nonneg_float)), ('--busy-threshold', dict(type=positive_float))):
-        p.add_argument(name, default=S, **kw)
+        p.add_argument(name, *[a for a in [PLURALS.get(name)] if a], default=S, **kw)
     p.add_argument('--rerun', action='store_true', default=S)
     p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
     p.add_argument('--quiet', action='store_true', default=S)

@@ -69,9 +69,16 @@ def parse_config(text:str)->dict:
             out[f] = v.lower() in ('1', 'true', 'yes')
         else: out[f] = v
     if opts:
+        be = get_backend(out.get('backend', 'pytorch'))
+        for w in opts:  # a word neither a setting nor the runtime's own: a typo, most often (thread=2)
+            k = w.partition('=')[0]
+            if k not in be.options:
+                close = difflib.get_close_matches(k, list(_WORDS) + list(be.options), n=1, cutoff=0.6)
+                own = f"; {be.name}'s own: {', '.join(be.options)}" if be.options else ''
+                raise BenchError(f"configuration {text!r}: unknown setting {k!r}"
+                                 + (f" (did you mean {close[0]}?)" if close else f" (settings: {', '.join(_WORDS)}{own})"))
         out['backend_options'] = ' '.join(opts)
-        # the runtime's own words, checked by the runtime
-        get_backend(out.get('backend', 'pytorch')).parse_options(out['backend_options'])
+        be.parse_options(out['backend_options'])  # the runtime's own words, checked by the runtime
     return out
 
 

@@ -244,7 +244,9 @@ def tune(model:str, # a registry or timm name
          batch_sizes:Optional[list]=None, # default: 1, 4, 16 on a CPU; 1, 64, 256 on a GPU
          backends:Optional[list]=None, # default: every backend installed that runs on the device
          input_size:Optional[int]=None, # default: the model's native size
-         compile_modes:Optional[list]=None, # default: none on a CPU (compiling costs minutes there), default on a GPU
+         # default: none on a CPU under a 20-minute budget (compiling costs minutes there), default on a GPU
+         compile_modes:Optional[list]=None,
+         allocators:Optional[list]=None, # the C allocators screened on a CPU (default: every one installed)
          screen_seconds:Optional[float]=None, # each screen's timed phase (default 1 s on CPU, 2 s on GPU)
          results_dir:str='results', # rows go to <results_dir>/<device>.csv; the chart beside it (default results)
          wait_idle:float=10.0, # seconds to wait for a busy host to go quiet before each run (default 10)
@@ -259,6 +261,7 @@ def tune(model:str, # a registry or timm name
     t0, budget = time.monotonic(), budget_minutes * 60
     o = api.check(api.SweepOptions.of(**sweep_kw | dict(
         models=[model], device=device, input_size=input_size, results_dir=results_dir, wait_idle=wait_idle,
+        allocators=allocators,
         progress=progress, quiet=quiet, wandb='disabled', repeats=1, timed_seconds=screen_seconds)))
     su = api.setup(o)
     if screen_seconds is None:
