@@ -171,3 +171,15 @@ def test_an_impossible_share_is_a_measurement_error_never_an_ok_row(scene, tmp_p
     assert r.busy_share is not None  # the contention check ran, as for an inference row
     df = read_results(tmp_path / 'results')
     assert (df.status == 'error').all() and not df.status.eq('ok').any()
+
+def test_map_runs_with_the_allocator_it_names(scene, tmp_path):
+    "`--allocator` of a preloaded one: the command starts itself again with it, and the row names it (checked in-process)."
+    from throughput_bench.allocator import library_path
+    allocator = 'jemalloc' if library_path('jemalloc') else 'tcmalloc'
+    if library_path(allocator) is None: pytest.skip("neither tcmalloc nor jemalloc is installed")
+    r = tbench(str(scene), '--model', 'resnet18', '--size', '64', '--batch-size', '8', '--workers', '0', '--passes', '2',
+               '--model-seconds', '0.3', '--threads', '1', '--allocator', allocator, '--results-dir', 'results',
+               '--no-progress', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    row = read_results(tmp_path / 'results').iloc[0]
+    assert row.allocator == allocator and row.status == 'ok', row.error

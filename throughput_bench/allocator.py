@@ -72,6 +72,9 @@ def server_env(allocator:str, environ:Optional[dict]=None)->dict:
         lib = library_path(allocator)
         if lib is None: raise RuntimeError(missing(allocator))
         pre.insert(0, lib)
+        # oneTBB (OpenVINO's threads) opens its hwloc binding with RTLD_DEEPBIND, so hwloc frees the preloaded
+        # allocator's blocks with glibc's `free` and the process aborts; this makes it open it plainly (oneTBB #1636)
+        env['TBB_ENABLE_SANITIZERS'] = '1'
     if pre: env['LD_PRELOAD'] = ':'.join(pre)
     return env
 

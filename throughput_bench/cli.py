@@ -622,7 +622,8 @@ def start_with_allocator(allocator:str):
     if os.environ.get('TBENCH_ALLOCATOR_STARTED') or missing(allocator): return
     if (allocator in LIBRARIES or mapped_libraries()) and in_use() != allocator:
         sys.stdout.flush(); sys.stderr.flush()
-        os.execve(sys.executable, [sys.executable, *sys.argv], server_env(allocator) | {'TBENCH_ALLOCATOR_STARTED': '1'})
+        again = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', *sys.argv[1:]]
+        os.execve(sys.executable, again, server_env(allocator) | {'TBENCH_ALLOCATOR_STARTED': '1'})
 
 def models_parser(m:Parser)->Parser:
     m.add_argument('names', nargs='*', help="names to show (default: the whole registry)")

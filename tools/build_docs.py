@@ -30,7 +30,7 @@ NBS = ROOT / 'nbs'
 TEMPLATE = Path(__file__).resolve().parent / 'site_template'
 
 SECTIONS = {  # the sidebar: what a user does -> the pages (page stems); a page not listed goes under Reference
-    'Measure': ['inference', 'training', 'timing', 'flops', 'contention', 'drift', 'compare', 'tune', 'mapping'],
+    'Measure': ['inference', 'training', 'timing', 'flops', 'contention', 'allocator', 'drift', 'compare', 'tune', 'mapping'],
     'Runtimes': ['backend', 'backends_base', 'backends_pytorch', 'backends_export', 'backends_ort', 'backends_ov', 'write_a_backend'],
     'Serve': ['serving', 'loadgen'],
     'Scale': ['sweep', 'distributed', 'ddp', 'slurm'],
