@@ -97,7 +97,8 @@ def big_block_mapped(size:int=64 << 20)->Optional[bool]:
     try: info = libc.mallinfo2
     except AttributeError: return None
     info.restype = _Mallinfo2
-    libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
     before = info().hblkhd
     p = libc.malloc(size)
     try: return info().hblkhd - before >= size

@@ -24,9 +24,10 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', '
            'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
            'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers',
            'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup',
-           'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'rows_for', 'infer',
-           'train', 'view', 'models', 'hw', 'source_list', 'report', 'history_section', 'history', 'globe', 'sync',
-           'repair', 'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms', 'latency']
+           'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'said', 'in_notebook',
+           'rows_for', 'infer', 'train', 'view', 'models', 'hw', 'source_list', 'report', 'history_section', 'history',
+           'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms',
+           'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -375,6 +376,8 @@ class SweepOptions:
     # slurm, or local: submitit's LocalExecutor runs the jobs as local processes (default slurm)
     slurm_executor:str='slurm'
     run_id:str='' # recorded on each row that has none
+    # the closing summary with every column (default: the compact one, at most 100 columns wide)
+    wide:bool=False
     # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models
     # in the defaults)
     conventions:str='tbench'
@@ -406,7 +409,7 @@ class SweepOptions:
                                               'timed_iters',
               'repeats and a busy machine': 'repeats row_ci min_repeats max_repeats config_seconds wait_idle strict '
                                             'busy_threshold',
-              'running and storing': 'peak_tflops isolate results_dir rerun retry_failed progress',
+              'running and storing': 'peak_tflops isolate results_dir rerun retry_failed progress wide',
               'a SLURM cluster (submitit)': 'slurm slurm_gpus_per_node slurm_time slurm_account slurm_constraint '
                                             'slurm_array_parallelism slurm_group_by slurm_wait slurm_executor',
               'Weights & Biases': 'wandb wandb_project wandb_entity wandb_tags wandb_dir wandb_init_timeout',
@@ -635,14 +638,27 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
     o = check(make_options(SweepOptions, args, kwargs))
     su = setup(o)
     specs = configurations(o, su.device)
-    if o.slurm: return slurm_sweep(specs, su)
+    if o.slurm: return said(slurm_sweep(specs, su), o)
     idle_check(su.device, o.force)
     from throughput_bench.sweep import plan
     p = plan(specs, su.store, rerun=o.rerun, retry_failed=o.retry_failed)
     su.msg.log(p.line() + (f"; {su.repeats.text()}" if p.todo and su.repeats.most > 1 else ''))
     new = run(su, p)
     su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
-    return rows_for(su.store, specs, new)
+    return said(rows_for(su.store, specs, new), o)
+
+def said(df:'pd.DataFrame', o:SweepOptions)->'pd.DataFrame':
+    "`df`, after printing its summary where nothing else would show it: outside a notebook, unless `o.quiet`."
+    if not o.quiet and not in_notebook():
+        from throughput_bench.sweep import summary_text
+        text = summary_text(df, o.wide)
+        if text: print(text, flush=True)
+    return df
+
+def in_notebook()->bool:
+    "Whether this runs in a Jupyter kernel (which shows a returned frame by itself)."
+    shell = getattr(sys.modules.get('IPython'), 'get_ipython', lambda: None)()
+    return type(shell).__name__ == 'ZMQInteractiveShell'
 
 # %% ../nbs/26_api.ipynb #465aa46b
 def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
@@ -716,6 +732,11 @@ def view(df:'pd.DataFrame', # rows from `infer`, `train`, `store.read_results`, 
     fmt = {'throughput_mean': '{:,.1f}', 'latency_p95_ms': '{:,.1f}', 'peak_memory_mb': '{:,.0f}', 'repeats': '{:.0f}',
            'batch_size': '{:.0f}', 'input_size': '{:.0f}'}
     st = out.style.hide(axis='index').format({c: f for c, f in fmt.items() if c in out}, na_rep='')
+    if not in_notebook():  # a Styler shows itself only in a notebook: elsewhere the same table is printed as text
+        txt = out.astype(object).where(out.notna(), '')
+        for c, f in fmt.items():
+            if c in txt: txt[c] = [f.format(v) if isinstance(v, (int, float)) else v for v in txt[c]]
+        print(txt.set_axis([VIEW.get(c, c) for c in cols], axis=1).to_string(index=False))
     return st.relabel_index([VIEW.get(c, c) for c in cols], axis=1)
 
 # %% ../nbs/26_api.ipynb #565a6458

@@ -518,7 +518,8 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
 
 # %% ../nbs/11_charts.ipynb #4d704a91
 # what `tbench compare` varies
-COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'allocator', 'batch_size')
+COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'allocator',
+            'batch_size')
 
 def _config_words(r)->str:
     """A stored row's configuration in a few words, for a comparison's label (`config_words` of what a comparison

@@ -47,8 +47,8 @@ class Parser(argparse.ArgumentParser):
         p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
 
     def parse_args(self, args=None, namespace=None):
-        """Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default; an unknown flag
-        is named with the command it was given to and the closest flag it has."""
+        """Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default; an unknown
+        flag is named with the command it was given to and the closest flag it has."""
         a, extra = self.parse_known_args(args, namespace)
         if extra: self.unknown(a, extra)
         for k, v in vars(a).items():
@@ -172,18 +172,11 @@ def add_options(p:Parser, O=None, drop:tuple=()):
 
 
 # %% ../nbs/30_cli.ipynb #f5c19485
-def print_rows(df):
-    "The summary table of a sweep's rows (or, for a SLURM submission, of its jobs)."
-    from throughput_bench.sweep import summary_table
-    if df is None or df.empty: return
-    if 'job_id' in df: print(df.to_string(index=False)); return
-    # each row keeps its own `measured`, whatever the order
-    t = summary_table(df.to_dict('records'))
-    print(t.to_string(index=False))
-    if 're-run' in t:
-        basis = next((b for b in df.get('rerun_basis', []) if isinstance(b, str) and b), '')
-        print("re-run: where re-runs of the row on this machine land (95%: its CI and the machine's run-to-run drift)")
-        if basis: print(f"        {'?: ' * basis.startswith('provisional')}{basis}")
+def print_rows(df, wide:bool=False):
+    "The summary of a sweep's rows (or, for a SLURM submission, of its jobs): `sweep.summary_text`."
+    from throughput_bench.sweep import summary_text
+    text = summary_text(df, wide)
+    if text: print(text)
 
 def _kw(a, drop=())->dict:
     "The flags given, as keyword arguments (flags left out are absent: the API's defaults apply)."
@@ -212,10 +205,10 @@ def examples(p:Parser, text:str):
     p.formatter_class, p.epilog = argparse.RawDescriptionHelpFormatter, "examples:\n" + text
 
 def cmd_infer(a):
-    print_rows(api.infer(**_kw(a)))
+    api.infer(**_kw(a))  # it prints its summary
 
 def cmd_seed_infer(a):
-    print_rows(api.infer(**_kw(a), conventions='throughput-bench'))
+    api.infer(**_kw(a), conventions='throughput-bench')
 
 def throughput_bench(argv=None):
     """Drop-in for the seed tool's `benchmark.py`: `tbench infer` under its name, making its choices (10-class heads,
@@ -241,7 +234,7 @@ def train_parser(prog='tbench train', parser=None)->Parser:
     return p
 
 def cmd_train(a):
-    print_rows(api.train(**_kw(a)))
+    api.train(**_kw(a))
 
 def rsg_parser()->Parser:
     p = Parser(prog='ready-steady-go', description="Training throughput, as ready-steady-go measures it (samples/s).")
@@ -581,8 +574,8 @@ def cmd_tune(a):
     if r.chart: print(f"chart: {r.chart}")
 
 # one vocabulary: a command that takes one value also takes the spelling of the commands that take several
-PLURALS = {'--model': '--models', '--batch-size': '--batch-sizes', '--precision': '--precisions', '--size': '--input-size',
-           '--backend': '--backends', '--allocator': '--allocators'}
+PLURALS = {'--model': '--models', '--batch-size': '--batch-sizes', '--precision': '--precisions',
+           '--size': '--input-size', '--backend': '--backends', '--allocator': '--allocators'}
 
 def map_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench map')

@@ -228,7 +228,8 @@ def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
         o, batch_sizes=[words.get('batch_size', batch)], precisions=[words.get('precision', precision)],
         compile_modes=[words.get('compile_mode', 'none')], channels_last=words.get('channels_last', False),
         backends=[words.get('backend', 'pytorch')], backend_options=words.get('backend_options', ''),
-        allocators=[words.get('allocator', 'glibc')], threads=words.get('threads', o.threads), input_size=words.get('input_size', o.input_size),
+        allocators=[words.get('allocator', 'glibc')], threads=words.get('threads', o.threads),
+        input_size=words.get('input_size', o.input_size),
         input_channels=words.get('input_channels', o.input_channels), timesteps=words.get('timesteps', o.timesteps)))
     (s,) = api.configurations(b, dev)
     return dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True)

@@ -142,7 +142,8 @@ class BenchSpec:
               'timesteps': 'timesteps', 'threads': 'threads', 'channels_last': 'channels_last',
               'data_mode': 'dataloader', 'optimizer': 'optimizers', 'world_size': 'nproc', 'backend': 'backends',
               'backend_options': 'backend_options', 'allocator': 'allocators'}
-    SWEPT = ('models', 'precisions', 'compile_modes', 'batch_sizes', 'optimizers', 'backends', 'allocators')  # list-valued options
+    # list-valued options
+    SWEPT = ('models', 'precisions', 'compile_modes', 'batch_sizes', 'optimizers', 'backends', 'allocators')
     # the `key=value` words of a configuration (`tbench compare`'s): said by `settings`, read by `compare.parse_config`
     SETTING = {'backend': 'backend', 'precision': 'precision', 'compile_mode': 'compile', 'batch_size': 'batch',
                'channels_last': 'channels_last', 'threads': 'threads', 'input_size': 'input_size',
@@ -209,8 +210,8 @@ def config_key(d:dict)->tuple:
     return tuple(_canon(d.get(k)) or _canon(BenchSpec.KEY_DEFAULTS.get(k)) for k in BenchSpec.KEY)
 
 WORDS = ('model_name', 'mode', 'precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads',
-         'allocator', 'optimizer', 'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps', 'map_options',
-         'study', 'stage')  # `KEY` in the order words say it
+         'allocator', 'optimizer', 'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps',
+         'map_options', 'study', 'stage')  # `KEY` in the order words say it
 # what ran: the mode and the study are said around it
 SHORT_WORDS = tuple(k for k in WORDS if k not in ('mode', 'study', 'stage'))
 
@@ -427,7 +428,7 @@ class BenchResult:
     tbench_version:str = ''                 # this package's version and git commit ('' outside a checkout)
     tbench_commit:str = ''
     driver_version:str = ''                 # the GPU driver (CUDA rows)
-    allocator:str = ''                      # the worker's C allocator, read back from it ('' on a row from before: glibc)
+    allocator:str = ''                      # the worker's C allocator, read back from it ('' on an older row: glibc)
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."

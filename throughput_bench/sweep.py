@@ -29,9 +29,10 @@ from .flops import (measure_ceilings, reference_speed, ceilings_stale, machine_c
 from .drift import DriftBook
 
 # %% auto #0
-__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_process', 'server_pids',
-           'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text',
-           'summary_table', 'software_versions', 'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
+__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_process',
+           'server_pids', 'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats',
+           'ci_text', 'summary_table', 'spread', 'compact_summary', 'summary_text', 'software_versions',
+           'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../nbs/24_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -419,8 +420,8 @@ def summary_table(results:list)->'pd.DataFrame':
                 'status': (('ok, contended ' + _num(d.get('busy_share'), '.0%')) if contended else 'ok')
                 if ok
                 else f"{d['status']}: {shorten(d.get('error', ''), 70)}",
-                # the correctness gate: largest output difference, relative
-                'vs fp32 eager': _num(d.get('max_rel_diff'), '.1e'),
+                # the correctness gate: the largest output difference from fp32 eager, relative to the output's scale
+                'max rel diff': _num(d.get('max_rel_diff'), '.1e'),
                 # the API's `now` / `stored` / `not measured`, kept with its own row
                 'measured': d.get('measured') or '',
             }
@@ -430,11 +431,77 @@ def summary_table(results:list)->'pd.DataFrame':
     # measured rows first
     t = t.iloc[sorted(range(len(t)), key=lambda i: not t.status.iloc[i].startswith('ok'))].reset_index(drop=True)
     if t['re-run'].isin(['', '?']).all(): t = t.drop(columns='re-run')
-    if t['vs fp32 eager'].eq('').all(): t = t.drop(columns='vs fp32 eager')
-    else: t.insert(len(t.columns) - 2, 'vs fp32 eager', t.pop('vs fp32 eager'))
+    if t['max rel diff'].eq('').all(): t = t.drop(columns='max rel diff')
+    else: t.insert(len(t.columns) - 2, 'max rel diff', t.pop('max rel diff'))
     measured = t.pop('measured')
     if measured.ne('').any(): t.insert(len(t.columns) - 1, 'measured', measured)  # just before status
     return t
+
+def spread(mean, lo, hi)->str:
+    "` ±x%`: how far the interval `[lo, hi]` reaches from `mean`, relative (the farther end); '' without one."
+    try: m, l, h = float(mean), float(lo), float(hi)
+    except (TypeError, ValueError): return ''
+    if not all(v == v for v in (m, l, h)) or m <= 0: return ''
+    return f" ±{max(m - l, h - m) / m:.0%}" if math.isfinite(h) else ' ±inf'
+
+WIDTH = 100  # the compact summary's most columns
+
+def compact_summary(results:list, width:int=WIDTH)->tuple:
+    """`(table, notes)`: the summary in at most `width` columns: each row's configuration in words (batch and mode
+    included), img/s and where re-runs land as `±%`, p95, memory and a short status; a note under the table for each
+    contended or failed row (numbered) and for what the `re-run` column is."""
+    import pandas as pd
+    ds = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
+    inputs = {_input_label(d) for d in ds}
+    rows, notes = [], []
+    for d in sorted(ds, key=lambda d: d['status'] != 'ok'):
+        ok, train = d['status'] == 'ok', (d.get('mode') or 'inference') == 'training'
+        cfg = ' '.join(w for w in ('train' if train else '', config_words(d, SAID_IN_SUMMARY), f"bs={d['batch_size']}",
+                                   _input_label(d) + 'px' if len(inputs) > 1 else '') if w)
+        status = 'ok' if ok else d['status']
+        if ok and str(d.get('contended')).lower() == 'true':
+            status = f"ok [{len(notes) + 1}]"
+            notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: measured beside other work (it took "
+                         f"{_num(d.get('busy_share'), '.0%') or 'some'} of the CPU): a wider interval; re-run when quiet")
+        elif not ok:
+            status = f"{d['status']} [{len(notes) + 1}]"
+            notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: {d['status']}: {d.get('error') or ''}")
+        rerun = spread(d['throughput_mean'], d.get('throughput_rerun_low'), d.get('throughput_rerun_high')).strip()
+        rows.append({'model': d['model_name'], 'configuration': cfg,
+                     'img/s': _num(d['throughput_mean'], '.1f') + spread(d['throughput_mean'], d.get('throughput_ci_low'),
+                                                                      d.get('throughput_ci_high')) if ok else '',
+                     're-run': rerun + ('?' if rerun and str(d.get('rerun_provisional')).lower() == 'true' else ''),
+                     'p95 ms': _num(d.get('latency_p95_ms'), '.1f') if ok else '',
+                     'mem MiB': _num(d.get('peak_memory_mb'), '.0f') if ok else '', 'status': status})
+    t = pd.DataFrame(rows)
+    if t.empty: return t, notes
+    if t['re-run'].eq('').all(): t = t.drop(columns='re-run')
+    rest = sum(max(t[c].astype(str).str.len().max(), len(c)) + 2 for c in t.columns if c != 'configuration')
+    t['configuration'] = [shorten(c, max(16, width - rest)) for c in t.configuration]
+    import textwrap
+    return t, [textwrap.fill(n, width, subsequent_indent='    ', break_on_hyphens=False) for n in notes]
+
+def summary_text(df:'pd.DataFrame', wide:bool=False)->str:
+    """The summary a sweep prints: `compact_summary` (at most 100 columns), or with `wide` every column of
+    `summary_table`; then what the intervals are."""
+    import pandas as pd
+    if df is None or df.empty: return ''
+    if 'job_id' in df: return df.to_string(index=False)
+    recs = df.to_dict('records')
+    t, notes = (summary_table(recs), []) if wide else compact_summary(recs)
+    words = [c for c in ('model', 'configuration', 'mode', 'status') if c in t]  # read from the left
+    w = {c: max(t[c].astype(str).str.len().max(), len(c)) for c in words}
+    t = t.assign(**{c: [str(v).ljust(w[c]) for v in t[c]] for c in words})
+    t = t.rename(columns={c: c.ljust(w[c]) for c in words})
+    lines = [t.to_string(index=False)] + notes
+    if not wide: lines.append("img/s ±: the 95% interval over this run's worker processes")
+    if 're-run' in t:
+        lines.append("re-run: where a re-run on this machine lands (95%: that interval and the machine's drift between "
+                     "runs)")
+        basis = next((b for b in df.get('rerun_basis', []) if isinstance(b, str) and b), '')
+        if 're-run' in t and basis: lines.append(f"        {'?: ' * basis.startswith('provisional')}{basis}")
+    if not wide: lines.append("every column: --wide (wide=True), or the CSV")
+    return '\n'.join(lines)
 
 def software_versions(hw:dict)->dict:
     "What software a row ran beyond torch and timm: this package's version and commit, the GPU driver (from `hw`)."
@@ -504,8 +571,11 @@ class SweepRun:
         self.parts, self.final, self.results = {s.key(): [] for s in self.mine}, {}, []
         self.spent = collections.Counter()
         self.busy = collections.defaultdict(list)  # per configuration: what others took in each process on a busy host
-        self.bar = tqdm(total=len(self.mine) * rep.most, unit='run', disable=not progress or not self.mine,
-                        dynamic_ncols=True)
+        # worker processes: at first the fewest each configuration takes; one more each time a configuration needs
+        # another (its interval not yet narrow enough), none left once it settles: the total and the ETA are what
+        # will happen as far as it is known, never the most that could
+        self.bar = tqdm(total=len(self.mine) * (rep.least or rep.most), unit='process',
+                        disable=not progress or not self.mine, dynamic_ncols=True)
 
     def run1(self, s:BenchSpec)->BenchResult:
         "One process's row of `s`: in a worker process (its pid noted for the contention check), or in this one."
@@ -534,10 +604,10 @@ class SweepRun:
         s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
         label = s_run.short()
         if not first and _probing(s): label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")
-        self.bar.set_description(f"{label} [{r + 1}/{n}]")
+        self.bar.set_description(f"{label} [process {r + 1}, at most {n}]")
         pre = self.cont.before() if self.cont else None
         if pre and self.cont.strict and pre.share >= self.cont.threshold:
-            self.bar.update(n - r)
+            self._settled(r)
             return self.finish(
                 s, result_from_spec(s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)")
             )
@@ -555,11 +625,22 @@ class SweepRun:
                 if v['contended']: self.busy[k].append(v['reason'])
         self.bar.update(1)
         if res.status != 'ok':
-            self.bar.update(n - r - 1); return self.finish(s, res)
+            self._settled(r + 1); return self.finish(s, res)
         if first: res.batch_reason, res.error = first.batch_reason, first.error
         self.parts[k].append(res)
-        if self.rep.enough([x.throughput_mean for x in self.parts[k]], self.spent[k], conf):
-            self.bar.update(n - len(self.parts[k])); self.finish(s, combine_repeats(self.parts[k], conf))
+        xs = [x.throughput_mean for x in self.parts[k]]
+        if len(xs) > 1:
+            h = ci_halfwidth(float(np.std(xs, ddof=1)), len(xs), conf) / max(float(np.mean(xs)), 1e-9)
+            self.bar.set_postfix_str(f"{np.mean(xs):.1f} img/s ±{h:.0%} so far")
+        if self.rep.enough(xs, self.spent[k], conf):
+            self._settled(len(xs)); self.finish(s, combine_repeats(self.parts[k], conf))
+        elif len(xs) >= (self.rep.least or n):  # it needs another process than was counted
+            self.bar.total += 1; self.bar.refresh()
+
+    def _settled(self, done:int):
+        "A configuration ends after `done` processes: those counted for it and not run leave the total."
+        left = (self.rep.least or self.rep.most) - done
+        if left > 0: self.bar.total -= left; self.bar.refresh()
 
     def run(self)->list:
         "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."

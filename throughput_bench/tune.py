@@ -188,7 +188,8 @@ def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[Ben
     return run_rounds(specs, labels, tid + '-vs-eager', su, 0.03, 3, rounds, math.inf, also=also)
 
 def allocator_screen(specs:list, tid:str, su, cont)->tuple:
-    """On a CPU, each allocator installed (or those `allocators` asked for), once per backend, on the backend's plain configuration at the largest batch
+    """On a CPU, each allocator installed (or those `allocators` asked for), once per backend, on the backend's plain
+    configuration at the largest batch
     and all cores: `(specs with each backend's fastest allocator, one sentence per backend, seconds spent)`. The rest
     of the search runs each backend with its own winner."""
     from throughput_bench.allocator import missing
@@ -234,7 +235,8 @@ def compile_payback(table:'pd.DataFrame')->list:
         a, b = float(base.throughput_mean.iloc[0]), float(r.throughput_mean)
         gain = 1 / a - 1 / b  # seconds saved per image
         when = f"pays for itself after {r.compile_seconds / gain:,.0f} images" if gain > 0 else "never pays for itself"
-        out.append(f"{r.config}: compiled in {r.compile_seconds:.0f} s; {b:.1f} against {a:.1f} img/s uncompiled: {when}")
+        out.append(f"{r.config}: compiled in {r.compile_seconds:.0f} s; {b:.1f} against {a:.1f} img/s uncompiled: "
+                   f"{when}")
     return out
 
 # %% ../nbs/28_tune.ipynb #f710d949
