@@ -20,14 +20,14 @@ from .globe import write_globe
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
-           'VIEW', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check',
-           'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect',
-           'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers',
-           'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup',
-           'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'said', 'in_notebook',
-           'rows_for', 'infer', 'train', 'view', 'models', 'hw', 'source_list', 'report', 'history_section', 'history',
-           'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms',
-           'latency']
+           'BUDGET_SETUP', 'VIEW', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config',
+           'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep',
+           'collect', 'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag',
+           'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store',
+           'setup', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'within_budget',
+           'said', 'in_notebook', 'rows_for', 'infer', 'train', 'view', 'models', 'hw', 'source_list', 'report',
+           'history_section', 'history', 'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency',
+           'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -328,6 +328,9 @@ class SweepOptions:
     min_repeats:Optional[int]=None # CPU: at least this many worker processes (default 5)
     # CPU: or stop adding processes once this much worker time went into the configuration (default 30)
     config_seconds:Optional[float]=None
+    # CPU: the whole sweep's measuring time, shared by the configurations to run, each at least 3 worker processes
+    # (default: none; each configuration up to --config-seconds)
+    budget_minutes:Optional[float]=None
     wait_idle:float=10.0 # seconds to wait for a busy host to go quiet before each run (default 10)
     strict:bool=False # skip (with the reason) instead of measuring on a busy host
     busy_threshold:float=0.1 # share of the host's CPU others may use before it counts as busy (default 0.1)
@@ -396,6 +399,7 @@ class SweepOptions:
                    min_seconds=(float, True), max_seconds=(float, False), target_ci=(float, False),
                    timed_seconds=(float, False), timed_iters=(int, False), repeats=(int, False), row_ci=(float, False),
                    max_repeats=(int, False), min_repeats=(int, False), config_seconds=(float, False),
+                   budget_minutes=(float, False),
                    wait_idle=(float, True), busy_threshold=(float, False), peak_tflops=(float, False),
                    wandb_init_timeout=(float, False), lr=(float, False), nproc=(int, False), ddp_timeout=(float, False),
                    slurm_gpus_per_node=(int, True), slurm_time=(int, False), slurm_array_parallelism=(int, False))
@@ -407,7 +411,8 @@ class SweepOptions:
                                 'channels_last input_channels input_size timesteps dataloader workers',
               'timing (each worker process)': 'warmup warmup_seconds min_seconds max_seconds target_ci timed_seconds '
                                               'timed_iters',
-              'repeats and a busy machine': 'repeats row_ci min_repeats max_repeats config_seconds wait_idle strict '
+              'repeats and a busy machine': 'repeats row_ci min_repeats max_repeats config_seconds budget_minutes '
+                                            'wait_idle strict '
                                             'busy_threshold',
               'running and storing': 'peak_tflops isolate results_dir rerun retry_failed progress wide',
               'a SLURM cluster (submitit)': 'slurm slurm_gpus_per_node slurm_time slurm_account slurm_constraint '
@@ -465,6 +470,8 @@ def check_together(o:SweepOptions):
     if o.row_ci is not None and not 0 < o.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {o.row_ci}")
     if o.nproc is not None and o.mode != 'training':
         raise BenchError("--nproc is for training (tbench train --nproc N)")
+    if o.budget_minutes is not None and (o.repeats is not None or o.config_seconds is not None):
+        raise BenchError("--budget-minutes shares its time among the configurations; drop --repeats/--config-seconds")
     if o.repeats is not None and any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds)):
         raise BenchError("--repeats fixes the count; it cannot be combined with "
                          "--row-ci/--min-repeats/--max-repeats/--config-seconds")
@@ -642,10 +649,21 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
     idle_check(su.device, o.force)
     from throughput_bench.sweep import plan
     p = plan(specs, su.store, rerun=o.rerun, retry_failed=o.retry_failed)
+    if o.budget_minutes and p.todo and su.repeats.least is not None:
+        su = within_budget(su, o.budget_minutes, len(p.todo))
     su.msg.log(p.line() + (f"; {su.repeats.text()}" if p.todo and su.repeats.most > 1 else ''))
     new = run(su, p)
     su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
     return said(rows_for(su.store, specs, new), o)
+
+BUDGET_SETUP = 0.1  # the share of a budget kept for what is not a worker's measurement (plan, hardware record, start)
+
+def within_budget(su:Setup, minutes:float, n:int)->Setup:
+    """`su` with its adaptive repeats fitted to `minutes` for `n` configurations: each may take its share of the worker
+    time, and needs at least 3 processes (fewer than the default 5: a wider interval, which its row states)."""
+    r = su.repeats
+    share = max(1.0, minutes * 60 * (1 - BUDGET_SETUP) / n)
+    return dataclasses.replace(su, repeats=dataclasses.replace(r, least=min(r.least, 3), seconds=min(r.seconds, share)))
 
 def said(df:'pd.DataFrame', o:SweepOptions)->'pd.DataFrame':
     "`df`, after printing its summary where nothing else would show it: outside a notebook, unless `o.quiet`."
