@@ -92,11 +92,15 @@ def mapped_libraries()->list:
     return sorted({l.split()[-1] for l in lines if len(l.split()) >= 6 and _is_allocator_lib(l.split()[-1])})
 
 def big_block_mapped(size:int=64 << 20)->Optional[bool]:
-    "Whether glibc's `malloc` serves a `size` block with its own `mmap` (None: no `mallinfo2` here)."
+    """Whether glibc's `malloc` serves a block of at least `size` with its own `mmap` (None: no `mallinfo2` here, or
+    more free heap than a block under the retained threshold could exceed). The block asked for is larger than all
+    the free memory of the heap, so that no freed chunk can serve it: only the mmap threshold decides."""
     libc = _libc()
     try: info = libc.mallinfo2
     except AttributeError: return None
     info.restype = _Mallinfo2
+    size = max(size, info().fordblks + (1 << 20))
+    if size >= RETAIN[M_MMAP_THRESHOLD]: return None
     libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
     before = info().hblkhd

@@ -213,7 +213,9 @@ def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0
         s = BenchSpec(**spec)
         apply_allocator(s.allocator)  # before anything is built; checked: what the row will name is what runs
         res = run_spec(s, TimingConfig(**timing), **kw)
-        res.allocator = allocator_in_use()  # read back again after the measurement, from the process itself
+        if s.allocator in ('tcmalloc', 'jemalloc') and allocator_in_use() != s.allocator:  # still mapped after it ran
+            raise RuntimeError(f"the worker no longer runs {s.allocator}")
+        res.allocator = s.allocator
         conn.send(res.to_row())
     except BaseException as e:
         conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
