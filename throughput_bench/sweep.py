@@ -29,10 +29,10 @@ from .flops import (measure_ceilings, reference_speed, ceilings_stale, machine_c
 from .drift import DriftBook
 
 # %% auto #0
-__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'expand', 'Plan', 'skip_reason', 'plan', 'run_spec', 'worker_process',
-           'server_pids', 'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats',
-           'ci_text', 'summary_table', 'spread', 'compact_summary', 'summary_text', 'software_versions',
-           'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
+__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'expand', 'Plan', 'skip_counts', 'skip_reason', 'plan', 'run_spec',
+           'worker_process', 'server_pids', 'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving',
+           'combine_repeats', 'ci_text', 'summary_table', 'spread', 'compact_summary', 'summary_text',
+           'software_versions', 'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../nbs/24_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -63,12 +63,15 @@ class Plan:
     seen:dict = field(default_factory=dict)
 
     def line(self)->str:
-        "The one-line plan printed before a sweep."
+        """The plan printed before a sweep: one line of counts, then one line (at most 100 columns) per reason for
+        skipping, with the precisions or models it covers."""
         s = f"plan: {len(self.todo)} to run, {self.done} done, {len(self.skipped)} skipped"
         if self.reruns: s += f" ({self.reruns} of those to run are re-runs)"
-        reasons = collections.Counter(r for _, r in self.skipped)
-        if reasons: s += ": " + '; '.join(f"{n} x {r}" for r, n in reasons.items())
-        return s
+        return '\n'.join([s] + [f"  {n} skipped: {shorten(r, 84)}" for r, n in skip_counts(self.skipped).items()])
+
+def skip_counts(skipped:list)->dict:
+    "Reason -> how many of `skipped` (`(spec, reason)` pairs or rows) it covers, in first-seen order."
+    return dict(collections.Counter(r if isinstance(r, str) else str(r.get('error') or '') for _, r in skipped))
 
 def skip_reason(spec:BenchSpec)->Optional[str]:
     "Why `spec` cannot be measured on its device (or by its backend), or None."
@@ -453,7 +456,8 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
     included), img/s and where re-runs land as `±%`, p95, memory and a short status; a note under the table for each
     contended or failed row (numbered) and for what the `re-run` column is."""
     import pandas as pd
-    ds = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
+    every = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
+    ds = [d for d in every if d['status'] != 'skipped']  # said once per reason, under the table
     inputs = {_input_label(d) for d in ds}
     rows, notes = [], []
     for d in sorted(ds, key=lambda d: d['status'] != 'ok'):
@@ -475,6 +479,8 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
                      're-run': rerun + ('?' if rerun and str(d.get('rerun_provisional')).lower() == 'true' else ''),
                      'p95 ms': _num(d.get('latency_p95_ms'), '.1f') if ok else '',
                      'mem MiB': _num(d.get('peak_memory_mb'), '.0f') if ok else '', 'status': status})
+    for why, n in collections.Counter(str(d.get('error') or '') for d in every if d['status'] == 'skipped').items():
+        notes.append(f"{n} skipped: {why}")
     t = pd.DataFrame(rows)
     if t.empty: return t, notes
     if t['re-run'].eq('').all(): t = t.drop(columns='re-run')
