@@ -75,8 +75,8 @@ def parse_config(text:str)->dict:
             if k not in be.options:
                 close = difflib.get_close_matches(k, list(_WORDS) + list(be.options), n=1, cutoff=0.6)
                 own = f"; {be.name}'s own: {', '.join(be.options)}" if be.options else ''
-                raise BenchError(f"configuration {text!r}: unknown setting {k!r}"
-                                 + (f" (did you mean {close[0]}?)" if close else f" (settings: {', '.join(_WORDS)}{own})"))
+                hint = f"did you mean {close[0]}?" if close else f"settings: {', '.join(_WORDS)}{own}"
+                raise BenchError(f"configuration {text!r}: unknown setting {k!r} ({hint})")
         out['backend_options'] = ' '.join(opts)
         be.parse_options(out['backend_options'])  # the runtime's own words, checked by the runtime
     return out
@@ -291,10 +291,9 @@ def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds
         if took and time.monotonic() - t0 + np.mean(took) > budget_minutes * 60:
             a.warn(f"the {budget_minutes:g} min budget ends before round {n + 1}: the answer is the {n} rounds so far")
             break
-    if also:
-        import pandas as pd
-        t = pd.concat([t] + [pair_table([labels[i], labels[j]], {0: vals[i], 1: vals[j]}, busy=busy,
-                                        min_rounds=min_rounds) for i, j in also], ignore_index=True)
+    if also:  # j against i, from the same rounds
+        t = __import__('pandas').concat([t] + [pair_table([labels[i], labels[j]], {0: vals[i], 1: vals[j]}, busy=busy,
+                                                          min_rounds=min_rounds) for i, j in also], ignore_index=True)
     t.insert(0, 'study', sid); t.insert(1, 'model', specs[0].model_name)
     return t
 

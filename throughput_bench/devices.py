@@ -126,7 +126,8 @@ def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     import timm
 
     d = dict(model_name=spec.model_name, mode=spec.mode, backend=spec.backend, backend_options=spec.backend_options,
-             study=spec.study, stage=spec.stage, allocator=spec.allocator, num_classes=spec.num_classes, world_size=spec.world_size,
+             study=spec.study, stage=spec.stage,
+             allocator=spec.allocator, num_classes=spec.num_classes, world_size=spec.world_size,
              precision=spec.precision, compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
              batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
              input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,

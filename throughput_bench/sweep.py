@@ -468,14 +468,15 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
         if ok and str(d.get('contended')).lower() == 'true':
             status = f"ok [{len(notes) + 1}]"
             notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: measured beside other work (it took "
-                         f"{_num(d.get('busy_share'), '.0%') or 'some'} of the CPU): a wider interval; re-run when quiet")
+                         f"{_num(d.get('busy_share'), '.0%') or 'some'} of the CPU): a wider interval; re-run when "
+                         "quiet")
         elif not ok:
             status = f"{d['status']} [{len(notes) + 1}]"
             notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: {d['status']}: {d.get('error') or ''}")
         rerun = spread(d['throughput_mean'], d.get('throughput_rerun_low'), d.get('throughput_rerun_high')).strip()
+        ci = spread(d['throughput_mean'], d.get('throughput_ci_low'), d.get('throughput_ci_high'))
         rows.append({'model': d['model_name'], 'configuration': cfg,
-                     'img/s': _num(d['throughput_mean'], '.1f') + spread(d['throughput_mean'], d.get('throughput_ci_low'),
-                                                                      d.get('throughput_ci_high')) if ok else '',
+                     'img/s': _num(d['throughput_mean'], '.1f') + ci if ok else '',
                      're-run': rerun + ('?' if rerun and str(d.get('rerun_provisional')).lower() == 'true' else ''),
                      'p95 ms': _num(d.get('latency_p95_ms'), '.1f') if ok else '',
                      'mem MiB': _num(d.get('peak_memory_mb'), '.0f') if ok else '', 'status': status})

@@ -276,8 +276,7 @@ def tune(model:str, # a registry or timm name
                f"study {tid} in {su.store.csv_path}")
     hardware_record(su.store, su.device, log=su.msg.log)
     cont = api.contention_watch(o, su.device, strict=False)
-    specs, alloc_said, alloc_s = allocator_screen(specs, tid, su, cont)
-    for line in alloc_said: su.msg.log(line)
+    specs, alloc_said, alloc_s = allocator_screen(specs, tid, su, cont)  # its sentences: on the result
     last, by_tp, b1, per_run, spent = search(specs, tid, su, cont, budget - alloc_s)
     if not by_tp:
         raise BenchError(f"no configuration of {model} ran correctly here (study {tid} in {su.store.csv_path})")
