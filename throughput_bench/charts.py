@@ -241,8 +241,13 @@ def chart_throughput(best:pd.DataFrame, mode:str='inference'):
     models = list(dict.fromkeys(d.sort_values('throughput_mean', ascending=False).label))
     fig, axes = _grid(len(models), rows_per=d.groupby('label').size().max())  # as tall as the panel with most bars
     for ax, m in zip(axes.flat, models):
-        barh_ci(ax, d[d.label.eq(m)], 'device', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
-        ax.set(title=m, xlabel='img/s' if mode == 'inference' else 'samples/s', ylabel=None)
+        g = d[d.label.eq(m)]
+        barh_ci(ax, g, 'device', 'throughput_mean', 'variant', 'throughput_ci_low', 'throughput_ci_high')
+        unit = 'img/s' if mode == 'inference' else 'samples/s'
+        # a GPU beside a CPU spans 100x or more: on a linear axis the CPU's bars are slivers
+        log = g.throughput_mean.max() / max(g.throughput_mean.min(), 1e-9) > 20
+        if log: ax.set_xscale('log'); ax.set_xlim(g.throughput_mean.min() / 3, None)
+        ax.set(title=m, xlabel=unit + (' (log scale)' if log else ''), ylabel=None)
     for ax in axes.flat[len(models):]: ax.axis('off')
     shared_legend(fig, axes, f"{mode} throughput (best batch size; bars: 95% CI)")
     return fig
