@@ -184,7 +184,8 @@ def worker_process(allocator:str, target:Callable, args:tuple):
 
 def server_pids()->list:
     "The fork servers' pids, once they run (part of the sweep's own process tree)."
-    return [p for p in (s.pid() for s in _servers.values()) if p]
+    from throughput_bench import sweep as _mod  # the package's servers (a notebook re-defines this module's names)
+    return [p for p in (s.pid() for s in _mod._servers.values()) if p]
 
 def _die_with_parent():
     try:
@@ -285,7 +286,8 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     # removed below: nothing left in /tmp
     fd, log = tempfile.mkstemp(prefix='tbench-worker-', suffix='.log'); os.close(fd)
     # not daemonic: DataLoader workers are its children
-    proc = worker_process(spec.allocator, _mod._worker, (send, asdict(spec), asdict(timing), kw, log, os.getpid()))
+    # the package's `worker_process` too: its process class is pickled by name (a notebook's lives in __main__)
+    proc = _mod.worker_process(spec.allocator, _mod._worker, (send, asdict(spec), asdict(timing), kw, log, os.getpid()))
     with _no_main(): proc.start()
     send.close()
     if on_start: on_start(proc.pid)
