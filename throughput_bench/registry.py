@@ -254,7 +254,8 @@ def count_params(info:ModelInfo)->Optional[float]:
     except Exception: return None  # not kept: the package may be installed later
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(cache | {key: n})); os.replace(tmp, path)
+        tmp = path.with_suffix(f'.{os.getpid()}.tmp')
+        tmp.write_text(json.dumps(cache | {key: n})); os.replace(tmp, path)
     except OSError: pass
     return n
 
