@@ -651,7 +651,7 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
     p = plan(specs, su.store, rerun=o.rerun, retry_failed=o.retry_failed)
     if o.budget_minutes and p.todo and su.repeats.least is not None:
         su = within_budget(su, o.budget_minutes, len(p.todo))
-    su.msg.log(p.line() + (f"\n  each: {su.repeats.text()}" if p.todo and su.repeats.most > 1 else ''))
+    su.msg.log(p.line() + (f"\n  {su.repeats.text()}" if p.todo and su.repeats.most > 1 else ''))
     new = run(su, p)
     su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
     return said(rows_for(su.store, specs, new), o)
