@@ -11,10 +11,10 @@ from typing import Optional, Iterable
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS',
            'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'STEP_ALPHA',
-           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cpu_ids', 'BenchSpec', 'config_key', 'field_words',
-           'config_words', 'config_columns', 'BenchResult', 'model_task', 'now_iso', 'shorten', 'plain_text',
-           'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step',
-           'step_ratio', 'find_steps', 'ServeOptions', 'LatencyOptions']
+           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'BenchSpec',
+           'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task', 'now_iso',
+           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'z_value',
+           'rerun_interval', 'Step', 'step_ratio', 'find_steps', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -56,6 +56,22 @@ def cpu_features()->set:
                 if line.startswith('flags'): return set(line.split(':', 1)[1].split())
     except OSError: pass
     return set()
+
+def cache_root()->'Path':
+    "Where this package keeps what it made for this machine: `$TB_CACHE_DIR`, else ~/.cache/throughput_bench."
+    from pathlib import Path
+    return Path(os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench')
+
+def keep_json(path, obj)->bool:
+    "Write `obj` as JSON to `path`, whole or not at all (a temporary file renamed); False where it cannot be written."
+    from pathlib import Path
+    import json
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(obj, indent=1)); os.replace(tmp, path)
+        return True
+    except OSError: return False
 
 def cpu_ids()->dict:
     "This CPU's vendor, family and model numbers (from /proc/cpuinfo; empty elsewhere)."

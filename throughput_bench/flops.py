@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 from torch.utils.flop_counter import FlopCounterMode
 from torch.nn.attention import sdpa_kernel, SDPBackend
-from .core import cpu_features, cpu_ids
+from .core import cpu_features, cpu_ids, cache_root, keep_json
 
 # %% auto #0
 __all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops',
@@ -252,7 +252,7 @@ def ceilings_cache(device:torch.device)->Path:
     """Where this machine's ceilings for `device` are kept between results folders (a ceiling belongs to the machine):
     `$TB_CACHE_DIR/ceilings/`, else ~/.cache/throughput_bench/ceilings/, one file per device and PyTorch version."""
     from throughput_bench.hardware import device_name
-    root = Path(os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench') / 'ceilings'
+    root = cache_root() / 'ceilings'
     name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch.__version__}")
     return root / f"{name}.json"
 
@@ -269,11 +269,7 @@ def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
 
 def keep_ceilings(device:torch.device, c:dict)->dict:
     "Write ceilings `c` to this machine's cache (`ceilings_cache`), whole or not at all; returns `c`."
-    path = ceilings_cache(device)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(c, indent=1)); os.replace(tmp, path)
-    except OSError: pass  # a read-only home: measured again next time
+    keep_json(ceilings_cache(device), c)  # a read-only home: measured again next time
     return c
 
 # %% ../nbs/07_flops.ipynb #67e264b7

@@ -22,8 +22,8 @@ from .allocator import missing as missing_allocator, apply as apply_allocator
 # %% auto #0
 __all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
            'gsd_metres', 'valid_mask', 'RasterFacts', 'count_windows', 'raster_facts', 'remove_stale_partials',
-           'cache_root', 'synthetic_scene', 'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection',
-           'WriteFailed', 'StripWriter', 'check_output', 'check_fits', 'bounding_stage', 'map_pass', 'stitch_reference',
+           'synthetic_scene', 'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection', 'WriteFailed',
+           'StripWriter', 'check_output', 'check_fits', 'bounding_stage', 'map_pass', 'stitch_reference',
            'map_options_text', 'check_map_args', 'check_header', 'share_check', 'stored_row', 'MapOptions',
            'check_map_options', 'MapPlan', 'plan_map', 'MapRun', 'measure_map', 'map_figures', 'map_facts',
            'map_raster', 'summary_lines']
@@ -155,9 +155,6 @@ def remove_stale_partials(folder)->list:
             f.unlink(missing_ok=True); gone.append(f)
     return gone
 
-def cache_root()->Path:
-    "Where made inputs are kept: `$TB_CACHE_DIR`, else ~/.cache/throughput_bench."
-    return Path(os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench')
 
 def _scene_rows(r0:int, n:int, width:int, bands:int, classes:np.ndarray, cell:int, rng)->np.ndarray:
     "Rows `r0`..`r0+n` of the scene, bands x n x width, uint16."

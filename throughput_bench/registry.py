@@ -236,15 +236,14 @@ def n_params(model:torch.nn.Module)->float:
 def count_params(info:ModelInfo)->Optional[float]:
     """Parameters (M) of the model at its native input, built on the meta device; kept in `$TB_CACHE_DIR` (else
     ~/.cache/throughput_bench) per model, input and timm, torch and package versions, so `tbench models` counts once."""
-    import json, os
-    from pathlib import Path
+    import json
     from importlib.metadata import version, PackageNotFoundError
     def ver(p):
         try: return version(p)
         except (PackageNotFoundError, ValueError): return ''
     key = (f"{info.name} {info.channels}x{info.size} timm {ver('timm')} torch {ver('torch')} "
            f"{info.package} {ver(info.package) if info.package else ''}")
-    path = Path(os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench') / 'params_M.json'
+    path = cache_root() / 'params_M.json'
     try: cache = json.loads(path.read_text())
     except (OSError, ValueError): cache = {}
     if key in cache: return cache[key]
@@ -252,11 +251,7 @@ def count_params(info:ModelInfo)->Optional[float]:
         import torch
         with torch.device('meta'): n = n_params(build(info))
     except Exception: return None  # not kept: the package may be installed later
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f'.{os.getpid()}.tmp')
-        tmp.write_text(json.dumps(cache | {key: n})); os.replace(tmp, path)
-    except OSError: pass
+    keep_json(path, cache | {key: n})
     return n
 
 def _geo_row(i:ModelInfo)->dict:
