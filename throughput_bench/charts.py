@@ -4,12 +4,12 @@
 
 # %% ../nbs/11_charts.ipynb #38897561
 from __future__ import annotations
-import re, html, colorsys
+import re, html, colorsys, textwrap
 from pathlib import Path
 from typing import Optional
 import numpy as np
 import pandas as pd
-import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines
+import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines, matplotlib.colors
 import matplotlib.pyplot as plt
 import seaborn as sns
 from .core import (BenchSpec, config_columns, config_words, paired_ratio, verdict, sentence, shorten,
@@ -21,12 +21,12 @@ from .store import superseded
 # %% auto #0
 __all__ = ['CONFIG', 'SAID', 'PLACED', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'VARIED', 'MFU_TITLES', 'KIND_COLORS',
            'SCENARIO_COLOURS', 'COMPARED', 'MAP_STAGES', 'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN',
-           'device_label', 'input_label', 'plain_rows', 'variant_words', 'best_rows', 'at_native_input', 'native_rows',
-           'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput', 'speedups',
-           'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs', 'chart_geo_compare',
-           'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows', 'chart_comparisons', 'mapping_rows',
-           'chart_mapping', 'md_text', 'summary_markdown', 'overview_rows', 'chart_overview', 'best_table_markdown',
-           'paged', 'write_report']
+           'HEAT_ROWS', 'device_label', 'input_label', 'plain_rows', 'variant_words', 'best_rows', 'at_native_input',
+           'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput',
+           'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs',
+           'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows',
+           'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown', 'overview_rows',
+           'chart_overview', 'best_table_markdown', 'paged', 'write_report', 'heat_order', 'chart_heatmap']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -925,7 +925,8 @@ def best_table_markdown(best:pd.DataFrame)->list:
 
 # name -> (whether it shows native-input rows only, how it is drawn); the filter is applied once, before a chart is
 # split into pages
-CHARTS = {'overview': (True, lambda b, g: chart_overview(b)),
+CHARTS = {'overview': (True, lambda b, g: chart_heatmap(b)),
+          'overview_bars': (True, lambda b, g: chart_overview(b)),
           'throughput_inference': (True, lambda b, g: chart_throughput(b, 'inference')),
           'throughput_training': (True, lambda b, g: chart_throughput(b, 'training')),
           'speedup': (True, lambda b, g: chart_speedup(b)), 'coverage': (True, lambda b, g: chart_coverage(b, g)),
@@ -971,3 +972,70 @@ def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'),
             save(name, [fig] if fig is not None else [])
     md = out / 'summary.md'; md.write_text(summary_markdown(df, best, gsd_m)); files.append(md)
     return files
+
+# %% ../nbs/11_charts.ipynb #0bee207d
+HEAT_ROWS = 30  # models per column of cells: 60 models fit one screen as two columns
+
+def heat_order(d:pd.DataFrame)->list:
+    """Models, fastest first, by the mean over the devices each ran on of log(img/s / that device's fastest): a model
+    measured on a GPU only does not jump above every CPU row."""
+    top = d.groupby('device').throughput_mean.transform('max').astype(float)
+    rel = np.log(d.throughput_mean.astype(float) / top)
+    return rel.groupby(d.label).mean().sort_values(ascending=False, kind='stable').index.tolist()
+
+def _cell_text(r)->str:
+    "A heat-map cell: the img/s, then its 95% CI as ± % of it (or `no CI`)."
+    if not r.has_ci: return f"{_si(r.throughput_mean)}\nno CI"
+    half = (float(r.throughput_ci_high) - float(r.throughput_ci_low)) / 2 / float(r.throughput_mean)
+    return f"{_si(r.throughput_mean)}\n±{100 * half:.2g}%" if half < 0.1 else f"{_si(r.throughput_mean)}\n±{100 * half:.0f}%"
+
+def _heat_panel(ax, d:pd.DataFrame, models:list, devices:list, norm, cmap, best:set):
+    "One column of cells: `models` × `devices`, coloured by img/s; the best of each device boxed."
+    at = {(r.label, r.device): r for _, r in d.iterrows()}
+    m = np.array([[at[(l, dv)].throughput_mean if (l, dv) in at else np.nan for dv in devices] for l in models], float)
+    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, norm=norm, aspect='auto', interpolation='nearest')
+    for (i, l), (j, dv) in ((a, b) for a in enumerate(models) for b in enumerate(devices)):
+        r = at.get((l, dv))
+        if r is None: ax.text(j, i, 'not run', ha='center', va='center', fontsize=6, color='0.45'); continue
+        lum = np.dot(cmap(norm(r.throughput_mean))[:3], (0.299, 0.587, 0.114))
+        ax.text(j, i, _cell_text(r), ha='center', va='center', fontsize=6.5, linespacing=0.95,
+                color='black' if lum > 0.5 else 'white', fontweight='bold' if (l, dv) in best else 'normal')
+        if bool(r.get('contended', False)):
+            ax.add_patch(matplotlib.patches.Rectangle((j - .5, i - .5), 1, 1, fill=False, hatch='///', lw=0,
+                                                      edgecolor='0.6'))
+        if (l, dv) in best:
+            ax.add_patch(matplotlib.patches.Rectangle((j - .46, i - .46), .92, .92, fill=False, lw=2, edgecolor='red'))
+    ax.set_xticks(range(len(devices)), [textwrap.fill(device_label(dv), 14) for dv in devices], fontsize=7)
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(len(models)), models, fontsize=7)
+    ax.grid(False)
+    return im
+
+def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
+    """The picture a reader opens first, "which model is fastest where": models (rows, fastest first) × devices
+    (columns), each cell the best inference img/s of that model on that device (log colour), with its 95% CI as ±%;
+    the fastest model on each device boxed in red; cells measured on a busy host hatched; models past `rows` continue
+    in a second column of cells, so the figure stays about a screen high."""
+    d = overview_rows(best)
+    if d.empty: return None
+    devices = d.groupby('device').throughput_mean.max().sort_values(ascending=False).index.tolist()
+    models = heat_order(d)
+    best_at = {(d.loc[i].label, dv) for dv, i in d.groupby('device').throughput_mean.idxmax().items()}
+    parts = [models[i:i + rows] for i in range(0, len(models), rows)]
+    v = d.throughput_mean.astype(float)
+    norm = matplotlib.colors.LogNorm(v.min() / 1.5, v.max() * 1.5) if v.min() > 0 else None
+    cmap = matplotlib.colormaps['viridis'].with_extremes(bad='0.93')
+    w = len(parts) * (2.4 + 0.95 * len(devices)) + 1.2
+    fig, axes = plt.subplots(1, len(parts), figsize=(w, 0.3 * len(parts[0]) + 2.2), squeeze=False,
+                             layout='constrained')
+    for ax, part in zip(axes.flat, parts): im = _heat_panel(ax, d, part, devices, norm, cmap, best_at)
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6, pad=0.01, format=matplotlib.ticker.FuncFormatter(
+        lambda x, _: _si(x))).set_label('img/s (log colour)', fontsize=8)
+    fig.suptitle('Fastest where: best inference img/s of each model on each device', fontsize=11)
+    notes = ['in each cell: img/s and its 95% CI over worker processes (±% of the value)',
+             'red box: the fastest model on that device']
+    if 'contended' in d and d.contended.fillna(False).astype(bool).any(): notes.append('hatched: measured on a busy host')
+    if (~d.has_ci).any(): notes.append('no CI: one run, or a file without an interval')
+    fig.supxlabel('; '.join(notes) + '. Every configuration per model: overview_bars.', fontsize=7.5)
+    return fig
+

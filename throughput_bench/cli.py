@@ -650,8 +650,8 @@ def report_parser(r:Parser)->Parser:
     r.add_argument('--formats', nargs='+', choices=('png', 'svg', 'pdf'), default=['png', 'svg'],
                    help="image formats of each chart (default png svg)")
     r.add_argument('--charts', nargs='+', default=None,
-                   help="only these charts: overview throughput_inference throughput_training speedup coverage mfu "
-                        "geo_compare scaling serving comparisons mapping (default: every chart that has data)")
+                   help="only these charts: overview overview_bars throughput_inference throughput_training speedup coverage "
+                        "mfu geo_compare scaling serving comparisons mapping (default: every chart that has data)")
     r.add_argument('--wandb-project', default=None,
                    help="also read this W&B project (entity/project; needs a key; default: none)")
     return r
