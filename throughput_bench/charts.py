@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_charts.ipynb #38897561
 from __future__ import annotations
-import re, html, colorsys, textwrap
+import re, html, colorsys, textwrap, contextlib
 from pathlib import Path
 from typing import Optional
 import numpy as np
@@ -19,12 +19,12 @@ from .registry import GEO_NAMES, get_model
 from .store import superseded
 
 # %% auto #0
-__all__ = ['CONFIG', 'SAID', 'PLACED', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'VARIED', 'MFU_TITLES', 'KIND_COLORS',
-           'SCENARIO_COLOURS', 'COMPARED', 'MAP_STAGES', 'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS', 'MAX_HEIGHT_IN',
-           'HEAT_ROWS', 'device_label', 'input_label', 'plain_rows', 'variant_words', 'best_rows', 'at_native_input',
-           'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend', 'chart_throughput',
-           'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling', 'geo_pairs',
-           'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows',
+__all__ = ['CONFIG', 'SAID', 'PLACED', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'PAGE', 'VARIED', 'MFU_TITLES',
+           'KIND_COLORS', 'SCENARIO_COLOURS', 'COMPARED', 'MAP_STAGES', 'MAP_COLOURS', 'CHARTS', 'CHARTS_OF_ROWS',
+           'MAX_HEIGHT_IN', 'HEAT_ROWS', 'device_label', 'input_label', 'plain_rows', 'variant_words', 'best_rows',
+           'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend',
+           'at_width', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling',
+           'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows',
            'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown', 'overview_rows',
            'chart_overview', 'best_table_markdown', 'paged', 'write_report', 'heat_order', 'chart_heatmap']
 
@@ -229,9 +229,29 @@ def shared_legend(fig, axes, title:Optional[str]=None):
                    bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H), ncol=ncol, fontsize='small', frameon=False)
     fig.tight_layout(rect=(0, 0, 1, top))
 
+PAGE = {'width_in': None}  # where set (`at_width`), no chart is drawn wider than this many inches
+
+@contextlib.contextmanager
+def at_width(inches:float=9.0):
+    """Draw the charts made inside no wider than `inches`: a docs page's column is about 900 px, 9 in at 100 dpi, so
+    a chart drawn at that width shows its text at the size it was set, instead of scaled down to half."""
+    old, PAGE['width_in'] = PAGE['width_in'], inches
+    try: yield
+    finally: PAGE['width_in'] = old
+
+def _width(inches:float)->float:
+    "`inches`, or the page's width where that is narrower."
+    return inches if PAGE['width_in'] is None else min(inches, PAGE['width_in'])
+
+def _side_by_side(n:int, w:float, h:float):
+    """`n` panels side by side, `w` inches wide in all or the page's width (stacked, a page would be twice as long:
+    each panel is as tall as its many bars)."""
+    return plt.subplots(1, n, figsize=(_width(w), h), squeeze=False)
+
 def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
-    "A grid of `n` panels, each tall enough for `rows_per` bars."
-    cols = min(n, 3); rows = int(np.ceil(n / cols))
+    "A grid of `n` panels, each tall enough for `rows_per` bars; as many columns (up to 3) as the page has room for."
+    cols = min(n, 3, max(1, int(_width(w * 3) // 4.5))); rows = int(np.ceil(n / cols))
+    w = min(w, _width(w * cols) / cols)
     return plt.subplots(rows, cols, figsize=(w * cols, max(2.2, h_per * rows_per + 1.2) * rows), squeeze=False)
 
 def chart_throughput(best:pd.DataFrame, mode:str='inference'):
@@ -276,7 +296,7 @@ def chart_speedup(best:pd.DataFrame):
     d = speedups(best)
     if d.empty: return None
     d = d.assign(row=d.label + ' · ' + d.device + np.where(d['mode'].eq('training'), ' (train)', ''))
-    fig, ax = plt.subplots(figsize=(8, 0.45 * d.row.nunique() * max(1, d.variant.nunique()) / 1.5 + 1.5))
+    fig, ax = plt.subplots(figsize=(_width(8), 0.45 * d.row.nunique() * max(1, d.variant.nunique()) / 1.5 + 1.5))
     barh_ci(ax, d, 'row', 'speedup', 'variant', 'speedup_lo', 'speedup_hi')
     ax.axvline(1, color='k', lw=0.8, ls='--')
     ax.set(xlabel='× fp32 eager (bars: 95% CI of the variant)', ylabel=None)
@@ -292,13 +312,18 @@ def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     d = d.assign(km2_lo=d.throughput_ci_low * f, km2_hi=d.throughput_ci_high * f).sort_values(
         'km2_per_sec', ascending=False
     )
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 0.35 * d.label.nunique() * d.device.nunique() + 1.5))
+    fig, axes = _side_by_side(2, 12, 0.35 * d.label.nunique() * d.device.nunique() + 1.5)
+    a1, a2 = axes.flat
     barh_ci(a1, d, 'label', 'km2_per_sec', 'device', 'km2_lo', 'km2_hi')
     a1.set(xlabel=f'km²/s at {gsd_m:g} m GSD (fastest precision; bars: 95% CI)', ylabel=None, title='Coverage rate')
     barh_ci(a2, d.assign(days_lo=EARTH_LAND_KM2 / d.km2_hi / 86400, days_hi=EARTH_LAND_KM2 / d.km2_lo / 86400),
             'label', 'days_to_map_land', 'device', 'days_lo', 'days_hi')
-    a2.set(xlabel=f"days to map the Earth's land ({EARTH_LAND_KM2 / 1e6:.2f} M km²)", ylabel=None,
+    a2.set(xlabel=f"days to map the land\n({EARTH_LAND_KM2 / 1e6:.2f} M km²)", ylabel=None,
            title='Time to map the world')
+    days = d.days_to_map_land
+    if days.max() / max(days.min(), 1e-9) > 20:
+        a2.set_xscale('log'); a2.set_xlim(days.min() / 3, None); a2.set_xlabel(a2.get_xlabel() + ' (log scale)')
+    if PAGE['width_in']: a2.tick_params(labelleft=False)  # the same models in the same order: once is enough
     shared_legend(fig, [a1, a2]); return fig
 
 MFU_TITLES = {'mfu_measured': 'MFU against the measured GEMM ceiling',
@@ -310,9 +335,7 @@ def chart_mfu(best:pd.DataFrame):
     if d.empty: return None
     d = d.assign(row=d.label + np.where(d['mode'].eq('training'), ' (train)', ''), hue=d.device + ' ' + d.variant)
     cols = [c for c in ('mfu_measured', 'mfu') if d[c].notna().any()]
-    fig, axes = plt.subplots(
-        1, len(cols), figsize=(6 * len(cols), 0.35 * d.row.nunique() * d.hue.nunique() / 2 + 1.5), squeeze=False
-    )
+    fig, axes = _side_by_side(len(cols), 6 * len(cols), 0.35 * d.row.nunique() * d.hue.nunique() / 2 + 1.5)
     for ax, c in zip(axes.flat, cols):
         e = d.assign(pct=100 * d[c], lo=100 * d[c] * d.throughput_ci_low / d.throughput_mean,
                      hi=100 * d[c] * d.throughput_ci_high / d.throughput_mean)
@@ -1026,7 +1049,7 @@ def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
     norm = matplotlib.colors.LogNorm(v.min() / 1.5, v.max() * 1.5) if v.min() > 0 else None
     cmap = matplotlib.colormaps['viridis'].with_extremes(bad='0.93')
     w = len(parts) * (2.4 + 0.95 * len(devices)) + 1.2
-    fig, axes = plt.subplots(1, len(parts), figsize=(w, 0.3 * len(parts[0]) + 2.2), squeeze=False,
+    fig, axes = plt.subplots(1, len(parts), figsize=(_width(w), 0.3 * len(parts[0]) + 2.2), squeeze=False,
                              layout='constrained')
     for ax, part in zip(axes.flat, parts): im = _heat_panel(ax, d, part, devices, norm, cmap, best_at)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6, pad=0.01, format=matplotlib.ticker.FuncFormatter(
