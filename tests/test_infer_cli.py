@@ -207,3 +207,22 @@ def test_summary_keeps_each_rows_measured_with_it_when_it_puts_measured_rows_fir
     t = summary_table(rows)
     assert list(t.model) == ['b', 'c', 'a'] and list(t.measured) == ['now', 'stored', 'not measured']
     assert list(t.columns)[-2:] == ['measured', 'status']
+
+def test_help_is_grouped_with_a_one_line_usage_and_the_rest_behind_help_all(capsys):
+    "`tbench infer --help` was 205 lines, 37 of them usage: now a one-line usage, the main groups, and a count of the rest."
+    import argparse
+    from throughput_bench.cli import infer_parser, tbench
+    p = infer_parser()
+    short, every = p.format_help(), None
+    with pytest.raises(SystemExit) as e: p.parse_args(['--help-all'])
+    every = capsys.readouterr().out
+    assert e.value.code == 0 and short.splitlines()[0] == 'usage: tbench infer [flags]'
+    titles = [g.title for g in p._action_groups]
+    assert titles.index('what to measure') < titles.index('where it runs') < titles.index('where results go')
+    hidden = [a for g in p.more for a in g._group_actions if a.help != argparse.SUPPRESS]
+    assert '--slurm' not in short and '--slurm' in every and '--warmup' in every and '--models' in short
+    assert f"{len(hidden)} more flags" in short and len(every.splitlines()) > len(short.splitlines())
+    for a in hidden: assert a.option_strings[0] in every  # every flag is somewhere
+    # a command's positional arguments stay in its short usage
+    with pytest.raises(SystemExit): tbench(['compare', '--help'])
+    assert capsys.readouterr().out.startswith('usage: tbench compare MODEL CONFIG')

@@ -98,7 +98,7 @@ def test_options_are_written_once():
     assert set(api.SweepOptions.NUMBERS) <= set(fields) and set(api.SweepOptions.CHOICES) <= set(fields)
     dests = set()
     for parser in (cli.infer_parser(), cli.train_parser()):
-        dests |= {a.dest for a in parser._actions if a.dest != 'help'}
+        dests |= {a.dest for a in parser._actions if a.dest not in ('help', argparse.SUPPRESS)}
     assert dests == set(grouped), dests ^ set(grouped)
 
 def test_options_are_checked_into_a_copy_never_changed():
@@ -135,7 +135,7 @@ def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
     for name in fields: assert docments(f)[name] == docments(O)[name] and docments(O)[name], name
     if parser:
         grouped = {n for names in O.GROUPS.values() for n in names.split()}
-        dests = {a.dest for a in getattr(cli, parser)()._actions if a.dest != 'help'}
+        dests = {a.dest for a in getattr(cli, parser)()._actions if a.dest not in ('help', argparse.SUPPRESS)}
         assert dests == grouped and grouped <= set(fields), dests ^ grouped
 
 def _functions():

@@ -406,20 +406,21 @@ class SweepOptions:
     CHOICES = dict(mode=('inference', 'training'), precisions=PRECISIONS, compile_modes=COMPILE_MODES,
                    allocators=ALLOCATORS, wandb=('disabled', 'offline', 'online', 'auto'), optimizers=('sgd', 'adamw'),
                    slurm_group_by=('model', 'config'), slurm_executor=('slurm', 'local'), conventions=CONVENTIONS)
-    GROUPS = {'device': 'device gpu_id threads allocators tf32 force',
-              'configurations': 'models precisions compile_modes batch_sizes max_step_seconds max_memory_mb '
-                                'channels_last input_channels input_size timesteps dataloader workers',
+    # `--help` shows the first groups; those in `MORE` only with `--help-all`
+    GROUPS = {'what to measure': 'models precisions compile_modes batch_sizes channels_last input_channels input_size '
+                                 'timesteps dataloader workers',
+              'inference': 'backends backend_options geo_compare output',
+              'training': 'optimizers lr breakdown nproc ddp_timeout',
+              'where it runs': 'device gpu_id threads allocators tf32 force max_step_seconds max_memory_mb',
+              'how long, and a busy machine': 'budget_minutes repeats row_ci min_repeats max_repeats config_seconds '
+                                              'wait_idle strict busy_threshold',
+              'where results go': 'results_dir rerun retry_failed wide progress isolate peak_tflops',
               'timing (each worker process)': 'warmup warmup_seconds min_seconds max_seconds target_ci timed_seconds '
                                               'timed_iters',
-              'repeats and a busy machine': 'repeats row_ci min_repeats max_repeats config_seconds budget_minutes '
-                                            'wait_idle strict '
-                                            'busy_threshold',
-              'running and storing': 'peak_tflops isolate results_dir rerun retry_failed progress wide',
               'a SLURM cluster (submitit)': 'slurm slurm_gpus_per_node slurm_time slurm_account slurm_constraint '
                                             'slurm_array_parallelism slurm_group_by slurm_wait slurm_executor',
-              'Weights & Biases': 'wandb wandb_project wandb_entity wandb_tags wandb_dir wandb_init_timeout',
-              'inference': 'backends backend_options geo_compare output',
-              'training': 'optimizers lr breakdown nproc ddp_timeout'}
+              'Weights & Biases': 'wandb wandb_project wandb_entity wandb_tags wandb_dir wandb_init_timeout'}
+    MORE = ('timing (each worker process)', 'a SLURM cluster (submitit)', 'Weights & Biases')
     TEXTS = ('device', 'results_dir', 'output', 'slurm')
 
     @classmethod

@@ -1010,7 +1010,7 @@ def _cell_text(r)->str:
     "A heat-map cell: the img/s, then its 95% CI as ± % of it (or `no CI`)."
     if not r.has_ci: return f"{_si(r.throughput_mean)}\nno CI"
     half = (float(r.throughput_ci_high) - float(r.throughput_ci_low)) / 2 / float(r.throughput_mean)
-    return f"{_si(r.throughput_mean)}\n±{100 * half:.2g}%" if half < 0.1 else f"{_si(r.throughput_mean)}\n±{100 * half:.0f}%"
+    return f"{_si(r.throughput_mean)}\n±{100 * half:{'.2g' if half < 0.1 else '.0f'}}%"
 
 def _heat_panel(ax, d:pd.DataFrame, models:list, devices:list, norm, cmap, best:set):
     "One column of cells: `models` × `devices`, coloured by img/s; the best of each device boxed."
@@ -1057,7 +1057,8 @@ def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
     fig.suptitle('Fastest where: best inference img/s of each model on each device', fontsize=11)
     notes = ['in each cell: img/s and its 95% CI over worker processes (±% of the value)',
              'red box: the fastest model on that device']
-    if 'contended' in d and d.contended.fillna(False).astype(bool).any(): notes.append('hatched: measured on a busy host')
+    if 'contended' in d and d.contended.fillna(False).astype(bool).any():
+        notes.append('hatched: measured on a busy host')
     if (~d.has_ci).any(): notes.append('no CI: one run, or a file without an interval')
     fig.supxlabel('; '.join(notes) + '. Every configuration per model: overview_bars.', fontsize=7.5)
     return fig

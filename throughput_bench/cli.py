@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_cli.ipynb #d6ef5c41
 from __future__ import annotations
-import sys, argparse, dataclasses, signal, os, functools
+import sys, argparse, dataclasses, signal, os, functools, textwrap
 from fastcore.docments import docments
 from pathlib import Path
 from typing import Optional
@@ -16,7 +16,7 @@ from . import compare as C, tune as T, mapping as M
 
 # %% auto #0
 __all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float',
-           'nonneg_float', 'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'print_rows',
+           'nonneg_float', 'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'HelpAll', 'print_rows',
            'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train',
            'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync',
            'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve',
@@ -62,6 +62,33 @@ class Parser(argparse.ArgumentParser):
         """Add `names`, and the underscore spelling of each hyphenated long flag as a hidden alias (`--help` lists each
         flag once)."""
         return with_alias(super().add_argument, names, kw)
+
+    def short_usage(self)->str:
+        """`prog`, its positional arguments and `[flags]`, where argparse's usage (every flag) would run past three
+        lines: the help below lists the flags, grouped."""
+        full = super().format_usage()
+        if self.usage is not None or full.count('\n') <= 3 or self._subparsers is not None: return full
+        def word(a):
+            m = a.metavar or a.dest
+            return {'*': f"[{m} ...]", '+': f"{m} [{m} ...]", '?': f"[{m}]"}.get(a.nargs, m)
+        pos = [word(a) for a in self._actions if not a.option_strings and a.help != argparse.SUPPRESS]
+        return f"usage: {' '.join([self.prog, *pos, '[flags]'])}\n"
+
+    def format_usage(self): return self.short_usage()
+
+    def format_help(self):
+        """The help with a short usage line, and without the groups in `self.more` (named at the end) unless
+        `--help-all` asked for them."""
+        more = [] if getattr(self, 'show_all', False) else getattr(self, 'more', [])
+        kept, usage = self._action_groups, self.usage
+        self._action_groups = [g for g in kept if g not in more]
+        self.usage = self.short_usage()[len('usage: '):].rstrip('\n').replace('%', '%%')
+        try: text = super().format_help()
+        finally: self._action_groups, self.usage = kept, usage
+        if not more: return text
+        n = sum(a.help != argparse.SUPPRESS for g in more for a in g._group_actions)
+        line = f"{n} more flags, in: {'; '.join(g.title for g in more)}. To see them: {self.prog} --help-all"
+        return text + '\n' + textwrap.fill(line, 100) + '\n'
 
     def add_argument_group(self, *args, **kw):
         "A group whose flags also accept underscores."
@@ -153,6 +180,8 @@ def option_flag(name:str, O=None)->tuple:
         if 'list' in str(f.type) or 'tuple' in str(f.type): kw['nargs'] = '+'
         if name in O.NUMBERS: kw['type'] = whole_number if O.NUMBERS[name][0] is int else number
         if name in O.CHOICES: kw['choices'] = O.CHOICES[name]
+        # `--precisions PRECISION [PRECISION ...]`: the help lists the choices
+        if kw.get('nargs') == '+' and name.endswith('s'): kw['metavar'] = name[:-1].upper()
     extra = dict(SPELLINGS.get(name, {}))
     flags = extra.pop('flags', (api.flag(name),))
     kw |= extra
@@ -169,6 +198,17 @@ def add_options(p:Parser, O=None, drop:tuple=()):
         for name in names.split():
             flags, kw = option_flag(name, O)
             g.add_argument(*flags, **kw)
+        if title in getattr(O, 'MORE', ()): p.more = getattr(p, 'more', []) + [g]
+    if getattr(p, 'more', None):
+        p.add_argument('--help-all', action=HelpAll, help="every flag, the groups --help leaves out included")
+
+class HelpAll(argparse.Action):
+    "`--help-all`: the help with every group of flags."
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None, **kw):
+        super().__init__(option_strings, argparse.SUPPRESS, default=default, nargs=0, help=help)  # stores nothing
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.show_all = True; parser.print_help(); parser.exit()
 
 
 # %% ../nbs/30_cli.ipynb #f5c19485
@@ -191,6 +231,7 @@ def infer_parser(prog='tbench infer', parser=None)->Parser:
     g = p.add_argument_group("the seed tool's flags")
     g.add_argument('--no-dataloader', dest='dataloader', action='store_false', default=argparse.SUPPRESS,
                    help="synthetic data on the device (the default; the seed tool's flag)")
+    p.more = getattr(p, 'more', []) + [g]
     examples(
         p,
         """  tbench infer --models resnet50 --device cpu                       # every precision this CPU runs natively
@@ -650,8 +691,9 @@ def report_parser(r:Parser)->Parser:
     r.add_argument('--formats', nargs='+', choices=('png', 'svg', 'pdf'), default=['png', 'svg'],
                    help="image formats of each chart (default png svg)")
     r.add_argument('--charts', nargs='+', default=None,
-                   help="only these charts: overview overview_bars throughput_inference throughput_training speedup coverage "
-                        "mfu geo_compare scaling serving comparisons mapping (default: every chart that has data)")
+                   help="only these charts: overview overview_bars throughput_inference throughput_training speedup "
+                        "coverage mfu geo_compare scaling serving comparisons mapping (default: every chart that has "
+                        "data)")
     r.add_argument('--wandb-project', default=None,
                    help="also read this W&B project (entity/project; needs a key; default: none)")
     return r
