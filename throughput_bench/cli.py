@@ -18,12 +18,12 @@ from . import compare as C, tune as T, mapping as M
 __all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float',
            'nonneg_float', 'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'HelpAll', 'print_rows',
            'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train',
-           'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync',
-           'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve',
-           'latency_parser', 'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune',
-           'map_parser', 'cmd_map', 'start_with_allocator', 'models_parser', 'hw_parser', 'sync_parser',
-           'report_parser', 'history_parser', 'collect_parser', 'globe_parser', 'repair_parser', 'main_parser',
-           'Terminated', 'tbench']
+           'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'geo_cards', 'cmd_models', 'hw_facts', 'cmd_hw',
+           'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser',
+           'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare',
+           'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map', 'start_with_allocator', 'models_parser', 'hw_parser',
+           'sync_parser', 'report_parser', 'history_parser', 'collect_parser', 'globe_parser', 'repair_parser',
+           'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -346,35 +346,42 @@ def stream_models(names:list, out=None):
          ' '.join(i.precisions))
         for i in infos
     ]
-    head = ('name', 'display name', 'family', 'type', 'input', 'precisions')
+    head = ('name', 'family', 'type', 'input')
+    rows = [(r[0], *r[2:5]) for r in rows]  # the display name is `--geo`'s and the API's: the line fits 100 columns
     w = [max(len(str(r[k])) for r in rows + [head]) for k in range(len(head))]
-    line = lambda cells, p: '  '.join(str(c).ljust(n) for c, n in zip(cells, w)) + f"  {p:>8}"
-    print(line(head, 'params_M'), file=out, flush=True)
+    line = lambda cells, p, prec: '  '.join(str(c).ljust(n) for c, n in zip(cells, w)) + f"  {p:>8}  {prec}"
+    print(line(head, 'params_M', 'precisions'), file=out, flush=True)
     for i, r in zip(infos, rows):
         n = count_params(i)
-        print(line(r, f"{n:.1f}" if n is not None else '?'), file=out, flush=True)
+        print(line(r, f"{n:.1f}" if n is not None else '?', ' '.join(i.precisions)), file=out, flush=True)
+
+def geo_cards(df)->str:
+    """`tbench models --geo`: a few lines per encoder (its bands and side inputs are sentences, too long for a
+    table's cell), each within 100 columns."""
+    out = []
+    for r in df.itertuples():
+        out.append(textwrap.fill(f"{r.name}  {r.display_name} · {r.family} · input {r.input} · patch {r.patch} · "
+                                 f"{r.package} · {r.params_M} M params · {r.precisions}", 100, subsequent_indent='    '))
+        for k, v in (('channels', r.channels), ('extra inputs', r.extra_inputs)):
+            if v: out.append(textwrap.fill(f"{k}: {v}", 100, initial_indent='    ', subsequent_indent='      '))
+    return '\n'.join(out)
 
 def cmd_models(a):
     import pandas as pd
     if not a.geo:
         stream_models(a.names or list(REGISTRY))
-        print(
-            "\ngeo encoders (type geo): `tbench models --geo` lists the bands, patch and side inputs each takes; "
-            "params '?': the [geo] extra is not installed"
-        )
+        print('\n' + textwrap.fill("geo encoders (type geo): `tbench models --geo` lists the bands, patch and side inputs "
+                                   "each takes; params '?': the [geo] extra is not installed", 100))
         return
     df = api.models(a.names or None, geo=a.geo)
     df['params_M'] = df['params_M'].map(lambda v: f"{v:.1f}" if v == v and v is not None else '?')
-    if a.geo: df = df.drop(columns=['type'])
-    with pd.option_context('display.max_rows', None, 'display.width', 250, 'display.max_colwidth', 80):
-        print(df.to_string(index=False))
+    print(geo_cards(df))
     if a.geo:
-        print(
-            "\nchannels: 'fixed' = exactly the native bands, 'upto' = the first C of them, 'any' = any number; T = "
-            "timesteps (--timesteps)"
-        )
+        print('\n' + textwrap.fill("channels: 'fixed' = exactly the native bands, 'upto' = the first C of them, 'any' = "
+                                   "any number; T = timesteps (--timesteps)", 100))
         if (df.params_M == '?').any(): print(f"params '?': the [geo] extra is not installed")
-        for name, why in UNAVAILABLE.items(): print(f"not available: {name}: {why}")
+        for name, why in UNAVAILABLE.items():
+            print(textwrap.fill(f"not available: {name}: {why}", 100, subsequent_indent='    '))
 
 def hw_facts(fp:dict)->dict:
     """The fingerprint as `tbench hw` shows it: without a GPU, CPU facts under CPU names (the JSON keeps the seed
