@@ -360,8 +360,9 @@ def geo_cards(df)->str:
     table's cell), each within 100 columns."""
     out = []
     for r in df.itertuples():
-        out.append(textwrap.fill(f"{r.name}  {r.display_name} · {r.family} · input {r.input} · patch {r.patch} · "
-                                 f"{r.package} · {r.params_M} M params · {r.precisions}", 100, subsequent_indent='    '))
+        head = (f"{r.name}  {r.display_name} · {r.family} · input {r.input} · patch {r.patch} · {r.package} · "
+                f"{r.params_M} M params · {r.precisions}")
+        out.append(textwrap.fill(head, 100, subsequent_indent='    '))
         for k, v in (('channels', r.channels), ('extra inputs', r.extra_inputs)):
             if v: out.append(textwrap.fill(f"{k}: {v}", 100, initial_indent='    ', subsequent_indent='      '))
     return '\n'.join(out)
@@ -370,15 +371,17 @@ def cmd_models(a):
     import pandas as pd
     if not a.geo:
         stream_models(a.names or list(REGISTRY))
-        print('\n' + textwrap.fill("geo encoders (type geo): `tbench models --geo` lists the bands, patch and side inputs "
-                                   "each takes; params '?': the [geo] extra is not installed", 100))
+        say = ("geo encoders (type geo): `tbench models --geo` lists the bands, patch and side inputs each takes; "
+               "params '?': the [geo] extra is not installed")
+        print('\n' + textwrap.fill(say, 100))
         return
     df = api.models(a.names or None, geo=a.geo)
     df['params_M'] = df['params_M'].map(lambda v: f"{v:.1f}" if v == v and v is not None else '?')
     print(geo_cards(df))
     if a.geo:
-        print('\n' + textwrap.fill("channels: 'fixed' = exactly the native bands, 'upto' = the first C of them, 'any' = "
-                                   "any number; T = timesteps (--timesteps)", 100))
+        say = ("channels: 'fixed' = exactly the native bands, 'upto' = the first C of them, 'any' = any number; "
+               "T = timesteps (--timesteps)")
+        print('\n' + textwrap.fill(say, 100))
         if (df.params_M == '?').any(): print(f"params '?': the [geo] extra is not installed")
         for name, why in UNAVAILABLE.items():
             print(textwrap.fill(f"not available: {name}: {why}", 100, subsequent_indent='    '))
