@@ -18,6 +18,7 @@ notebook and the cell), as `nbdev_test` would, so CI runs each notebook once, he
     python tools/build_docs.py [--out _site] [--no-execute] [--jobs 2]
 """
 import argparse, ast, html, importlib, json, re, shutil, sys, time
+from html.parser import HTMLParser
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import nbformat
@@ -136,6 +137,49 @@ def search_entry(nb, url:str, title:str)->dict:
     summary = next((l[1:].strip() for c in nb.cells if c.cell_type == 'markdown' for l in c.source.splitlines() if l.startswith('>')), prose[:140])
     return dict(url=url, title=title, headings=heads, text=prose[:20000], summary=re.sub(r'[`*]', '', summary)[:200])
 
+class Sections(HTMLParser):
+    """The sections of a rendered page, for search to land on the part that matches: each h2-h4 with an id (nbconvert
+    and show_doc give every heading one), its text, and the prose under it up to the next heading (code left out)."""
+    HEADS, SKIP = ('h2', 'h3', 'h4'), ('pre', 'script', 'style', 'nav', 'header', 'aside')
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.sections, self.in_main, self.head, self.skip = [], False, None, 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == 'main': self.in_main = True
+        elif tag in self.SKIP: self.skip += 1
+        elif self.in_main and tag in self.HEADS and a.get('id'):
+            self.head = tag; self.sections.append(dict(id=a['id'], head='', text=''))
+
+    def handle_endtag(self, tag):
+        if tag == 'main': self.in_main = False
+        elif tag in self.SKIP: self.skip = max(0, self.skip - 1)
+        elif tag == self.head: self.head = None
+
+    def handle_data(self, data):
+        if not self.in_main or self.skip or not self.sections: return
+        s = self.sections[-1]
+        if self.head: s['head'] += data
+        elif len(s['text']) < 3000: s['text'] += data
+
+def page_sections(body:str)->list:
+    "`Sections` of the HTML `body`, whitespace collapsed and the heading's ¶ anchor dropped."
+    p = Sections(); p.feed(body)
+    norm = lambda t: re.sub(r'\s+', ' ', t).replace('¶', '').strip()
+    return [dict(id=s['id'], head=norm(s['head']), text=norm(s['text'])[:1000]) for s in p.sections if norm(s['head'])]
+
+def withhold_example(nb, why:str):
+    """The home example ran on a busy host: its outputs (a table and a chart of intervals nobody should trust) are
+    replaced by a line saying so, so that a site built on a busy machine shows no figure instead of a wrong one."""
+    note = (f"(This example's output is not shown: the machine that built this page was busy when it ran ({why}). "
+            "On a quiet machine its intervals are a few percent wide: run it yourself.)\n")
+    for c in nb.cells:
+        if c.cell_type == 'code' and c.get('outputs') and not c.source.startswith('#| hide'):
+            c.outputs = [nbformat.v4.new_output('stream', name='stdout', text=note)]
+    return nb
+
 def sidebar(pages:list, current:str)->str:
     "The sidebar's HTML: Home, then each section's pages (titles escaped), the Globe Race with Analyse."
     by_stem = {n[:-5]: (n, t) for n, t in pages if n != 'index.html'}
@@ -203,13 +247,16 @@ def main():
         home = next((p for p in paths if p.stem == 'index'), None)
         why = busy_example(nbs[home]) if home else ''
         if why and a.publish: failed.append((home, f"the home example ran on a busy host ({why}): re-run the build on a quiet machine before publishing"))
-        elif why: print(f"build_docs: warning: the home example ran on a busy host ({why}); --publish would refuse this site", flush=True)
+        elif why:
+            print(f"build_docs: warning: the home example ran on a busy host ({why}): its output is withheld on the page; "
+                  "--publish would refuse this site", flush=True)
+            withhold_example(nbs[home], why)
     exporter = HTMLExporter(extra_template_basedirs=[str(TEMPLATE.parent)], template_name=TEMPLATE.name, embed_images=True)
     index = []
     for p, nb in nbs.items():
         name, title = page_name(p), title_of(nb, p.stem)
-        index.append(search_entry(nb, name, title))
         body, _ = exporter.from_notebook_node(static_widgets(prepare(nb)), resources={'tb_nav': sidebar(pages, name), 'metadata': {'name': title}})
+        index.append(search_entry(nb, name, title) | dict(sections=page_sections(body)))
         (out / name).write_text(body)
     (out / 'search.js').write_text('window.TB_SEARCH = ' + json.dumps(index, ensure_ascii=False).replace('</', '<\\/') + ';\n')
     for extra in (NBS / 'styles.css', TEMPLATE / 'site.css', TEMPLATE / 'site.js'):

@@ -17,26 +17,37 @@
   }
   if (!toc.children.length) document.querySelector('.tb-toc').hidden = true;
 
-  // search: every word must appear in a page's title, headings or text; title and heading hits rank first
+  // search: every word must appear in a page (its title, headings or text) or in one of its sections (a heading and the
+  // prose under it, reached at its anchor); title and heading hits rank first, and a page gives at most three sections
   const input = $('tb-search'), out = $('tb-results'), pages = window.TB_SEARCH || [];
+  const has = (text, words) => words.every(w => text.includes(w));
+  const score = (words, strong, weak) => words.reduce((s, w) => s + (strong.includes(w) ? 10 : 0) + (weak.includes(w) ? 3 : 0) + 1, 0);
   function search(q) {
     const words = q.toLowerCase().split(/\s+/).filter(Boolean);
     if (!words.length) return [];
     const hits = [];
     for (const p of pages) {
-      const title = p.title.toLowerCase(), heads = p.headings.join(' \n ').toLowerCase(), all = title + ' ' + heads + ' ' + p.text.toLowerCase();
-      if (!words.every(w => all.includes(w))) continue;
-      const score = words.reduce((s, w) => s + (title.includes(w) ? 10 : 0) + (heads.includes(w) ? 3 : 0) + 1, 0);
-      const head = p.headings.find(hh => words.some(w => hh.toLowerCase().includes(w))) || '';
-      hits.push({ p, score, head });
+      const title = p.title.toLowerCase(), heads = p.headings.join(' \n ').toLowerCase();
+      if (has(title + ' ' + heads + ' ' + p.text.toLowerCase(), words)) {
+        const head = p.headings.find(hh => words.some(w => hh.toLowerCase().includes(w))) || '';
+        hits.push({ url: p.url, title: p.title, note: head || p.summary, score: score(words, title, heads) + 0.5 });
+      }
+      const secs = [];
+      for (const s of p.sections || []) {
+        const head = s.head.toLowerCase();
+        if (!has(title + ' ' + head + ' ' + s.text.toLowerCase(), words)) continue;
+        secs.push({ url: p.url + '#' + encodeURIComponent(s.id), title: p.title + ' › ' + s.head,
+                    note: s.text.slice(0, 140), score: score(words, head, title) });
+      }
+      hits.push(...secs.sort((a, b) => b.score - a.score).slice(0, 3));
     }
-    return hits.sort((a, b) => b.score - a.score).slice(0, 12);
+    return hits.sort((a, b) => b.score - a.score).slice(0, 15);
   }
   function show() {
     const hits = search(input.value);
-    out.replaceChildren(...hits.map(({ p, head }) => {
+    out.replaceChildren(...hits.map(h => {
       const li = document.createElement('li'), a = document.createElement('a'), small = document.createElement('small');
-      a.href = p.url; a.textContent = p.title; small.textContent = head || p.summary;
+      a.href = h.url; a.textContent = h.title; small.textContent = h.note;
       li.append(a, small); return li;
     }));
     if (input.value.trim() && !hits.length) { const li = document.createElement('li'); li.textContent = 'Nothing found.'; out.append(li); }
