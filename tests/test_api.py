@@ -1,5 +1,6 @@
 "Issue 14: the Python API is importable from the package, whatever else was imported, and behaves like the CLI."
 import importlib, pkgutil
+from pathlib import Path
 import pytest
 from conftest import FAST_API
 import throughput_bench
@@ -31,3 +32,32 @@ def test_api_errors_are_the_cli_messages(tmp_path, kw, msg):
     from throughput_bench.core import BenchError
     with pytest.raises(BenchError, match=msg): infer(**(FAST_API | dict(results_dir=tmp_path / 'r') | kw))
     assert not (tmp_path / 'r').exists()
+
+def test_the_api_pages_examples_bind_to_the_functions_they_call():
+    "The API page's 'Start here' calls are not run there (each measures for minutes): each must still be a valid call."
+    import ast, inspect, importlib, nbformat
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / 'nbs' / '26_api.ipynb', as_version=4)
+    src = next(c.source for c in nb.cells if c.cell_type == 'code' and c.source.startswith('#| eval: false')
+               and 'from throughput_bench import infer' in c.source)
+    tree, names, calls = ast.parse(src), {}, 0
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            mod = importlib.import_module(node.module)
+            for a in node.names: names[a.asname or a.name] = getattr(mod, a.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            fn = names[node.func.id]
+            args = [ast.literal_eval(a) if not isinstance(a, ast.Name) else None for a in node.args]
+            kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+            inspect.signature(fn).bind(*args, **kw)  # a renamed or missing parameter raises TypeError
+            calls += 1
+    assert calls >= 12 and {'infer', 'train', 'compare', 'tune', 'map_raster'} <= set(names)
+
+def test_an_api_function_is_not_hidden_by_the_submodule_of_its_name():
+    "`from throughput_bench import globe` gave the function, then, once `throughput_bench.globe` was imported, the module."
+    import importlib, types
+    importlib.import_module('throughput_bench.globe')  # as api.py does
+    from throughput_bench import globe
+    from throughput_bench.globe import write_globe
+    assert callable(globe) and not isinstance(globe, types.ModuleType) and globe.__module__ == 'throughput_bench.api'
+    assert callable(write_globe)

@@ -88,6 +88,8 @@ def prepare(nb):
                 md = show_docs(module, c.source)
                 if md: keep.append(v4.new_markdown_cell(md))
                 continue  # the source is in the package; the page shows what it defines
+            if re.search(r'^#\|\s*echo:\s*false', c.source, re.M):  # its output only, as Quarto shows it
+                c.metadata['transient'] = {'remove_source': True}
             c.source = re.sub(r'^#\|.*\n?', '', c.source, flags=re.M)
         keep.append(c)
     nb.cells = keep
