@@ -1,5 +1,5 @@
 "The Globe Race page in headless Chromium: offline, figures equal to Python's, every view working; and `tbench globe`'s bad input."
-import math
+import math, re
 from pathlib import Path
 from urllib.parse import urlsplit
 import pandas as pd
@@ -54,6 +54,13 @@ def shown(v:float, digits:int=3)->str:
     dec = max(0, digits - 1 - math.floor(math.log10(abs(v))))
     return f"{v:,.{dec}f}"
 
+def time_to_map(days:float)->str:
+    "A time to map the land as the page says it, worked out here: under 2 days in d/h/min/s, else days."
+    if days >= 2: return f"{shown(days)} days"
+    s = days * 86400
+    d, h, m, sec = int(s // 86400), int(s % 86400 // 3600), int(s % 3600 // 60), int(s % 60)
+    return f"{d} d {h} h {m} min" if d else f"{h} h {m} min {sec} s" if h else f"{m} min {sec} s"
+
 def stat(page, lane:int, key:str)->tuple:
     "`(text, value, lo, hi)` of one figure of a lane."
     dd = page.locator(f"#lane-{lane} dd[data-key={key}]")
@@ -75,7 +82,7 @@ def test_two_models_race_shows_the_figures_python_computes(site, browser, tmp_pa
         text, v, lo, hi = stat(page, lane, 'km2s')
         assert v == pytest.approx(km2s, rel=1e-12) and f"{shown(km2s)} km²/s" in text and 'no CI' in text, (text, km2s)
         text, v, _, _ = stat(page, lane, 'days')
-        assert v == pytest.approx(days, rel=1e-12) and f"{shown(days)} days" in text, (text, days)
+        assert v == pytest.approx(days, rel=1e-12) and time_to_map(days) in text, (text, days)
     # advance the race by ten simulated seconds: each lane has covered its rate times ten seconds
     page.evaluate("globeRace.advance(10)")
     state = page.evaluate("globeRace.state()")
@@ -110,7 +117,7 @@ def test_device_race_carries_the_interval(site, browser):
     assert (v, vlo, vhi) == pytest.approx((img_s * a, lo * a, hi * a), rel=1e-12) and '95% CI' in text
     text, v, dlo, dhi = stat(page, 1, 'days')
     assert (dlo, dhi) == pytest.approx((EARTH_LAND_KM2 / (hi * a) / 86400, EARTH_LAND_KM2 / (lo * a) / 86400), rel=1e-12)
-    assert dlo <= v <= dhi and f"95% CI {shown(dlo)}–{shown(dhi)}" in text, text
+    assert dlo <= v <= dhi and f"95% CI {time_to_map(dlo)} – {time_to_map(dhi)}" in text, text
     assert 'no CI' in stat(page, 0, 'km2s')[0]
     assert not problems, problems
 
@@ -249,3 +256,22 @@ def test_every_view_fits_the_width_and_the_race_has_one_track(site, browser, wid
             assert colour.setdefault(fam, fill) == fill, (fam, dev)  # one colour per family on every device
     assert len(colour) > 3
     assert not problems, problems
+
+def test_explore_and_list_read_on_a_phone(site, browser):
+    "At 390 px the Explore chart was a 900 px drawing scaled to 4 px text and the List showed no figure without scrolling."
+    url, out = site
+    page = browser.new_page(viewport={'width': 390, 'height': 800})
+    page.goto(url)
+    page.click('#tabs button[data-view=explore]'); page.select_option('#ex-device', 'Xeon')
+    svg = page.eval_on_selector('#ex-chart svg', 'e => [e.getBoundingClientRect().width, +e.getAttribute("width")]')
+    assert svg[0] <= 390 and svg[0] == pytest.approx(svg[1], abs=3)  # drawn at its width: text at its own size
+    fills = set(page.eval_on_selector_all('#ex-chart g.points circle', 'els => els.map(e => e.getAttribute("fill"))'))
+    assert 1 <= len(fills) <= 5  # one colour per kind of model, not one per family
+    page.click('#tabs button[data-view=list]')
+    heads = page.eval_on_selector_all('#ls-table th', 'els => els.map(e => [e.dataset.key, e.getBoundingClientRect().right])')
+    right = dict(heads)
+    assert right['img_s'] <= 390 and [k for k, _ in heads][:3] == ['display', 'img_s', 'ci']
+    cis = page.eval_on_selector_all('#ls-table td[data-key=ci]', 'els => els.map(e => e.textContent)')
+    assert any('%' in c for c in cis) and any(c == 'no CI' for c in cis), cis  # ours have an interval, the seed tool's none
+    days = page.eval_on_selector_all('#ls-table td[data-key=days]', 'els => els.map(e => e.textContent)')
+    assert not any(re.match(r'0\.0', d) for d in days), days  # "4 min 16 s", not "0.00297 days"

@@ -12,7 +12,7 @@ from .coverage import EARTH_LAND_KM2
 from .store import read_results, result_files
 
 # %% auto #0
-__all__ = ['ASSETS', 'VENDORED', 'GSDS', 'globe_rows', 'globe_data', 'write_globe']
+__all__ = ['ASSETS', 'VENDORED', 'GSDS', 'KINDS', 'model_kind', 'globe_rows', 'globe_data', 'write_globe']
 
 # %% ../nbs/18_globe.ipynb #ae40b30c
 import throughput_bench
@@ -24,6 +24,15 @@ VENDORED = {'d3': ('7.9.0', ['dist/d3.min.js', 'LICENSE']),
 GSDS = (0.3, 1.0, 10.0, 30.0)  # the seed page's sensors: very high resolution, aerial, Sentinel-2, Landsat
 
 # %% ../nbs/18_globe.ipynb #781a89cd
+# what a model is, for the page's colours: four kinds read apart at a glance (15 family colours could not be)
+KINDS = {'cnn': 'CNN', 'vit': 'ViT', 'hybrid': 'hybrid', 'geo': 'geo encoder'}
+
+def model_kind(name:str)->str:
+    "`CNN`, `ViT`, `hybrid` or `geo encoder` for a registry model; `other` for a name the registry does not hold."
+    from throughput_bench.registry import REGISTRY
+    m = REGISTRY.get(name)
+    return 'other' if m is None else KINDS.get('geo' if m.is_geo else m.type, 'other')
+
 def _num(v, nd:int=6):
     "A JSON-safe number (None for NaN)."
     try: v = float(v)
@@ -54,7 +63,8 @@ def _mapping_rows(df)->list:
         g = lambda k, d=None: getattr(r, k, d)
         base = dict(device=g('device'), device_name=g('gpu_name'), device_type=str(g('device_type') or 'cuda'),
                     mode='mapping', model=g('model_name'), display=g('display_name') or g('model_name'),
-                    family=g('model_family') or '', task=g('task') or '', precision=g('precision'),
+                    family=g('model_family') or '', kind=model_kind(g('model_name')), task=g('task') or '',
+                    precision=g('precision'),
                     compile_mode=g('compile_mode'), channels_last=False, optimizer='none',
                     input=f"{int(g('input_channels'))}x{int(g('input_size'))}",
                     input_channels=int(g('input_channels')), input_size=int(g('input_size')),
@@ -94,7 +104,8 @@ def globe_rows(df)->list:
         rows.append(
             dict(device=g('device'), device_name=g('gpu_name'), device_type=str(g('device_type') or 'cuda'),
                  mode=g('mode'), model=g('model_name'), label=g('label'), display=g('display_name') or g('model_name'),
-                 family=g('model_family') or '', task=g('task') or '', variant=g('variant'), precision=g('precision'),
+                 family=g('model_family') or '', kind=model_kind(g('model_name')), task=g('task') or '',
+                 variant=g('variant'), precision=g('precision'),
                  compile_mode=g('compile_mode'), channels_last=bool(g('channels_last')),
                  optimizer=g('optimizer') or 'none', input=g('input'), input_channels=int(g('input_channels')),
                  input_size=int(g('input_size')), batch=int(g('batch_size')), img_s=_num(g('throughput_mean')),

@@ -33,6 +33,16 @@ function duration(s) {
   const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60), sec = Math.floor(s % 60);
   return d ? `${d} d ${h} h ${m} min` : h ? `${h} h ${m} min ${sec} s` : `${m} min ${sec} s`;
 }
+// a time to map the land as a reader would say it: "4 min 16 s", "31 h 5 min", "12.3 days" (never "0.00297 days")
+function timeToMap(days) {
+  if (days == null) return '–';
+  return !isFinite(days) ? '∞' : days < 2 ? duration(days * 86400) : `${fmt(days)} days`;
+}
+// the ± of a row: its half-width, and as a share of the figure; "no CI" (the seed tool's rows carry none)
+function plusMinus(r) {
+  if (r.ci == null) return r.ci_lo == null ? 'no CI' : 'open';
+  return `${fmt(r.ci)} (${fmt(100 * r.ci / r.img_s, 2)}%)`;
+}
 const uniq = xs => [...new Set(xs)];
 const el = (id) => document.getElementById(id);
 // Every string from a results file is text, never markup: pages are built from nodes, strings become text nodes.
@@ -218,8 +228,9 @@ function renderLane(i) {
     item(r.mode === 'mapping' ? 'km² per tile (new ground, overlap counted)' : 'km² per image', `${fmt(s.km2s / r.img_s)}`),
     item('coverage rate', [h('span', { class: 'big' }, `${fmt(s.km2s)} km²/s`), ' ', h('small', {}, `(${ci(s.km2s_lo, s.km2s_hi)})`)],
          'km2s', s.km2s, { lo: s.km2s_lo, hi: s.km2s_hi }),
-    item('finishes in', [h('span', { class: 'big' }, `${fmt(s.days)} days`), s.days < 1 ? ` = ${duration(s.days * 86400)}` : null, ' ',
-                         h('small', {}, `(${ci(s.days_lo, s.days_hi)})`)], 'days', s.days, { lo: s.days_lo, hi: s.days_hi }),
+    item('finishes in', [h('span', { class: 'big' }, timeToMap(s.days)), ' ',
+                         h('small', {}, s.days_lo == null || s.days_hi == null ? '(no CI)' : `(95% CI ${timeToMap(s.days_lo)} – ${timeToMap(s.days_hi)})`)],
+         'days', s.days, { lo: s.days_lo, hi: s.days_hi }),
     item('covered', [`${fmt(100 * s.fraction)}% · ${fmt(s.covered_km2)} km²`, s.finished ? [' · ', h('b', {}, 'finished')] : null], 'fraction', s.fraction),
   ].flat());
 }
@@ -278,9 +289,11 @@ function tick(t) {
 }
 
 // ---------- explore ----------
-// one colour per model family on every device and view: the scale is fixed from all the rows once
-const FAMILIES = uniq(ROWS.map(r => r.family || '?')).sort();
-const familyColour = f => { const i = FAMILIES.indexOf(f), p = d3.schemeTableau10.concat(d3.schemeSet3, d3.schemeDark2); return p[i % p.length]; };
+// one colour per kind of model (Okabe-Ito, told apart with colour-blindness too): 15 family colours could not be
+const KIND_COLOURS = { 'CNN': '#0072B2', 'ViT': '#E69F00', 'hybrid': '#009E73', 'geo encoder': '#CC79A7', 'other': '#777777' };
+const kindColour = k => KIND_COLOURS[k] || KIND_COLOURS.other;
+// a chart is drawn at the width it has (on a phone its text stays 10-11 px instead of a 900 px drawing scaled to 4 px)
+const chartWidth = box => Math.max(300, Math.min(900, (box.clientWidth || 900) - 2));
 function placeLabels(items, W, H) {
   // items: {x, y, text}; greedy, in order: right of the point, left, above, below; a label that fits nowhere is left out (its point keeps a tooltip)
   const boxes = [], out = [];
@@ -315,31 +328,38 @@ function scatter(box, rows, xk, yk, gsd, mode) {
   const yhi = r => (r.ci_hi == null ? null : yk === 'km2s' ? rates(r, gsd).km2s_hi : r.ci_hi);
   const pts = rows.filter(r => r[xk] > 0 && yv(r) > 0);
   const missing = rows.length - pts.length;
-  const W = 900, H = 560, m = { l: 70, r: 190, t: 26, b: 50 };
-  const svg = d3.select(box).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('width', '100%').style('max-width', `${W}px`);
+  const kinds = Object.keys(KIND_COLOURS).filter(k => pts.some(r => (r.kind || 'other') === k));
+  const W = chartWidth(box), narrow = W < 640, legendH = narrow ? 18 * Math.ceil(kinds.length / 2) + 8 : 0;
+  const H = narrow ? Math.round(W * 0.9) + legendH : 560, m = { l: narrow ? 52 : 70, r: narrow ? 12 : 190, t: 26, b: 50 + legendH };
+  const svg = d3.select(box).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('width', W).attr('height', H);
   if (!pts.length) { svg.append('text').attr('x', 20).attr('y', 40).text(`No row has ${el('ex-x').selectedOptions[0].text}.`); return; }
   const x = d3.scaleLog().domain(d3.extent(pts, r => r[xk])).nice().range([m.l, W - m.r]);
   const lows = pts.map(r => ylo(r) ?? yv(r)).filter(v => v > 0), highs = pts.map(r => yhi(r) ?? yv(r));
   const y = d3.scaleLog().domain([d3.min(lows), d3.max(highs)]).nice().range([H - m.b, m.t]);
-  const families = uniq(pts.map(r => r.family || '?')).sort(), colour = familyColour;
-  svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${H - m.b})`).call(d3.axisBottom(x).ticks(8, '~s'));
-  svg.append('g').attr('class', 'axis').attr('transform', `translate(${m.l},0)`).call(d3.axisLeft(y).ticks(8, '~s'));
-  svg.append('text').attr('x', (m.l + W - m.r) / 2).attr('y', H - 12).attr('text-anchor', 'middle').text(el('ex-x').selectedOptions[0].text + ' (log)');
+  const colour = kindColour, ticks = narrow ? 4 : 8;
+  svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${H - m.b})`).call(d3.axisBottom(x).ticks(ticks, '~s'));
+  svg.append('g').attr('class', 'axis').attr('transform', `translate(${m.l},0)`).call(d3.axisLeft(y).ticks(ticks, '~s'));
+  svg.append('text').attr('x', (m.l + W - m.r) / 2).attr('y', H - m.b + 38).attr('text-anchor', 'middle').text(el('ex-x').selectedOptions[0].text + ' (log)');
   svg.append('text').attr('transform', `translate(16,${(H - m.b + m.t) / 2}) rotate(-90)`).attr('text-anchor', 'middle')
     .text((yk === 'km2s' ? `km²/s at ${gsd} m GSD` : UNIT[mode]) + ' (log; bars: 95% CI)');
   const g = svg.append('g').attr('class', 'points');
   for (const r of pts) {
-    const cx = x(r[xk]), c = colour(r.family || '?');
+    const cx = x(r[xk]), c = colour(r.kind || 'other');
     if (ylo(r) != null && yhi(r) != null) g.append('line').attr('x1', cx).attr('x2', cx).attr('y1', y(Math.max(ylo(r), y.domain()[0]))).attr('y2', y(yhi(r))).attr('stroke', c).attr('stroke-width', 1.5);
     g.append('circle').attr('cx', cx).attr('cy', y(yv(r))).attr('r', 5).attr('fill', c).attr('stroke', '#fff')
-      .append('title').text(`${r.display} (${r.variant}): ${fmt(yv(r))} ${yk === 'km2s' ? 'km²/s' : UNIT[mode]}, ${fmt(r[xk])} ${xk}`);
+      .append('title').text(`${r.display} (${r.family}, ${r.variant}): ${fmt(yv(r))} ${yk === 'km2s' ? 'km²/s' : UNIT[mode]}, ${fmt(r[xk])} ${xk}`);
   }
-  const labels = placeLabels(pts.map(r => ({ x: x(r[xk]), y: y(yv(r)), text: r.display })).sort((a, b) => a.y - b.y), W - m.r + 150, H - m.b);
+  const labels = placeLabels(pts.map(r => ({ x: x(r[xk]), y: y(yv(r)), text: r.display })).sort((a, b) => a.y - b.y), narrow ? W : W - m.r + 150, H - m.b);
   for (const L of labels) g.append('text').attr('x', L.lx).attr('y', L.ly).attr('text-anchor', L.anchor).attr('font-size', 10).attr('fill', '#334').text(L.text);
   if (labels.length < pts.length) svg.append('text').attr('x', W - m.r).attr('y', m.t - 6).attr('text-anchor', 'end').attr('font-size', 10).attr('fill', '#667')
-    .text(`${pts.length - labels.length} label(s) left out where they would overlap: hover a point`);
-  const lg = svg.append('g').attr('class', 'legend').attr('transform', `translate(${W - m.r + 20},${m.t})`);
-  families.forEach((f, i) => { lg.append('circle').attr('cx', 0).attr('cy', i * 18).attr('r', 5).attr('fill', colour(f)); lg.append('text').attr('x', 10).attr('y', i * 18 + 4).text(f); });
+    .text(`${pts.length - labels.length} label(s) left out where they would overlap: ${narrow ? 'tap' : 'hover'} a point`);
+  // the legend: right of the plot, or under it on a narrow screen (two columns)
+  const lg = svg.append('g').attr('class', 'legend').attr('transform', narrow ? `translate(${m.l},${H - legendH + 6})` : `translate(${W - m.r + 20},${m.t})`);
+  kinds.forEach((k, i) => {
+    const [lx, ly] = narrow ? [(i % 2) * (W - m.l) / 2, Math.floor(i / 2) * 18] : [0, i * 18];
+    lg.append('circle').attr('cx', lx).attr('cy', ly).attr('r', 5).attr('fill', colour(k));
+    lg.append('text').attr('x', lx + 10).attr('y', ly + 4).text(k);
+  });
   if (missing) svg.append('text').attr('x', m.l).attr('y', H - 28).attr('font-size', 11).attr('fill', '#a33').text(`${missing} model(s) without this measure are not shown`);
 }
 function speedup(box, dev, mode) {
@@ -355,8 +375,10 @@ function speedup(box, dev, mode) {
   }
   if (!bars.length) { box.replaceChildren(h('p', { class: 'empty' }, `No variant other than fp32 eager was measured on ${dev} in this mode.`)); return; }
   const models = uniq(bars.map(b => b.model)), variants = uniq(bars.map(b => b.variant)).sort((a, b) => variantOrder(a) - variantOrder(b) || a.localeCompare(b));
-  const rowH = 12, W = 900, m = { l: 230, r: 170, t: 30, b: 40 }, H = m.t + m.b + models.length * (variants.length * rowH + 10);
-  const svg = d3.select(box).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('width', '100%').style('max-width', `${W}px`);
+  const W = chartWidth(box), narrow = W < 640, legendH = narrow ? 18 * Math.ceil(variants.length / 2) + 10 : 0;
+  const rowH = 12, m = { l: narrow ? 118 : 230, r: narrow ? 14 : 170, t: 30 + legendH, b: 40 };
+  const H = m.t + m.b + models.length * (variants.length * rowH + 10);
+  const svg = d3.select(box).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('width', W).attr('height', H);
   const xmax = Math.min(d3.max(bars, b => b.hi ?? b.v) * 1.05, d3.max(bars, b => b.v) * 2);
   const x = d3.scaleLinear().domain([0, xmax]).nice().range([m.l, W - m.r]);
   const y0 = d3.scaleBand().domain(models).range([m.t, H - m.b]).paddingInner(0.1);
@@ -373,15 +395,21 @@ function speedup(box, dev, mode) {
       .append('title').text(`${b.model} ${b.variant}: ${fmt(b.v)}×`);
     if (b.lo != null) svg.append('line').attr('x1', x(b.lo)).attr('x2', x(Math.min(b.hi, xmax))).attr('y1', yy + y1.bandwidth() / 2).attr('y2', yy + y1.bandwidth() / 2).attr('stroke', '#222');
   }
-  const lg = svg.append('g').attr('class', 'legend').attr('transform', `translate(${W - m.r + 20},${m.t})`);
-  variants.forEach((v, i) => { lg.append('rect').attr('y', i * 18 - 6).attr('width', 12).attr('height', 12).attr('fill', colour(v)); lg.append('text').attr('x', 18).attr('y', i * 18 + 4).text(v); });
+  const lg = svg.append('g').attr('class', 'legend').attr('transform', narrow ? `translate(8,14)` : `translate(${W - m.r + 20},${m.t})`);
+  variants.forEach((v, i) => {
+    const [lx, ly] = narrow ? [(i % 2) * (W - 16) / 2, Math.floor(i / 2) * 18] : [0, i * 18];
+    lg.append('rect').attr('x', lx).attr('y', ly - 6).attr('width', 12).attr('height', 12).attr('fill', colour(v));
+    lg.append('text').attr('x', lx + 18).attr('y', ly + 4).text(v);
+  });
 }
 
 // ---------- list ----------
+// the figures right after the model, so that a phone shows them without scrolling; what they belong to after
 const COLUMNS = [
-  ['display', 'model', 'text'], ['family', 'family', 'text'], ['device', 'device', 'text'], ['variant', 'best variant', 'text'],
-  ['batch', 'batch'], ['input', 'input', 'text'], ['img_s', 'img/s'], ['ci', '± (95% CI)'], ['km2s', 'km²/s'], ['days', 'days to map'],
-  ['params_M', 'params (M)'], ['gflops', 'GFLOPs'], ['peak_mb', 'peak MiB'], ['source', 'file', 'text']];
+  ['display', 'model', 'text'], ['img_s', 'img/s'], ['ci', '± (95% CI)'], ['km2s', 'km²/s'], ['days', 'time to map the land'],
+  ['device', 'device', 'text'], ['family', 'family', 'text'], ['variant', 'best variant', 'text'],
+  ['batch', 'batch'], ['input', 'input', 'text'], ['params_M', 'params (M)'], ['gflops', 'GFLOPs'], ['peak_mb', 'peak MiB'],
+  ['source', 'file', 'text']];
 const listSort = { key: 'img_s', dir: -1 };
 function listRows() {
   const dev = el('ls-device').value, mode = el('ls-mode').value, gsd = +el('ls-gsd').value;
@@ -403,7 +431,7 @@ function renderList() {
     h('th', { class: `${kind || ''} ${k === key ? (dir > 0 ? 'sorted-asc' : 'sorted-desc') : ''}`, dataset: { key: k } }, t))));
   const cell = (r, k, kind) => {
     const v = r[k];
-    const shown = kind === 'text' ? (v ?? '') : k === 'batch' ? v : fmt(v);
+    const shown = kind === 'text' ? (v ?? '') : k === 'batch' ? v : k === 'days' ? timeToMap(v) : k === 'ci' ? plusMinus(r) : fmt(v);
     return h('td', { class: kind || '', dataset: kind === 'text' ? { key: k } : { key: k, value: v ?? '' } },
              String(shown ?? ''), k === 'display' && r.contended ? ' ⚠' : null);
   };
