@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_cli.ipynb #d6ef5c41
 from __future__ import annotations
-import sys, argparse, dataclasses, signal, os, functools, textwrap
+import sys, argparse, dataclasses, signal, os, functools, textwrap, shlex
 from fastcore.docments import docments
 from pathlib import Path
 from typing import Optional
@@ -264,6 +264,7 @@ def throughput_bench(argv=None):
             "is installed; rows go to results/<device>.csv.",
         ),
     )
+    COMMAND[:] = [shlex.join(['throughput-bench', *(sys.argv[1:] if argv is None else argv)])]
     _run(lambda: cmd_seed_infer(p.parse_args(argv)), 'throughput-bench')
 
 # %% ../nbs/30_cli.ipynb #41b31677
@@ -812,5 +813,6 @@ def _run(fn, prog:str):
 
 def tbench(argv=None):
     "The `tbench` command."
+    COMMAND[:] = [shlex.join(['tbench', *(sys.argv[1:] if argv is None else argv)])]  # each row records it
     a = main_parser().parse_args(argv)
     _run(lambda: a.fn(a), f"tbench {a.cmd}")

@@ -4,17 +4,18 @@
 
 # %% ../nbs/00_core.ipynb #244cc1e8
 from __future__ import annotations
-import os, re, sys, datetime, dataclasses, math
+import os, re, sys, datetime, dataclasses, math, shlex
 from dataclasses import dataclass, field, asdict, fields
 from typing import Optional, Iterable
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS',
-           'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'STEP_ALPHA',
-           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'BenchSpec',
-           'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task', 'now_iso',
-           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'z_value',
-           'rerun_interval', 'Step', 'step_ratio', 'find_steps', 'ServeOptions', 'LatencyOptions']
+           'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
+           'STEP_ALPHA', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids',
+           'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task',
+           'command_line', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict',
+           'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'find_steps', 'ServeOptions',
+           'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -445,6 +446,7 @@ class BenchResult:
     tbench_commit:str = ''
     driver_version:str = ''                 # the GPU driver (CUDA rows)
     allocator:str = ''                      # the worker's C allocator, read back from it ('' on an older row: glibc)
+    command:str = ''                        # the command line that measured it (`command_line`; '' on an older row)
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."
@@ -457,6 +459,17 @@ def model_task(source:str)->str:
 
 COLUMNS = [f.name for f in fields(BenchResult)]
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
+
+# %% ../nbs/00_core.ipynb #bacd6dfa
+COMMAND = []  # the command line this process runs, set by the CLI: rows record it, `tbench submit`'s manifest lists it
+
+def command_line()->str:
+    """What this process was asked to run: the CLI's words (`tbench infer --models resnet18`), else the script and its
+    arguments, or `a notebook` (a kernel's arguments say nothing)."""
+    if COMMAND: return COMMAND[0]
+    argv = [a for a in sys.argv if a] or ['python']
+    if 'ipykernel' in argv[0] or argv[0].endswith('-c'): return 'a notebook' if 'ipykernel' in argv[0] else 'python -c'
+    return shlex.join(['python', os.path.basename(argv[0])] + argv[1:])
 
 # %% ../nbs/00_core.ipynb #dbb55f24
 def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')

@@ -515,10 +515,11 @@ def summary_text(df:'pd.DataFrame', wide:bool=False)->str:
     return '\n'.join(lines)
 
 def software_versions(hw:dict)->dict:
-    "What software a row ran beyond torch and timm: this package's version and commit, the GPU driver (from `hw`)."
+    """What software a row ran beyond torch and timm: this package's version and commit, the GPU driver (from `hw`),
+    and the command line that ran it."""
     from throughput_bench import __version__
     return dict(tbench_version=__version__, tbench_commit=hw.get('git_sha') or git_sha(),
-                driver_version=str(hw.get('driver_version') or ''))
+                driver_version=str(hw.get('driver_version') or ''), command=command_line())
 
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
