@@ -17,7 +17,7 @@ FAST_API = dict(device='cpu', input_size=32, batch_sizes=[2], precisions=['fp32'
 
 def tbench(*args, cwd, cmd='tbench', timeout=300, **kw):
     "Run a console command in a subprocess; returns CompletedProcess."
-    env = os.environ | {'PYTHONUNBUFFERED': '1'}
+    env = os.environ | {'PYTHONUNBUFFERED': '1'} | kw.pop('env', {})
     return subprocess.run([str(BIN / cmd), *map(str, args)], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env, **kw)
 

@@ -19,11 +19,12 @@ __all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'Parser', 'with_alias', 'both_spe
            'nonneg_float', 'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'HelpAll', 'print_rows',
            'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train',
            'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'geo_cards', 'cmd_models', 'hw_facts', 'cmd_hw',
-           'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser',
-           'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare',
-           'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map', 'start_with_allocator', 'models_parser', 'hw_parser',
-           'sync_parser', 'report_parser', 'history_parser', 'collect_parser', 'globe_parser', 'repair_parser',
-           'main_parser', 'Terminated', 'tbench']
+           'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_submit', 'cmd_leaderboard', 'cmd_report', 'cmd_history',
+           'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency',
+           'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map', 'start_with_allocator',
+           'models_parser', 'hw_parser', 'sync_parser', 'report_parser', 'history_parser', 'collect_parser',
+           'globe_parser', 'submit_parser', 'leaderboard_parser', 'repair_parser', 'main_parser', 'Terminated',
+           'tbench']
 
 # %% ../nbs/30_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -428,6 +429,28 @@ def cmd_globe(a):
 def cmd_collect(a):
     api.collect(a.results_dir)
 
+def cmd_submit(a):
+    "`tbench submit`: pack a device's results for a pull request, or (`--check`) check folders that arrived."
+    from throughput_bench import submit as S
+    if a.check:
+        lines = S.check_folders(*a.check)
+        for l in lines: print(l)
+        if lines: sys.exit(1)
+        print(f"{len(a.check)} submission(s) pass rules v{S.RULES_VERSION}")
+        return
+    try: S.submit(a.results or 'results', a.device, a.output, a.allow_contended, a.by, a.replace)
+    except BenchError as e:
+        print(str(e), file=sys.stderr); sys.exit(1)  # every failing rule, a line each: not one folded line
+
+def cmd_leaderboard(a):
+    from throughput_bench.submit import leaderboard
+    folders = [f for p in a.folders for f in ([p] if (Path(p) / 'manifest.json').is_file() else
+                                              sorted(q.parent for q in Path(p).glob('*/manifest.json')))]
+    if not folders and not a.also:
+        raise BenchError(f"no submission folders (with a manifest.json) in {', '.join(a.folders)}")
+    page = leaderboard(*folders, also=tuple(a.also), output=a.output)
+    print(f"leaderboard -> {page} ({len(folders)} submission folder(s))")
+
 def cmd_report(a):
     files = api.report(a.results, a.output, a.gsd, a.wandb_project, a.formats, a.charts)
     print(f"report -> {a.output}/")
@@ -737,6 +760,29 @@ def globe_parser(g:Parser)->Parser:
     g.add_argument('--output', '-o', default='globe', help="folder for the site (default globe)")
     return g
 
+def submit_parser(s:Parser)->Parser:
+    s.add_argument('results', nargs='?', help="a results folder or one device's CSV (default: results/)")
+    s.add_argument('--device',
+                   help="which device of the folder: its slug or a word of its name (default: the only one)")
+    s.add_argument('--output', '-o', default='submissions',
+                   help="where the submission folder goes (default submissions)")
+    s.add_argument('--allow-contended', type=nonneg_float, default=0.0, metavar='SHARE',
+                   help="the share of measured rows allowed on a busy host, stated in the manifest (default 0)")
+    s.add_argument('--by', help="who submits (default: git's user.name)")
+    s.add_argument('--replace', action='store_true', help="replace an earlier submission of the device")
+    s.add_argument('--check', nargs='+', metavar='FOLDER',
+                   help="check submission folders instead (checksums, then the rules); exit 1 on a problem "
+                        "(default: off)")
+    return s
+
+def leaderboard_parser(b:Parser)->Parser:
+    b.add_argument('folders', nargs='*', default=['submissions'],
+                   help="submission folders, or folders of them (default: submissions/)")
+    b.add_argument('--also', nargs='+', default=[], metavar='CSV',
+                   help="CSV files of the seed tool (throughput-bench), shown as unchecked (default: none)")
+    b.add_argument('--output', '-o', default='leaderboard', help="folder for the page (default leaderboard)")
+    return b
+
 def repair_parser(x:Parser)->Parser:
     x.add_argument('file', help="the results CSV to repair")
     return x
@@ -771,6 +817,10 @@ COMMANDS = [
      collect_parser, 'cmd_collect'),
     ('globe', "write the Globe Race page (a static site, offline) from result CSVs or folders", globe_parser,
      'cmd_globe'),
+    ('submit', "check a device's results against the submission rules and pack them for a pull request; or "
+     "--check folders that arrived", submit_parser, 'cmd_submit'),
+    ('leaderboard', "a page of the best img/s per configuration from every submission folder", leaderboard_parser,
+     'cmd_leaderboard'),
     ('repair', "move the unparseable lines of a results CSV to FILE.rejected, keeping every good row", repair_parser,
      'cmd_repair'),
 ]

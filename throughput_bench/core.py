@@ -447,6 +447,14 @@ class BenchResult:
     driver_version:str = ''                 # the GPU driver (CUDA rows)
     allocator:str = ''                      # the worker's C allocator, read back from it ('' on an older row: glibc)
     command:str = ''                        # the command line that measured it (`command_line`; '' on an older row)
+    energy_counter:str = ''                 # the counter read around each timed phase: nvml or rapl ('' none)
+    joules_per_image:Optional[float] = None # from that counter (the whole GPU; or CPU packages and DRAM), mean and
+    joules_per_image_ci_low:Optional[float] = None  # 95% CI over the worker processes
+    joules_per_image_ci_high:Optional[float] = None
+    watts_mean:Optional[float] = None       # the counter's joules over the timed phase's seconds
+    watts_ci_low:Optional[float] = None
+    watts_ci_high:Optional[float] = None
+    energy_note:str = ''                    # why the energy cells are empty (no counter, a phase too short for it)
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."

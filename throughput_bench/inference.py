@@ -13,6 +13,7 @@ from .backend import build_model, is_oom, one_line, describe_device, describe_mo
 from .backends.base import (get_backend, needs_gate, tolerance, gate_input, tiled, as_samples, judge,
                                             GATE_SAMPLES)
 from .timing import TimingConfig, measure
+from .energy import Meter
 from .flops import gflops_per_sample
 from .hardware import device_name, device_memory_gb, load_average
 from .contention import gpu_clocks
@@ -112,8 +113,12 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
             )
         gc.collect(); reset_peak_memory(device)
         step, per_step = prep.step(batch)
-        tm = measure(step, device, per_step, timing, on_warm=lambda: res.__dict__.update(gpu_clocks(device)))
+        meter = Meter.of(device)  # the device's energy counter, read where the timed phase starts and ends
+        tm = measure(step, device, per_step, timing,
+                     on_warm=lambda: (res.__dict__.update(gpu_clocks(device)), meter.start()))
+        energy = meter.stop(tm.iterations * per_step)
         res = finish_result(res, tm, info, params, gflops, device)
+        res.__dict__.update(energy)
         res.batch_size = batch
         res.backend_settings, res.backend_version = prep.settings, prep.version
         res.export_seconds, res.export_cached = prep.export_seconds, prep.export_cached

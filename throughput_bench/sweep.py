@@ -14,6 +14,7 @@ from .core import *
 from .devices import *
 from .registry import get_model, input_problem
 from .timing import TimingConfig, ci_halfwidth
+from .energy import energy_record
 from .contention import Contention
 from .store import ResultStore, fmt_value, key_matches
 from .backends.base import get_backend
@@ -339,6 +340,16 @@ def _mean(xs):
     xs = [x for x in xs if x is not None and x == x]
     return float(np.mean(xs)) if xs else None
 
+def _ci_over(out:BenchResult, rs:list, col:str, confidence:float):
+    """`out.col`: its mean over the processes that measured it, and (two or more of them) its 95% CI in
+    `<col>_ci_low/high` (`watts_mean`: `watts_ci_low/high`)."""
+    xs = np.array([getattr(r, col) for r in rs if getattr(r, col) is not None], dtype=float)
+    stem = col.removesuffix('_mean')
+    setattr(out, col, float(xs.mean()) if len(xs) else None)
+    if len(xs) >= 2:
+        m, h = float(xs.mean()), ci_halfwidth(float(xs.std(ddof=1)), len(xs), confidence)
+        setattr(out, f"{stem}_ci_low", max(m - h, 0.0)); setattr(out, f"{stem}_ci_high", m + h)
+
 def combine_repeats(rs:list, confidence:float=0.95)->BenchResult:
     "One row from the rows of `K` worker processes of one configuration: the CI is over the process means."
     rs = list(rs); k = len(rs)
@@ -354,6 +365,7 @@ def combine_repeats(rs:list, confidence:float=0.95)->BenchResult:
         out.throughput_mean, out.throughput_ci_low, out.throughput_ci_high = m, max(m - h, 0.0), m + h
         out.repeat_cv = sd / m if m else None
     for c in _MEAN_COLS: setattr(out, c, _mean([getattr(r, c) for r in rs]))
+    for c in ('joules_per_image', 'watts_mean'): _ci_over(out, rs, c, confidence)
     for c in _SUM_COLS:
         vals = [getattr(r, c) for r in rs if getattr(r, c) is not None]
         setattr(out, c, type(vals[0])(sum(vals)) if vals else None)
@@ -524,7 +536,7 @@ def software_versions(hw:dict)->dict:
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
     hw = store.read_hardware()
-    store.write_hardware(fingerprint(device)); store.update_index()
+    store.write_hardware(fingerprint(device) | energy_record(device)); store.update_index()
     if ceilings:  # asked for: measured now, at length, and kept for the machine too
         store.write_hardware({'ceilings': keep_ceilings(device, measure_ceilings(device))})
     elif ceilings_stale(hw.get('ceilings')) is not None:
@@ -672,5 +684,6 @@ def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=
     append each row as soon as it is complete."""
     rep = repeats if isinstance(repeats, Repeats) else Repeats(int(repeats))
     log = log or (lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
-    for s, reason in p.skipped: store.append(result_from_spec(s, status='skipped', error=reason))
+    sw = software_versions(store.read_hardware())  # a skipped row says what skipped it, as a measured one does
+    for s, reason in p.skipped: store.append(result_from_spec(s, status='skipped', error=reason, **sw))
     return SweepRun(p, store, timing, isolate, progress, runner_kw or {}, post, rep, contention, log).run()

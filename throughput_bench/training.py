@@ -12,6 +12,7 @@ from .core import *
 from .devices import *
 from .registry import n_params
 from .timing import TimingConfig, measure
+from .energy import Meter
 from .flops import gflops_per_sample
 from .backend import (setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line,
                                       describe_device, describe_model)
@@ -114,8 +115,12 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
                 batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb)
         reset_peak_memory(device)
         step = TrainStep(model, opt, spec, batch, device, dtype)
-        tm = measure(step, device, batch, timing, on_warm=lambda: res.__dict__.update(gpu_clocks(device)))
+        meter = Meter.of(device)  # energy over the timed phase, where the device has a counter
+        tm = measure(step, device, batch, timing,
+                     on_warm=lambda: (res.__dict__.update(gpu_clocks(device)), meter.start()))
+        energy = meter.stop(tm.iterations * batch)
         res = finish_result(res, tm, info, params, gflops, device)
+        res.__dict__.update(energy)
         if breakdown:
             for k, v in phase_breakdown(step, device).items(): setattr(res, k, v)
     except Exception as e:

@@ -35,7 +35,7 @@ SECTIONS = {  # the sidebar: what a user does -> the pages (page stems); a page 
     'Runtimes': ['backend', 'backends_base', 'backends_pytorch', 'backends_export', 'backends_ort', 'backends_ov', 'write_a_backend'],
     'Serve': ['serving', 'loadgen'],
     'Scale': ['sweep', 'distributed', 'ddp', 'slurm'],
-    'Analyse': ['results', 'store', 'charts', 'timeline', 'tracking', 'coverage', 'globe'],
+    'Analyse': ['results', 'store', 'charts', 'timeline', 'tracking', 'coverage', 'globe', 'submit'],
     'Reference': ['api', 'cli', 'core', 'devices', 'hardware', 'registry', 'geo'],
 }
 
