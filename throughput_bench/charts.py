@@ -16,7 +16,7 @@ from .core import (BenchSpec, config_columns, config_words, paired_ratio, verdic
                                    plain_text)
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
-from .store import superseded
+from .store import superseded, latest
 
 # %% auto #0
 __all__ = ['CONFIG', 'SAID', 'PLACED', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'NO_CI', 'PAGE', 'VARIED', 'MFU_TITLES',
@@ -68,7 +68,8 @@ def variant_words(df:pd.DataFrame)->pd.Series:
     )
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
-    "Measured rows, one per configuration but batch size: the fastest batch."
+    """Measured rows, one per configuration but batch size: the fastest batch, each batch's newest measured row (a
+    re-run replaces a row: `store.latest`)."""
     # mapping rows: `chart_mapping`  # a study's rows: its own chart  # served rows: `chart_serving`
     ok = (
         df[df.status.eq('ok') & df.throughput_mean.notna() & ~df['mode'].isin(['serving', 'mapping']) & plain_rows(df)]
@@ -76,6 +77,7 @@ def best_rows(df:pd.DataFrame)->pd.DataFrame:
         .copy()
     )
     if 'timesteps' not in ok: ok['timesteps'] = 1  # frames written before timesteps was recorded: one
+    ok = ok[latest(ok)].reset_index(drop=True)  # a configuration measured again: its newest row, not the luckiest
     if ok.empty: return ok.assign(device='', variant='', input='', label='')
     ok['device'] = ok.gpu_name.map(device_label)
     ok['variant'] = variant_words(ok)

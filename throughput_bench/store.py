@@ -15,7 +15,7 @@ from .registry import REGISTRY
 # %% auto #0
 __all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'CsvScan', 'scan_csv',
            'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row',
-           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'superseded']
+           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'latest', 'superseded']
 
 # %% ../nbs/10_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -561,6 +561,15 @@ def read_results(*paths)->'pd.DataFrame':
     return pd.DataFrame({c: typed(c) for c in COLUMNS + [c for c in df.columns if c not in COLUMNS]}, index=df.index)
 
 # %% ../nbs/10_store.ipynb #7e3ff5ed
+def latest(df:'pd.DataFrame')->'pd.Series':
+    """Which rows no later row of the same configuration (and file) replaced: a configuration measured again
+    (`tbench infer --rerun`) stands on its newest row; the earlier ones are history (`tbench history`), never ranked,
+    so a chart never picks the luckiest of several runs."""
+    import pandas as pd
+    if df.empty: return pd.Series([], dtype=bool, index=df.index)
+    cols = [c for c in [*BenchSpec.KEY, 'gpu_name', 'source'] if c in df]  # a configuration on one device, in one file
+    return df.groupby(cols, dropna=False, sort=False).cumcount(ascending=False).eq(0)
+
 def superseded(df:'pd.DataFrame')->'pd.Series':
     """Which failed rows (`error`, `oom`, `skipped`) of `df` a later `ok` row of the same configuration in the same
     file replaced: history, never counted as failures."""

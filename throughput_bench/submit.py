@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
 from .core import *
-from .store import read_results, read_index, _frame_of
+from .store import read_results, read_index, latest, _frame_of
 
 # %% auto #0
 __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LONG_TEXT_LIMIT', 'LONG_TEXT', 'HW_REQUIRED',
-           'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'RULES', 'BOARD_CSS', 'Rule', 'Problem', 'latest',
+           'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'RULES', 'BOARD_CSS', 'Rule', 'Problem',
            'Submission', 'pd_num', 'check', 'device_files', 'sha256', 'manifest', 'submit', 'next_steps',
            'check_folder', 'check_folders', 'board_rows', 'esc', 'leaderboard']
 
@@ -54,14 +54,6 @@ def _lines(rows:list, most:int=8)->str:
     return ', '.join(map(str, rows[:most])) + (f" and {len(rows) - most} more" if len(rows) > most else '')
 
 # %% ../nbs/29_submit.ipynb #a8b8205c
-def latest(df)->'pd.Series':
-    """Which rows no later row of the same configuration (and file) replaced: what a submission stands on. An earlier
-    row of a configuration measured again (`tbench infer --rerun`) is history: kept in the file, never ranked."""
-    import pandas as pd
-    if df.empty: return pd.Series([], dtype=bool, index=df.index)
-    cols = [c for c in BenchSpec.KEY if c in df] + (['source'] if 'source' in df else [])
-    return df.groupby(cols, dropna=False, sort=False).cumcount(ascending=False).eq(0)
-
 @dataclass
 class Submission:
     """What the rules check: `rows` (each configuration's latest; every row stays in `raw`, every field as written),
@@ -222,9 +214,9 @@ def sha256(path)->str:
         for b in iter(lambda: f.read(1 << 20), b''): h.update(b)
     return h.hexdigest()
 
-def _git(*args)->str:
-    "A git command's output in this checkout ('' outside one); bounded in time."
-    try: return subprocess.run(['git', *args], capture_output=True, text=True, timeout=10).stdout.strip()
+def _git(*args, where=None)->str:
+    "A git command's output in `where` (default: here; '' outside a checkout); bounded in time."
+    try: return subprocess.run(['git', *args], capture_output=True, text=True, timeout=10, cwd=where).stdout.strip()
     except Exception: return ''
 
 def manifest(sub:Submission, files:dict, label:str, by:str)->dict:
@@ -233,7 +225,12 @@ def manifest(sub:Submission, files:dict, label:str, by:str)->dict:
     r = sub.rows
     stamps = sorted(t for t in r.get('timestamp', []) if isinstance(t, str) and t)
     commands = sorted({c for c in r.get('command', []) if isinstance(c, str) and c})
-    return dict(tool='throughput_bench', tool_version=__version__, tool_commit=_git('rev-parse', 'HEAD'),
+    import throughput_bench
+    measured_with = sorted({f"{v} {c}".strip() for v, c in zip(r.get('tbench_version', []), r.get('tbench_commit', []))
+                            if isinstance(v, str) and v})
+    here = Path(throughput_bench.__file__).parent  # the tool's own checkout, wherever the command runs
+    return dict(tool='throughput_bench', tool_version=__version__, tool_commit=_git('rev-parse', 'HEAD', where=here),
+                measured_with=measured_with,
                 rules_version=RULES_VERSION, device=label or str(sub.hardware.get('gpu_name', '')),
                 device_type=str(sub.hardware.get('device_type', '')), submitted_by=by,
                 created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),

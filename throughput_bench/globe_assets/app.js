@@ -176,8 +176,11 @@ function fillRacePickers() {
   const P = el('race-precision').value, devs = devices().filter(d => best(d, mode, P).length);
   const lanes = [0, 1].map(i => el(`lane-${i}`));
   for (const [i, lane] of lanes.entries()) {
-    const dsel = lane.querySelector('.pick-device');
-    options(dsel, devs.map(d => [d, deviceLabel(d)]), kind === 'devices' ? (devs[i] ?? devs[0]) : undefined);
+    const dsel = lane.querySelector('.pick-device'), cur = dsel.value, first = lanes[0].querySelector('.pick-device').value;
+    // a lane keeps the device picked for it; in a race of devices, lane 1 starts on one other than lane 0's
+    let want = devs.includes(cur) ? cur : undefined;
+    if (kind === 'devices' && (!want || (i === 1 && want === first))) want = i === 1 ? (devs.find(d => d !== first) ?? devs[0]) : devs[0];
+    options(dsel, devs.map(d => [d, deviceLabel(d)]), want);
     if (kind === 'models' && i === 1) dsel.value = lanes[0].querySelector('.pick-device').value;
     dsel.disabled = kind === 'models' && i === 1;
   }
