@@ -47,6 +47,12 @@ def test_a_moving_counter_gives_joules_per_image_and_watts_with_intervals(tmp_pa
     assert row.joules_per_image == pytest.approx(row.watts_mean / row.throughput_mean, rel=0.5)
     hw = json.loads(next((tmp_path / 'results').glob('*_hardware.json')).read_text())
     assert hw['energy_counter'].startswith('rapl: CPU package-0 + dram')
+    # the report and the Globe Race show it: img/J and km² per kWh beside km²/s
+    r = tbench('report', 'results', '-o', 'rep', '--formats', 'png', '--charts', 'overview', cwd=tmp_path)
+    assert r.returncode == 0 and 'img/J [95% CI] | km²/kWh |' in (tmp_path / 'rep' / 'summary.md').read_text(), r.stderr
+    from throughput_bench.globe import globe_data
+    lane = next(x for x in globe_data(tmp_path / 'results')['rows'] if x['model'] == 'resnet18')
+    assert lane['jpi'] == pytest.approx(row.joules_per_image)
 
 def test_no_counter_leaves_the_cells_empty_and_says_why(tmp_path):
     env = os.environ | {'TB_POWERCAP': str(tmp_path / 'nothing')}

@@ -765,17 +765,29 @@ def _md_every_configuration(best:pd.DataFrame, gsd_m:float)->list:
     lo, hi = b.throughput_ci_low.astype(float), b.throughput_ci_high.astype(float)
     b = b.assign(ci=[_ci_cell(l, h) for l, h in zip(lo, hi)])
     t = b.sort_values(['mode', 'device', 'throughput_mean'], ascending=[True, True, False])
+    # energy where a device's counter gave it: img/J and km² per kWh beside km²/s (`energy` module)
+    energy = 'joules_per_image' in t and pd.to_numeric(t.joules_per_image, errors='coerce').gt(0).any()
     lines = ["## Every configuration", "",
              f"| mode | device | model | variant | batch | img/s | 95% CI | p95 ms | km²/s @ {gsd_m:g} m "
-             "| mfu_measured |",
-             "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+             "| mfu_measured |" + (" img/J [95% CI] | km²/kWh |" if energy else ''),
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if energy else '')]
     for _, r in t.iterrows():
         busy = ' ⚠ contended' if bool(r.get('contended', False)) else ''
         mfu = _fmt(100 * r.mfu_measured, '.1f') + '%' if pd.notna(r.mfu_measured) else ''
         lines.append(f"| {r['mode']} | {r.device} | {r.label}{busy} | {r.variant} | {int(r.batch_size)} | "
                      f"{r.throughput_mean:.1f} | {r.ci} | {_fmt(r.latency_p95_ms, '.1f')} | "
-                     f"{_fmt(r.km2_per_sec, ',.0f')} | {mfu} |")
+                     f"{_fmt(r.km2_per_sec, ',.0f')} | {mfu} |" + (_energy_cells(r, gsd_m) if energy else ''))
     return lines + [""]
+
+def _energy_cells(r, gsd_m:float)->str:
+    """A row's img/J with its CI (the inverse of joules per image and of its interval's ends) and km² per kWh at
+    `gsd_m`; empty cells where its device had no counter."""
+    j = pd.to_numeric(r.get('joules_per_image'), errors='coerce')
+    if not j > 0: return "  |  |"
+    lo, hi = (pd.to_numeric(r.get(c), errors='coerce') for c in ('joules_per_image_ci_high', 'joules_per_image_ci_low'))
+    ci = f" [{1 / lo:.3g}–{1 / hi:.3g}]" if lo > 0 and hi > 0 else ''
+    km2_per_kwh = (r.input_size * gsd_m) ** 2 / 1e6 / j * 3.6e6
+    return f" {1 / j:.3g}{ci} | {km2_per_kwh:,.0f} |"
 
 def _load_cell(r)->str:
     "A served row's load in words: the target rate, the requests in flight, or one at a time."

@@ -595,11 +595,11 @@ def cmd_compare(a):
            'B img/s': t.b_img_s.map(lambda v: f"{v:.1f}" if v == v else '—'),
            'p': t.p_value.map(lambda v: f"{v:.2g}" if v == v else '—')}
     )
-    print(
-        show[['b', 'a', 'A img/s', 'B img/s', 'B/A img/s [95% CI]', 'p', 'verdict', 'rounds', 'p50 B/A']].to_string(
-            index=False
-        )
-    )
+    cols = ['b', 'a', 'A img/s', 'B img/s', 'B/A img/s [95% CI]', 'p', 'verdict', 'rounds', 'p50 B/A']
+    if 'energy_ratio' in t and t.energy_ratio.notna().any():  # where the device has an energy counter
+        show['B/A J/img'] = [_ci(*x) for x in zip(t.energy_ratio, t.energy_low, t.energy_high)]
+        cols.append('B/A J/img')
+    print(show[cols].to_string(index=False))
     for s in t.sentence: print(s)
 
 def tune_parser(parser=None)->Parser:

@@ -15,7 +15,7 @@ from .store import row_key, read_results
 
 # %% auto #0
 __all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'study_id', 'pair_table', 'busy_rounds', 'round_values',
-           'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
+           'energy_columns', 'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
 
 # %% ../nbs/27_compare.ipynb #34c22258
 def round_order(k:int, r:int)->list:
@@ -152,6 +152,7 @@ def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_ro
                  p50_ratio=l50.ratio, p50_low=l50.low, p50_high=l50.high,
                  p50_verdict=verdict(l50, higher_is_better=False), p99_ratio=l99.ratio, p99_low=l99.low,
                  p99_high=l99.high, sentence=sentence(labels[i], labels[0], r))
+            | energy_columns(vals[0].get('jpi', []), vals[i].get('jpi', []), confidence)
         )
     return pd.DataFrame(out)
 
@@ -166,7 +167,7 @@ def busy_rounds(rows:list, k:int)->int:
 def round_values(rows:list, k:int)->Optional[dict]:
     """Per configuration, its throughput and p50/p99 latency in each complete round on a quiet host (`rows[r][i]`:
     round `r`, configuration `i`, a stored row dict)."""
-    vals = {i: {'throughput': [], 'p50': [], 'p99': []} for i in range(k)}
+    vals = {i: {'throughput': [], 'p50': [], 'p99': [], 'jpi': []} for i in range(k)}
     for rr in rows:
         # a failed run, or one beside other work: the round does not count
         if not _complete(rr, k) or _busy(rr): continue
@@ -174,7 +175,19 @@ def round_values(rows:list, k:int)->Optional[dict]:
             vals[i]['throughput'].append(_num(rr[i].get('throughput_mean')))
             vals[i]['p50'].append(_num(rr[i].get('latency_p50_ms')))
             vals[i]['p99'].append(_num(rr[i].get('latency_p99_ms')))
+            vals[i]['jpi'].append(_num(rr[i].get('joules_per_image')))  # NaN where the device has no counter
     return vals
+
+def energy_columns(a:list, b:list, confidence:float=0.95)->dict:
+    """B's joules per image over A's, paired by round, with its CI and verdict (lower is better); NaN and a reason
+    where a round lacks an energy figure (no counter on this device, or a phase too short for it)."""
+    if not a or any(x != x for x in a + b):
+        return dict(energy_ratio=math.nan, energy_low=math.nan, energy_high=math.nan,
+                    energy_verdict='no energy counter' if a and all(x != x for x in a + b) else 'energy incomplete')
+    e = paired_ratio(a, b, confidence)
+    words = {'faster': 'less energy', 'slower': 'more energy'}  # lower is better: said as what it is
+    v = verdict(e, higher_is_better=False)
+    return dict(energy_ratio=e.ratio, energy_low=e.low, energy_high=e.high, energy_verdict=words.get(v, v))
 
 # %% ../nbs/27_compare.ipynb #f5b847d6
 def compare(model:str, # a registry or timm name

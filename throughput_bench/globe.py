@@ -112,7 +112,7 @@ def globe_rows(df)->list:
                  ci_lo=_num(g('throughput_ci_low')), ci_hi=_num(g('throughput_ci_high')),
                  params_M=_num(g('params_M'), 3), gflops=_num(g('gflops_per_sample'), 4),
                  peak_mb=_num(g('peak_memory_mb'), 1), contended=bool(g('contended', False)),
-                 native=bool(g('native', True)), source=g('source') or '')
+                 native=bool(g('native', True)), source=g('source') or '', jpi=_num(g('joules_per_image')))
         )
     return rows + _mapping_rows(df)
 

@@ -44,10 +44,11 @@ def candidates(device_type:str, # `cpu` or `cuda`
 
 # %% ../nbs/28_tune.ipynb #2f03b7db
 def front(
-    df: 'pd.DataFrame', maximise: tuple = ('throughput_mean',), minimise: tuple = ('latency_p99_ms', 'peak_memory_mb')
+    df: 'pd.DataFrame', maximise: tuple = ('throughput_mean',),
+    minimise: tuple = ('latency_p99_ms', 'peak_memory_mb', 'joules_per_image')
 ) -> 'pd.DataFrame':
-    """The rows of `df` on the Pareto front: none of them is beaten on every column by another row (NaN columns left
-    out)."""
+    """The rows of `df` on the Pareto front: none of them is beaten on every column by another row (a column some row
+    lacks is left out: energy counts where the device's counter measured every row)."""
     cols = [c for c in (*maximise, *minimise) if c in df and df[c].notna().all()]
     sign = np.array([-1.0 if c in maximise else 1.0 for c in cols])
     x = df[cols].to_numpy(float) * sign

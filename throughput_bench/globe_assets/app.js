@@ -231,6 +231,8 @@ function renderLane(i) {
     item(r.mode === 'mapping' ? 'km² per tile (new ground, overlap counted)' : 'km² per image', `${fmt(s.km2s / r.img_s)}`),
     item('coverage rate', [h('span', { class: 'big' }, `${fmt(s.km2s)} km²/s`), ' ', h('small', {}, `(${ci(s.km2s_lo, s.km2s_hi)})`)],
          'km2s', s.km2s, { lo: s.km2s_lo, hi: s.km2s_hi }),
+    // energy where the device's counter gave it: images per joule and land per kWh (nothing estimated elsewhere)
+    r.jpi > 0 ? item('energy', `${fmt(1 / r.jpi)} img/J · ${fmt(s.km2s / r.img_s / r.jpi * 3.6e6)} km²/kWh`, 'energy', 1 / r.jpi) : [],
     item('finishes in', [h('span', { class: 'big' }, timeToMap(s.days)), ' ',
                          h('small', {}, s.days_lo == null || s.days_hi == null ? '(no CI)' : `(95% CI ${timeToMap(s.days_lo)} – ${timeToMap(s.days_hi)})`)],
          'days', s.days, { lo: s.days_lo, hi: s.days_hi }),
