@@ -1035,16 +1035,16 @@ def _heat_panel(ax, d:pd.DataFrame, models:list, devices:list, norm, cmap, best:
         r = at.get((l, dv))
         if r is None: ax.text(j, i, 'not run', ha='center', va='center', fontsize=6, color='0.45'); continue
         lum = np.dot(cmap(norm(r.throughput_mean))[:3], (0.299, 0.587, 0.114))
-        ax.text(j, i, _cell_text(r), ha='center', va='center', fontsize=6.5, linespacing=0.95,
+        ax.text(j, i, _cell_text(r), ha='center', va='center', fontsize=7.5, linespacing=0.95,
                 color='black' if lum > 0.5 else 'white', fontweight='bold' if (l, dv) in best else 'normal')
         if bool(r.get('contended', False)):
             ax.add_patch(matplotlib.patches.Rectangle((j - .5, i - .5), 1, 1, fill=False, hatch='///', lw=0,
                                                       edgecolor='0.6'))
         if (l, dv) in best:
             ax.add_patch(matplotlib.patches.Rectangle((j - .46, i - .46), .92, .92, fill=False, lw=2, edgecolor='red'))
-    ax.set_xticks(range(len(devices)), [textwrap.fill(device_label(dv), 14) for dv in devices], fontsize=7)
+    ax.set_xticks(range(len(devices)), [textwrap.fill(device_label(dv), 14) for dv in devices], fontsize=8)
     ax.xaxis.tick_top()
-    ax.set_yticks(range(len(models)), models, fontsize=7)
+    ax.set_yticks(range(len(models)), models, fontsize=8)
     ax.grid(False)
     return im
 
@@ -1062,7 +1062,7 @@ def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
     v = d.throughput_mean.astype(float)
     norm = matplotlib.colors.LogNorm(v.min() / 1.5, v.max() * 1.5) if v.min() > 0 else None
     cmap = matplotlib.colormaps['viridis'].with_extremes(bad='0.93')
-    w = len(parts) * (2.4 + 0.95 * len(devices)) + 1.2
+    w = len(parts) * (2.6 + 1.0 * len(devices)) + 1.2
     fig, axes = plt.subplots(1, len(parts), figsize=(_width(w), 0.3 * len(parts[0]) + 2.2), squeeze=False,
                              layout='constrained')
     for ax, part in zip(axes.flat, parts): im = _heat_panel(ax, d, part, devices, norm, cmap, best_at)
@@ -1074,6 +1074,8 @@ def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
     if 'contended' in d and d.contended.fillna(False).astype(bool).any():
         notes.append('hatched: measured on a busy host')
     if (~d.has_ci).any(): notes.append('no CI: one run, or a file without an interval')
-    fig.supxlabel('; '.join(notes) + '. Every configuration per model: overview_bars.', fontsize=7.5)
+    # wrapped to the figure's width: a long line would widen the saved figure (tight bounding box) past it
+    fig.supxlabel(textwrap.fill('; '.join(notes) + '. Every configuration per model: overview_bars.',
+                                int(fig.get_size_inches()[0] * 15)), fontsize=7.5)
     return fig
 
