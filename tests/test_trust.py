@@ -76,6 +76,7 @@ def busy_loop():
     yield p
     p.kill(); p.wait()
 
+@pytest.mark.alone  # it names the busy process: another test beside it would be named too
 @pytest.mark.slow
 def test_busy_host_marks_the_row(tmp_path, busy_loop, capsys):
     df = infer(['resnet18'], **(FAST_API | dict(results_dir=tmp_path, quiet=False)))
@@ -84,6 +85,7 @@ def test_busy_host_marks_the_row(tmp_path, busy_loop, capsys):
     err = capsys.readouterr().err
     assert 'host busy' in err and 'marked contended' in err and str(busy_loop.pid) in err
 
+@pytest.mark.alone  # it names the busy process: another test beside it would be named too
 @pytest.mark.slow
 def test_strict_skips_on_a_busy_host_and_the_next_run_measures(tmp_path, busy_loop):
     df = infer(['resnet18'], **(FAST_API | dict(results_dir=tmp_path, strict=True)))

@@ -66,7 +66,8 @@ class Submission:
     @classmethod
     def read(cls, csv, hardware, allow_contended:float=0.0)->Submission:
         "From a results CSV and its hardware JSON (a missing JSON reads as `{}`: the hardware rule says so)."
-        hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
+        try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
+        except (OSError, ValueError) as e: raise BenchError(f"{hardware}: not readable as JSON ({e})")
         if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
         rows = read_results(csv)
         return cls(rows[latest(rows)], _frame_of(Path(csv)), hw, allow_contended)
