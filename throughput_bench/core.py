@@ -11,11 +11,11 @@ from typing import Optional, Iterable
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS',
            'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
-           'STEP_ALPHA', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids',
-           'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task',
-           'command_line', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict',
-           'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'find_steps', 'ServeOptions',
-           'LatencyOptions']
+           'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json',
+           'cpu_ids', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
+           'model_task', 'command_line', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio',
+           'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps',
+           'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -599,32 +599,69 @@ class Step:
     at:int
     ratio:Ratio
 
+VAR_FLOOR = 1e-8  # the least log-scale variance a figure is given (a 0.02% SD): a zero-width interval is not certainty
+
+def _weights(var)->'np.ndarray':
+    "Inverse variances, each variance at least `VAR_FLOOR` (a blank or zero one never divides by zero)."
+    import numpy as np
+    v = np.asarray(var, float)
+    return 1 / np.where(np.isfinite(v) & (v > VAR_FLOOR), v, VAR_FLOOR)
+
 def step_ratio(logs, var, at:int, confidence:float=0.95)->Ratio:
     "After/before `at`: the ratio of inverse-variance weighted geometric means, its CI and the z-test's p-value."
     from scipy import stats
     import numpy as np
-    x, w = np.asarray(logs, float), 1 / np.asarray(var, float)
+    x, w = np.asarray(logs, float), _weights(var)
     mb, ma = np.average(x[:at], weights=w[:at]), np.average(x[at:], weights=w[at:])
     se = math.sqrt(1 / w[:at].sum() + 1 / w[at:].sum()); d = float(ma - mb); z = z_value(confidence)
     return Ratio(math.exp(d), math.exp(d - z * se), math.exp(d + z * se), float(2 * stats.norm.sf(abs(d) / se)),
                  len(x), int((x[at:] > mb).sum()))
 
+def split_scores(logs, var)->'np.ndarray':
+    """|z| of every split of a segment (index k-1: between figure k-1 and k), in one pass of running sums. Splits are
+    compared on |z| itself, not its p-value: a p-value underflows to 0 for every large step, and ties then pick the
+    first split instead of the true one."""
+    import numpy as np
+    x, w = np.asarray(logs, float), _weights(var)
+    W, S = np.cumsum(w)[:-1], np.cumsum(w * x)[:-1]
+    Wt, St = w.sum(), (w * x).sum()
+    return np.abs((St - S) / (Wt - W) - S / W) / np.sqrt(1 / W + 1 / (Wt - W))
+
+def _log_p(z:float, tests:int)->float:
+    "log of the two-sided p of `z`, Bonferroni-adjusted over `tests` (on the log scale: never 0)."
+    from scipy import stats
+    return math.log(2) + float(stats.norm.logsf(abs(z))) + math.log(max(1, tests))
+
 def find_steps(values, # a configuration's figures in time order (img/s)
                variances, # each one's variance on the log scale
                alpha:float=STEP_ALPHA, confidence:float=0.95)->list:
-    "The `Step`s in `values`, in order: binary segmentation, each split's best z tested with Bonferroni's correction."
+    """The `Step`s in `values`, in order. Binary segmentation finds where they are (each segment's largest |z|, tested
+    with Bonferroni's correction over every split of the history); then each step is sized between its own
+    neighbours (the runs from the step before it to the step after it), and a step that is not significant there is
+    dropped, the weakest first, until every one that is left stands."""
     import numpy as np
     x, v = np.log(np.asarray(values, float)), np.asarray(variances, float)
-    out, todo = [], [(0, len(x))]
+    tests, cuts, todo = max(1, len(x) - 1), [], [(0, len(x))]
     while todo:
         a, b = todo.pop()
         if b - a < 2: continue
-        tried = [step_ratio(x[a:b], v[a:b], k, confidence) for k in range(1, b - a)]
-        k = int(np.argmin([r.p for r in tried])); r = tried[k]
-        p = min(1.0, r.p * (len(x) - 1))  # every split of the whole history counts, in a part searched again too
-        if p >= alpha: continue
-        out.append(Step(a + k + 1, dataclasses.replace(r, p=p))); todo += [(a, a + k + 1), (a + k + 1, b)]
-    return sorted(out, key=lambda s: s.at)
+        zs = split_scores(x[a:b], v[a:b]); k = int(np.argmax(zs))
+        if _log_p(zs[k], tests) >= math.log(alpha): continue
+        cuts.append(a + k + 1); todo += [(a, a + k + 1), (a + k + 1, b)]
+    cuts = sorted(cuts)
+    while cuts:
+        edges = [0] + cuts + [len(x)]
+        zs = [split_scores(x[edges[i]:edges[i + 2]], v[edges[i]:edges[i + 2]])[c - edges[i] - 1]
+              for i, c in enumerate(cuts)]
+        weakest = int(np.argmin(zs))
+        if _log_p(zs[weakest], tests) < math.log(alpha): break
+        cuts.pop(weakest)
+    edges, out = [0] + cuts + [len(x)], []
+    for i, c in enumerate(cuts):
+        a, b = edges[i], edges[i + 2]
+        r = step_ratio(x[a:b], v[a:b], c - a, confidence)
+        out.append(Step(c, dataclasses.replace(r, p=min(1.0, r.p * tests))))
+    return out
 
 # %% ../nbs/00_core.ipynb #cb054fd5
 SCENARIOS = ('single-stream', 'server', 'offline')  # LoadGen's scenarios that `tbench latency` runs

@@ -15,7 +15,8 @@ from .registry import REGISTRY
 # %% auto #0
 __all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'CsvScan', 'scan_csv',
            'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row',
-           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'latest', 'superseded']
+           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'row_times', 'time_rank',
+           'latest', 'superseded']
 
 # %% ../nbs/10_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -561,22 +562,42 @@ def read_results(*paths)->'pd.DataFrame':
     return pd.DataFrame({c: typed(c) for c in COLUMNS + [c for c in df.columns if c not in COLUMNS]}, index=df.index)
 
 # %% ../nbs/10_store.ipynb #7e3ff5ed
+def row_times(df:'pd.DataFrame')->'pd.Series':
+    "Each row's timestamp as a time (UTC; a stamp with no zone read as UTC; a missing or unreadable one NaT)."
+    import pandas as pd
+    ts = df['timestamp'] if 'timestamp' in df else pd.Series([None] * len(df), index=df.index, dtype=object)
+    return pd.to_datetime(ts.astype(object).where(ts.notna(), None), errors='coerce', format='ISO8601', utc=True)
+
+def time_rank(df:'pd.DataFrame')->'np.ndarray':
+    """Each row's place in time, 0 the oldest: by its timestamp, rows with the same one (or none, which count as the
+    oldest) in file order. The one rule for "newest" that `latest`, `superseded` and `tbench history` share: a row
+    stamped a year early is old wherever it sits in the file."""
+    import numpy as np
+    t = row_times(df)
+    key = np.where(t.isna().to_numpy(), np.iinfo(np.int64).min, t.to_numpy(dtype='datetime64[ns]').astype(np.int64))
+    order = np.lexsort((np.arange(len(df)), key))
+    rank = np.empty(len(df), dtype=int); rank[order] = np.arange(len(df))
+    return rank
+
 def latest(df:'pd.DataFrame')->'pd.Series':
-    """Which rows no later row of the same configuration (and file) replaced: a configuration measured again
-    (`tbench infer --rerun`) stands on its newest row; the earlier ones are history (`tbench history`), never ranked,
-    so a chart never picks the luckiest of several runs."""
+    """Which rows no newer row (`time_rank`) of the same configuration (and file) replaced: a configuration measured
+    again (`tbench infer --rerun`) stands on its newest row; the earlier ones are history (`tbench history`), never
+    ranked, so a chart never picks the luckiest of several runs."""
     import pandas as pd
     if df.empty: return pd.Series([], dtype=bool, index=df.index)
     cols = [c for c in [*BenchSpec.KEY, 'gpu_name', 'source'] if c in df]  # a configuration on one device, in one file
-    return df.groupby(cols, dropna=False, sort=False).cumcount(ascending=False).eq(0)
+    rank = time_rank(df)
+    key = df.groupby(cols, dropna=False, sort=False).ngroup().to_numpy()
+    newest = pd.Series(rank).groupby(key).transform('max').to_numpy()
+    return pd.Series(rank == newest, index=df.index)
 
 def superseded(df:'pd.DataFrame')->'pd.Series':
-    """Which failed rows (`error`, `oom`, `skipped`) of `df` a later `ok` row of the same configuration in the same
+    """Which failed rows (`error`, `oom`, `skipped`) of `df` a newer (`time_rank`) `ok` row of the same configuration in the same
     file replaced: history, never counted as failures."""
     import numpy as np, pandas as pd
     if df.empty: return pd.Series([], dtype=bool, index=df.index)
     cols = [c for c in BenchSpec.KEY if c in df] + (['source'] if 'source' in df else [])
     key = df.groupby(cols, dropna=False, sort=False).ngroup().to_numpy()
-    pos = np.arange(len(df))
+    pos = time_rank(df)
     last_ok = pd.Series(np.where(df.status.eq('ok').to_numpy(), pos, -1)).groupby(key).transform('max').to_numpy()
     return pd.Series(df.status.isin(['error', 'oom', 'skipped']).to_numpy() & (last_ok > pos), index=df.index)

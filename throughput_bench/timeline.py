@@ -14,6 +14,7 @@ import pandas as pd
 from .core import (BenchSpec, BenchError, PRIOR_DRIFT, Step, STEP_ALPHA, config_columns,
                                    config_words, find_steps, rerun_interval, z_value)
 from .charts import device_label
+from .store import row_times
 
 # %% auto #0
 __all__ = ['VERSIONS', 'KEY', 'measured_rows', 'log_variance', 'changed_versions', 'Change', 'histories', 'changes_of',
@@ -30,7 +31,7 @@ KEY = ['gpu_name'] + config_columns(batch=True)  # a history: one configuration 
 def measured_rows(df:pd.DataFrame)->pd.DataFrame:
     "The `ok` inference and training rows of `df` with a figure and a time, each once (a CSV and its W&B copy too)."
     d = df[df.status.eq('ok') & df['mode'].isin(['inference', 'training']) & (df.throughput_mean > 0)].copy()
-    d['when'] = pd.to_datetime(d.timestamp, errors='coerce', format='ISO8601')
+    d['when'] = row_times(d)
     d = d[d.when.notna()]
     return d.drop_duplicates(subset=[c for c in KEY if c in d] + ['timestamp', 'throughput_mean'])
 
@@ -39,7 +40,7 @@ def log_variance(d:pd.DataFrame, confidence:float=0.95)->np.ndarray:
     z = z_value(confidence); out = []
     for r in d.itertuples():
         hi = getattr(r, 'throughput_rerun_high', None)
-        if not (hi == hi and hi):  # no re-run interval: the within-run CI and the prior
+        if not (hi == hi and hi and hi > r.throughput_mean):  # none (or of no width): the within-run CI and the prior
             m = r.throughput_mean
             hi = rerun_interval(m, r.throughput_ci_low, r.throughput_ci_high, PRIOR_DRIFT, confidence)[1]
         out.append((math.log(hi / r.throughput_mean) / z) ** 2)
