@@ -132,7 +132,7 @@ def report(rows, walls, folder):
                   if not prov]
         if halves: print(f"  its median half-width (measured drift): {statistics.median(halves):.1%}")
     rec = read_record(next(Path(folder).glob('*_drift.tsv')))
-    s, dof = config_drift(rec)
+    s, dof, _ = config_drift(rec)
     print(f"drift record: {len(rec)} lines, {len({l['run'] for l in rec})} runs; configurations' drift "
           f"{s if s is not None else float('nan'):.1%} over {dof} re-runs")
     for col in ('ref_gemm_gflops', 'ref_copy_gbs'):

@@ -62,9 +62,12 @@ def test_rerun_interval_from_a_fixed_record_by_hand(tmp_path):
     d = machine_drift(read_record(p))
     # each pair's sample variance is (log ratio)^2 / 2; pooled over 3 pairs of 1 degree of freedom each
     sd = math.sqrt((math.log(1.1) ** 2 / 2 + math.log(0.9) ** 2 / 2 + 0) / 3)
-    assert d.reruns == 3 == MIN_RERUNS and not d.provisional and math.isclose(d.sigma, sd, rel_tol=1e-9)
+    assert d.reruns == 3 == MIN_RERUNS and not d.provisional and math.isclose(d.config_sigma, sd, rel_tol=1e-9)
+    # what the interval uses: the drift's 95% upper bound, sd * sqrt(3 / chi2.ppf(0.05, 3)) (0.35185 at 3 dof)
+    up = sd * math.sqrt(3 / 0.3518463)
+    assert math.isclose(d.sigma, up, rel_tol=1e-5) and d.dof is None
     lo, hi = rerun_interval(80.0, 78.0, 82.0, d.sigma, dof=d.dof)  # as a sweep stamps a row
-    H = math.sqrt((2 / 80) ** 2 + (3.182446 * sd) ** 2)  # Student's t at 3 degrees of freedom: the drift is estimated
+    H = math.sqrt((2 / 80) ** 2 + (1.959964 * up) ** 2)  # z with the bound: how few re-runs is in the bound already
     assert math.isclose(lo, 80 * math.exp(-H), rel_tol=1e-5) and math.isclose(hi, 80 * math.exp(H), rel_tol=1e-5)
 
 def test_little_history_is_provisional_and_never_narrow(tmp_path):
@@ -78,7 +81,7 @@ def test_contended_rows_are_not_drift(tmp_path):
     p = tmp_path / 'cpu_drift.tsv'
     for k in 'abc': append_record(p, [line('r1', k, 100.0), line('r2', k, 101.0), line('r3', k, 30.0, contended=True)])
     d = machine_drift(read_record(p))
-    assert not d.provisional and d.sigma < 0.01
+    assert not d.provisional and d.config_sigma < 0.01  # the 30 img/s runs were not counted (they would give ~70%)
 
 def test_a_sweep_stamps_each_row_and_records_it(tmp_path):
     "Rows of earlier runs judge a later one; the row says how (its basis) and the record grows a line per row."

@@ -59,3 +59,90 @@ def test_one_rule_for_newest_a_row_stamped_early_is_old_everywhere():
     assert superseded(d2).tolist() == [False, False]
     d3 = d.assign(status=['ok', 'error'])  # the error is older than the ok row: superseded
     assert superseded(d3).tolist() == [False, True]
+
+# ---- the drift record: damage never costs a measurement ----
+
+from pathlib import Path
+from conftest import FAST_API
+from throughput_bench import infer
+from throughput_bench.core import BenchResult, rerun_interval
+from throughput_bench.drift import (DriftBook, MAX_REF_RUNS, append_record, config_drift, machine_drift, read_record,
+                                    record_line, record_path, reference_drift, scan_record)
+from throughput_bench.store import ResultStore
+
+def rline(run, key='a', mean=100.0, half=0.01, when='2026-11-25T10:00:00', ref=100.0):
+    r = dict(status='ok', model_name=key, mode='inference', precision='fp32', batch_size=8, threads=2,
+             throughput_mean=mean, throughput_ci_low=mean * (1 - half), throughput_ci_high=mean * (1 + half), repeats=5,
+             ref_gemm_gflops=ref, timestamp=when, pytorch_version='2.14.1')
+    return record_line(r, run)
+
+def test_a_record_ending_in_nul_bytes_is_set_aside_and_the_run_measures(work, cli):
+    "256 KB of NULs (what a crash leaves): infer stores its row (provisional, one warning); history reads; repair mends."
+    res = work / 'results'
+    infer(['resnet18'], **(FAST_API | dict(results_dir=res)))
+    rec = next(res.glob('*_drift.tsv'))
+    with open(rec, 'ab') as f: f.write(b'\0' * 256 * 1024)
+    df = infer(['resnet18'], **(FAST_API | dict(results_dir=res, rerun=True, quiet=False)))
+    new = df[df.measured.eq('now')]
+    assert len(new) == 1 and new.status.iloc[0] == 'ok' and new.rerun_provisional.iloc[0]
+    assert 'drift record was damaged' in new.rerun_basis.iloc[0]
+    aside, = res.glob('*_drift.damaged-*.tsv')
+    assert len(read_record(rec)) == 1  # a new record: this run's line
+    r = cli('history', str(res), '--no-charts', cwd=work)
+    assert r.returncode == 0, r.stderr
+    r = cli('repair', str(aside), cwd=work)
+    assert r.returncode == 0 and 'kept 1 rows; moved 1 unparseable line(s)' in r.stdout, r.stdout + r.stderr
+    assert scan_record(aside).bad == [] and len(read_record(aside)) == 1
+
+def test_figures_out_of_range_are_damage_never_an_overflow(tmp_path):
+    "A line at 1e300 img/s, two at 1.5e308: the record is set aside, and the row is stamped with finite bounds."
+    store = ResultStore(tmp_path, 'cpu'); store.ensure_writable()
+    p = record_path(store)
+    append_record(p, [rline('r1'), rline('r2', mean=1e300), rline('r3', mean=1.5e308), rline('r4', mean=1.5e308)])
+    assert len(scan_record(p).bad) == 3
+    said = []
+    book = DriftBook(store, warn=said.append)
+    r = book.stamp(BenchResult(model_name='a', throughput_mean=100.0, throughput_ci_low=99.0, throughput_ci_high=101.0,
+                               repeats=5, threads=2))
+    assert len(said) == 1 and 'set aside as cpu_drift.damaged-' in said[0] and r.rerun_provisional
+    assert math.isfinite(r.throughput_rerun_low) and math.isfinite(r.throughput_rerun_high)
+    assert r.throughput_rerun_low <= 99.0 and r.throughput_rerun_high >= 101.0
+
+def test_a_stray_quote_hides_no_line_after_it(tmp_path):
+    p = tmp_path / 'cpu_drift.tsv'
+    append_record(p, [rline(f"r{i}") for i in range(3)])
+    with open(p, 'a') as f: f.write('"2026-11-25T10:00:00\tbroken\n')
+    append_record(p, [rline(f"s{i}") for i in range(3)])
+    s = scan_record(p)
+    assert len(s.lines) == 6 and len(s.bad) == 1
+
+def test_the_yardstick_compares_a_bounded_number_of_runs():
+    "8,000 runs: the pairs compared are those of the most recent MAX_REF_RUNS runs, not all 32 million."
+    lines = [dict(run=str(i), when=60.0 * i, threads='2', ref_gemm_gflops=100.0 + i % 7, contended='False')
+             for i in range(8000)]
+    rd = reference_drift(lines)
+    assert rd['all'][1] == MAX_REF_RUNS * (MAX_REF_RUNS - 1) // 2
+
+def test_wide_runs_that_agree_are_not_a_measured_zero_drift(tmp_path):
+    "Four runs with ±10% intervals that agree: the drift used is positive and the re-run interval holds the row's CI."
+    p = tmp_path / 'cpu_drift.tsv'
+    append_record(p, [rline(f"r{i}", mean=m, half=0.10) for i, m in enumerate((100.0, 101.0, 99.0, 100.5))])
+    d = machine_drift(read_record(p))
+    assert not d.provisional and d.config_sigma == 0.0 and d.sigma > 0.01, d
+    lo, hi = rerun_interval(100.0, 90.0, 110.0, d.sigma, dof=d.dof)
+    assert lo <= 90.0 and hi >= 110.0
+
+def test_the_drift_bound_keeps_coverage_with_three_reruns():
+    """Four runs (three re-runs) of a configuration drifting 5%: a later re-run lands within the interval the bound gives
+    at least 95% of the time; the point estimate alone covered about 75%."""
+    rng = np.random.default_rng(0)
+    hit_up = hit_pt = 0
+    for k in range(600):
+        x = 100 * np.exp(rng.normal(0, 0.05, 6))
+        lines = [dict(rline(f"r{i}", mean=v, half=0.0), when=float(i)) for i, v in enumerate(x[:4])]
+        s, dof, up = config_drift(lines)
+        assert dof == 3 and up >= s
+        a, b = x[4], x[5]  # the row, and a re-run of it
+        hit_up += rerun_interval(a, a, a, up)[0] <= b <= rerun_interval(a, a, a, up)[1]
+        hit_pt += rerun_interval(a, a, a, s)[0] <= b <= rerun_interval(a, a, a, s)[1]
+    assert hit_up / 600 >= 0.95 and hit_pt / 600 < 0.85, (hit_up, hit_pt)

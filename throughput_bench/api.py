@@ -868,10 +868,13 @@ def sync(dir:str='wandb', # the W&B folder holding offline runs
     "Upload offline W&B runs; the number uploaded. Raises `BenchError` naming what is still to upload."
     return _sync(dir, entity, project, timeout=timeout)
 
-def repair(path:str # a results CSV that cannot be parsed
+def repair(path:str # a results CSV, or a drift record (`<device>_drift.tsv`), with lines that cannot be read
           )->dict:
-    "Move the unparseable lines of a results CSV to `<file>.rejected`, keeping every good row."
-    good, bad, side = _repair(path)
+    "Move the unparseable lines of a results CSV or a drift record to `<file>.rejected`, keeping every good row."
+    if str(path).endswith('.tsv'):
+        from throughput_bench.drift import repair_record
+        good, bad, side = repair_record(path)
+    else: good, bad, side = _repair(path)
     return dict(file=str(path), rows_kept=good, lines_moved=bad, side_file=str(side) if side else None)
 
 # %% ../nbs/26_api.ipynb #d8eaed96

@@ -784,7 +784,7 @@ def leaderboard_parser(b:Parser)->Parser:
     return b
 
 def repair_parser(x:Parser)->Parser:
-    x.add_argument('file', help="the results CSV to repair")
+    x.add_argument('file', help="the results CSV (or drift record, <device>_drift.tsv) to repair")
     return x
 
 # each command: its name, what it does (its --help description too), the function that adds its flags, what it runs
@@ -821,7 +821,8 @@ COMMANDS = [
      "--check folders that arrived", submit_parser, 'cmd_submit'),
     ('leaderboard', "a page of the best img/s per configuration from every submission folder", leaderboard_parser,
      'cmd_leaderboard'),
-    ('repair', "move the unparseable lines of a results CSV to FILE.rejected, keeping every good row", repair_parser,
+    ('repair', "move the unparseable lines of a results CSV or drift record to FILE.rejected, keeping every good row",
+     repair_parser,
      'cmd_repair'),
 ]
 

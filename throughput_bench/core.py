@@ -581,14 +581,17 @@ def rerun_interval(mean:float, # the row's img/s
                    confidence:float=0.95,
                    dof:Optional[int]=None, # the re-runs `drift` was estimated from (None: taken as known)
                   )->tuple:
-    "`(low, high)`: where re-runs of the row land, the within-run half-width and `drift` in quadrature (log scale)."
+    """`(low, high)`: where re-runs of the row land, the within-run half-width and `drift` in quadrature (log scale),
+    never narrower than the within-run interval itself (which is symmetric on the linear scale)."""
     from scipy import stats
     try: h = (float(high) - float(low)) / 2 / float(mean)
     except (TypeError, ValueError, ZeroDivisionError): h = 0.0
     h = h if math.isfinite(h) and h > 0 else 0.0
     q = float(stats.t.ppf(0.5 + confidence / 2, dof)) if dof else z_value(confidence)
     H = math.sqrt(h**2 + (q * drift)**2)
-    return mean * math.exp(-H), mean * math.exp(H)
+    lo, hi = mean * math.exp(-H), mean * math.exp(H)
+    if h: lo, hi = min(lo, float(low)), max(hi, float(high))
+    return lo, hi
 
 # %% ../nbs/00_core.ipynb #3083d271
 STEP_ALPHA = 0.05  # a history without a step reports one at most this often

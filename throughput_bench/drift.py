@@ -4,22 +4,27 @@
 
 # %% ../nbs/10_drift.ipynb #a9fcfac8
 from __future__ import annotations
-import csv, datetime, io, math, os, uuid
+import csv, datetime, io, math, os, sys, uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 import numpy as np
-from .core import PRIOR_DRIFT, config_key, rerun_interval, now_iso
+from .core import BenchError, PRIOR_DRIFT, config_key, rerun_interval, now_iso
 
 # %% auto #0
-__all__ = ['RECORD', 'MIN_RERUNS', 'MAX_RECORD_MB', 'LAGS', 'record_path', 'versions_text', 'record_line', 'append_record',
-           'read_record', 'config_drift', 'reference_drift', 'Drift', 'machine_drift', 'DriftBook', 'drift_summary']
+__all__ = ['RECORD', 'MIN_RERUNS', 'MAX_RECORD_MB', 'LIMITS', 'DRIFT_BOUND', 'LAGS', 'MAX_REF_RUNS', 'record_path',
+           'versions_text', 'record_line', 'append_record', 'parse_line', 'RecordScan', 'scan_record', 'read_record',
+           'config_drift', 'reference_drift', 'Drift', 'machine_drift', 'set_aside', 'DriftBook', 'drift_summary',
+           'repair_record']
 
 # %% ../nbs/10_drift.ipynb #35bd90f4
 RECORD = ('timestamp', 'run', 'run_id', 'key', 'versions', 'threads', 'throughput_mean', 'within_rel', 'repeats',
           'ref_gemm_gflops', 'ref_copy_gbs', 'contended')
 MIN_RERUNS = 3     # configuration re-runs on record before the measured drift replaces the prior
 MAX_RECORD_MB = 16 # a larger record is read from its end
+# each number a line may hold, its least and (exclusive) most: a line outside them is damage, not a figure
+LIMITS = dict(throughput_mean=(1e-6, 1e9), within_rel=(0.0, 10.0), repeats=(1.0, 1e5), ref_gemm_gflops=(1e-6, 1e8),
+              ref_copy_gbs=(1e-6, 1e7))
 
 def record_path(store)->Path:
     """The drift record of a `ResultStore`'s device: `<root>/<slug>_drift.tsv` (tab-separated, so that what reads a
@@ -64,22 +69,59 @@ def append_record(path:Path, lines:list):
     w.writerows(lines)
     with open(path, 'a', encoding='utf-8') as f: f.write(buf.getvalue())
 
-def read_record(path:Path)->list:
-    "The record's lines as dicts with numbers parsed; unreadable lines left out, a missing file empty."
+def parse_line(raw:bytes, header:tuple=RECORD)->Optional[dict]:
+    """One line of a record as a dict with its numbers parsed; None where it is damage: a NUL or a byte that is not
+    UTF-8, another count of fields, no run or time, a number that is not finite or outside `LIMITS`. Each line is
+    parsed alone, so a stray quote never runs on into the lines after it."""
+    if b'\x00' in raw: return None
+    try: text = raw.decode('utf-8')
+    except UnicodeDecodeError: return None
+    fields = text.split('\t') if '"' not in text else next(csv.reader([text], delimiter='\t'), [])
+    if len(fields) != len(header): return None
+    d = dict(zip(header, fields))
+    if not d.get('run'): return None
+    for c, (lo, hi) in LIMITS.items():
+        if d.get(c, '') == '' and c != 'throughput_mean': d[c] = None; continue
+        v = _f(d.get(c))
+        if v is None or not lo <= v < hi: return None
+        d[c] = v
+    try: d['when'] = datetime.datetime.fromisoformat(d['timestamp']).timestamp()
+    except (TypeError, ValueError, OverflowError, OSError): return None
+    return d
+
+@dataclass
+class RecordScan:
+    "A drift record read line by line: the lines that parse (`lines`, with their bytes in `raw`) and the damaged ones."
+    path:Path
+    lines:list = field(default_factory=list)
+    raw:list = field(default_factory=list)
+    bad:list = field(default_factory=list)
+    cut:bool = False                  # read from its end (larger than `MAX_RECORD_MB`)
+
+def scan_record(path:Path, whole:bool=False)->RecordScan:
+    """Every line of the record at `path` (a missing or unreadable file: empty). A record over `MAX_RECORD_MB` is read
+    from its end unless `whole`; an empty line, or the end of a line cut off by that, is neither good nor bad."""
+    s = RecordScan(Path(path))
     try:
         with open(path, 'rb') as f:
-            size = f.seek(0, 2); f.seek(max(0, size - MAX_RECORD_MB * 2**20))
-            raw = f.read().decode('utf-8', 'replace')
-    except OSError: return []
-    if size > MAX_RECORD_MB * 2**20: raw = '\t'.join(RECORD) + '\n' + raw.split('\n', 1)[-1]
-    out = []
-    for d in csv.DictReader(io.StringIO(raw), delimiter='\t'):
-        if not d.get('run') or _f(d.get('throughput_mean')) is None or _f(d.get('throughput_mean')) <= 0: continue
-        for c in ('throughput_mean', 'within_rel', 'repeats', 'ref_gemm_gflops', 'ref_copy_gbs'): d[c] = _f(d.get(c))
-        try: d['when'] = datetime.datetime.fromisoformat(d['timestamp']).timestamp()
-        except (TypeError, ValueError): continue
-        out.append(d)
-    return out
+            size = f.seek(0, 2); s.cut = size > MAX_RECORD_MB * 2**20 and not whole
+            f.seek(size - MAX_RECORD_MB * 2**20 if s.cut else 0); data = f.read()
+    except OSError: return s
+    parts = data.split(b'\n')
+    if s.cut: parts = parts[1:]
+    elif parts and parts[0].rstrip(b'\r').decode('utf-8', 'replace') == '\t'.join(RECORD): parts = parts[1:]
+    for b in parts:
+        b = b.rstrip(b'\r')
+        if not b.strip(): continue
+        d = parse_line(b)
+        if d is None: s.bad.append(b)
+        else: s.lines.append(d); s.raw.append(b)
+    return s
+
+def read_record(path:Path)->list:
+    "The record's good lines as dicts with numbers parsed (`scan_record`); a missing file empty."
+    return scan_record(path).lines
+
 
 # %% ../nbs/10_drift.ipynb #17bb1d3b
 def _busy(l:dict)->bool:
@@ -100,30 +142,41 @@ def _by_run(lines:list, key)->dict:
         if g is not None: out.setdefault(g, {}).setdefault(l['run'], []).append(l)
     return out
 
-def config_drift(lines:list)->tuple:
-    "`(sigma, reruns)`: the configurations' pooled run-to-run drift and the re-runs (degrees of freedom) behind it."
-    num = dof = 0.0
+DRIFT_BOUND = 0.95  # the one-sided confidence of the drift's upper bound that a measured re-run interval uses
+
+def config_drift(lines:list, bound:float=DRIFT_BOUND)->tuple:
+    """`(sigma, reruns, upper)`: the configurations' pooled run-to-run drift, the re-runs (degrees of freedom) behind
+    it, and its upper confidence bound at `bound`: the chi-square bound of the run means' variance at those degrees of
+    freedom. What the within-run intervals explain is not taken off the bound: with few re-runs it cannot be told from
+    drift (runs agreeing within wide intervals bound the drift by their spread, never measure it as 0)."""
+    from scipy import stats
+    num = tot = se_sum = dof = 0.0
     for runs in _by_run(lines, lambda l: None if _busy(l) else (l['key'], l['versions'])).values():
         if len(runs) < 2: continue
         x = np.array([math.log(np.mean([l['throughput_mean'] for l in ls])) for ls in runs.values()])
         se2 = np.mean([np.mean([_se(l) ** 2 for l in ls]) for ls in runs.values()])
-        num += (len(x) - 1) * max(float(np.var(x, ddof=1)) - se2, 0.0); dof += len(x) - 1
-    return (math.sqrt(num / dof) if dof else None), int(dof)
+        k = len(x) - 1; v = float(np.var(x, ddof=1))
+        num += k * max(v - se2, 0.0); tot += k * v; se_sum += k * se2; dof += k
+    if not dof: return None, 0, None
+    sigma = math.sqrt(num / dof)
+    upper = math.sqrt(max(tot / float(stats.chi2.ppf(1 - bound, dof)), sigma**2))
+    return sigma, int(dof), upper
 
 # %% ../nbs/10_drift.ipynb #6d502885
 LAGS = (('minutes', 3600), ('hours', 86400), ('days', math.inf))  # a pair of runs falls in the first lag it is under
+MAX_REF_RUNS = 400  # the yardstick compares the most recent this many runs per thread count (pairs grow as its square)
 
-def reference_drift(lines:list, column:str='ref_gemm_gflops')->dict:
-    "`{lag: (sigma, pairs)}` of the yardstick `column` between runs, and `'all'` over every pair."
-    pts = []
-    for th, runs in _by_run(lines, lambda l: l['threads'] if l.get(column) and not _busy(l) else None).items():
-        pts += [(th, min(l['when'] for l in ls), math.log(np.mean([l[column] for l in ls]))) for ls in runs.values()]
+def reference_drift(lines:list, column:str='ref_gemm_gflops', most:int=MAX_REF_RUNS)->dict:
+    """`{lag: (sigma, pairs)}` of the yardstick `column` between the `most` most recent runs of each thread count, and
+    `'all'` over every pair: bounded however long the record grows."""
     sq = {name: [] for name, _ in LAGS}
-    for i, (th, t, x) in enumerate(pts):
-        for th2, t2, x2 in pts[i + 1:]:
-            if th2 != th: continue
-            lag = next(name for name, most in LAGS if abs(t - t2) < most)
-            sq[lag].append((x - x2) ** 2)
+    for th, runs in _by_run(lines, lambda l: l['threads'] if l.get(column) and not _busy(l) else None).items():
+        pts = sorted((min(l['when'] for l in ls), math.log(np.mean([l[column] for l in ls]))) for ls in runs.values())
+        t, x = (np.array(v, float) for v in zip(*pts[-most:]))
+        i, j = np.triu_indices(len(t), 1)
+        lag, d2 = np.abs(t[i] - t[j]), (x[i] - x[j]) ** 2
+        lo = 0.0
+        for name, hi in LAGS: sq[name] += d2[(lag >= lo) & (lag < hi)].tolist(); lo = hi
     sq['all'] = [v for name, _ in LAGS for v in sq[name]]
     return {k: ((math.sqrt(np.mean(v) / 2) if v else None), len(v)) for k, v in sq.items()}
 
@@ -135,44 +188,78 @@ class Drift:
     provisional:bool
     runs:int = 0                      # runs on record
     reruns:int = 0                    # configuration re-runs (degrees of freedom) behind `config_sigma`
-    config_sigma:Optional[float] = None
+    config_sigma:Optional[float] = None  # the configurations' drift, as estimated
     reference:dict = field(default_factory=dict)  # `reference_drift`'s result
+    config_upper:Optional[float] = None  # its upper confidence bound (`DRIFT_BOUND`)
+    damaged:str = ''                  # why the record was not used (set aside), if it was not
 
     @property
     def dof(self)->Optional[int]:
-        "The degrees of freedom of a measured drift (its re-runs); None for the prior, taken as known."
-        return None if self.provisional else self.reruns
+        """None: a measured drift enters the interval as its upper confidence bound, which already allows for how few
+        re-runs it rests on (no Student's t on top); the prior is taken as known."""
+        return None
 
     def basis(self)->str:
         "Where `sigma` came from, in words (the row's `rerun_basis`)."
+        if self.damaged: return f"provisional: {self.damaged}; drift taken as {self.sigma:.1%}"
         if self.provisional:
             return (f"provisional: {self.reruns} of {MIN_RERUNS} configuration re-runs on record; drift taken as "
                     f"{self.sigma:.1%}")
-        return f"drift {self.sigma:.1%} measured over {self.reruns} configuration re-runs in {self.runs} runs"
+        if self.config_upper is not None and self.sigma <= self.config_upper:
+            return (f"drift {self.sigma:.1%}, the {DRIFT_BOUND:.0%} upper bound of {self.config_sigma:.1%} measured over "
+                    f"{self.reruns} configuration re-runs in {self.runs} runs")
+        return (f"drift {self.sigma:.1%}, the yardstick's between runs (configurations: {self.config_sigma:.1%} "
+                f"measured over {self.reruns} configuration re-runs in {self.runs} runs)")
 
 def machine_drift(lines:list)->Drift:
-    "The `Drift` of a record's `lines` (from `read_record`)."
-    cs, reruns = config_drift(lines)
+    """The `Drift` of a record's `lines` (from `read_record`). Measured, the drift used is the configurations' upper
+    confidence bound (or the yardstick's, if larger): it narrows as re-runs accumulate, never below what was seen."""
+    cs, reruns, up = config_drift(lines)
     ref = reference_drift(lines)
     rs = ref['all'][0] if ref['all'][1] >= MIN_RERUNS else None
-    measured = max([v for v in (cs, rs) if v is not None], default=0.0)
     prov = reruns < MIN_RERUNS
-    return Drift(max(measured, PRIOR_DRIFT) if prov else measured, prov, len({l['run'] for l in lines}), reruns, cs,
-                 ref)
+    if prov: sigma = max([v for v in (cs, rs, PRIOR_DRIFT) if v is not None])
+    else: sigma = max(v for v in (up, rs, 0.0) if v is not None)
+    return Drift(sigma, prov, len({l['run'] for l in lines}), reruns, cs, ref, up)
 
 # %% ../nbs/10_drift.ipynb #b55fde2f
+def set_aside(path:Path)->Optional[Path]:
+    "Rename a damaged record to `<stem>.damaged-<time>.tsv` (never read as a record again); None if it cannot be."
+    aside = path.with_name(f"{path.stem}.damaged-{datetime.datetime.now():%Y%m%dT%H%M%S}{path.suffix}")
+    try: path.rename(aside); return aside
+    except OSError: return None
+
 class DriftBook:
-    "One sweep's view of its machine's drift record: stamps rows with their re-run interval, then records them."
-    def __init__(self, store, confidence:float=0.95):
+    """One sweep's view of its machine's drift record: stamps rows with their re-run interval, then records them. A
+    record with damaged lines (a crash's NULs, a figure out of range) is set aside with one warning: the sweep measures
+    as usual and its rows are provisional."""
+    def __init__(self, store, confidence:float=0.95, warn:Optional[Callable]=None):
         self.path, self.confidence, self.run = record_path(store), confidence, uuid.uuid4().hex[:12]
-        self.drift = machine_drift(read_record(self.path))
+        warn = warn or (lambda m: print(f"warning: {m}", file=sys.stderr))
+        s, note = scan_record(self.path), ''
+        if s.bad:
+            aside = set_aside(self.path)
+            where = f"set aside as {aside.name}" if aside else "left in place (it could not be renamed)"
+            note = f"the drift record was damaged ({len(s.bad)} unreadable line(s)) and {where}"
+            warn(f"{self.path}: {len(s.bad)} damaged line(s): {where}; this run's re-run intervals are provisional "
+                 f"(tbench repair {aside or self.path} keeps its good lines)")
+        self.drift = machine_drift([] if s.bad else s.lines)
+        if note: self.drift.damaged = note
 
     def stamp(self, res):
-        "Fill the re-run interval of `res` (an `ok` `BenchResult` with a figure; others are returned as they are)."
+        """Fill the re-run interval of `res` (an `ok` `BenchResult` with a figure; others are returned as they are).
+        Stamping never costs the row: a drift it cannot use gives the prior's provisional interval."""
         if res.status != 'ok' or not res.throughput_mean: return res
         d = self.drift
-        res.throughput_rerun_low, res.throughput_rerun_high = rerun_interval(
-            res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, d.sigma, self.confidence, d.dof)
+        try:
+            lo, hi = rerun_interval(res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, d.sigma,
+                                    self.confidence, d.dof)
+            if not (math.isfinite(lo) and math.isfinite(hi)): raise OverflowError('not finite')
+        except (OverflowError, ValueError, ZeroDivisionError) as e:
+            d = Drift(PRIOR_DRIFT, True, damaged=f"the recorded drift could not be used ({e})")
+            lo, hi = rerun_interval(res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, d.sigma,
+                                    self.confidence)
+        res.throughput_rerun_low, res.throughput_rerun_high = lo, hi
         res.rerun_drift, res.rerun_provisional, res.rerun_basis = round(d.sigma, 5), d.provisional, d.basis()
         return res
 
@@ -183,12 +270,26 @@ class DriftBook:
 
 # %% ../nbs/10_drift.ipynb #b42e830d
 def drift_summary(path:Path)->str:
-    "One line on the drift record at `path`: runs, the configurations' drift, the yardstick's by lag."
-    lines = read_record(path)
-    if not lines: return f"{path.name}: no runs on record yet"
-    d = machine_drift(lines)
+    "One line on the drift record at `path`: runs, the configurations' drift, the yardstick's by lag, any damage."
+    s = scan_record(path)
+    bad = f"; {len(s.bad)} damaged line(s) left out (tbench repair {path} mends it)" if s.bad else ''
+    if not s.lines: return f"{path.name}: no runs on record yet{bad}"
+    d = machine_drift(s.lines)
     lags = '; '.join(f"{k} {s:.1%} ({n} pairs)" for k, (s, n) in d.reference.items() if k != 'all' and s is not None)
     cfg = f"{d.config_sigma:.1%} over {d.reruns} re-runs" if d.config_sigma is not None else 'no re-runs yet'
     return (f"{path.name}: {d.runs} runs; configurations' run-to-run drift {cfg}"
             + ('' if not d.provisional else f" (provisional: intervals use {d.sigma:.0%})")
-            + (f"; yardstick (GEMM) {lags}" if lags else ''))
+            + (f"; yardstick (GEMM) {lags}" if lags else '') + bad)
+
+def repair_record(path)->tuple:
+    """Move the damaged lines of a drift record to `<file>.rejected`, keeping every good line as it was written (the
+    whole file, however large). Returns `(good lines, bad lines, side file)`."""
+    from throughput_bench.store import _atomic_write
+    path = Path(path)
+    if not path.is_file(): raise BenchError(f"no such drift record: {str(path)!r}")
+    s = scan_record(path, whole=True)
+    if not s.bad: return len(s.lines), 0, None
+    side = path.with_name(path.name + '.rejected')
+    with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for b in s.bad))
+    _atomic_write(path, ('\t'.join(RECORD) + '\n' + ''.join(b.decode('utf-8') + '\n' for b in s.raw)))
+    return len(s.lines), len(s.bad), side
