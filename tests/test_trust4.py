@@ -146,3 +146,40 @@ def test_the_drift_bound_keeps_coverage_with_three_reruns():
         hit_up += rerun_interval(a, a, a, up)[0] <= b <= rerun_interval(a, a, a, up)[1]
         hit_pt += rerun_interval(a, a, a, s)[0] <= b <= rerun_interval(a, a, a, s)[1]
     assert hit_up / 600 >= 0.95 and hit_pt / 600 < 0.85, (hit_up, hit_pt)
+
+# ---- energy: out of the counter's range is left empty with the reason; a failing counter costs the cells only ----
+
+import time
+from throughput_bench.energy import Counter, Meter, MAX_WATTS
+
+def meter_of(values:list, wraps:tuple=(), step_s:float=0.001)->Meter:
+    "A meter over a counter that reads `values` in turn (an exception in the list is raised)."
+    it = iter(values)
+    def read():
+        v = next(it)
+        if isinstance(v, Exception): raise v
+        return v
+    return Meter(Counter('rapl', 'test zone', read, step_s, wraps))
+
+def phase(m:Meter, seconds:float=0.05, images:int=100)->dict:
+    m.start(); time.sleep(seconds); return m.stop(images)
+
+def test_energy_outside_what_a_device_draws_is_not_stored():
+    "A counter that says 10 kW, or runs backwards (read as a wrap of its 262 kJ range), gives no figure and says why."
+    for vals, wraps in (([[0.0], [10_000 * 0.05 * 1.2]], ()), ([[1000.0], [900.0]], (262_143.0,))):
+        got = phase(meter_of(vals, wraps))
+        assert 'joules_per_image' not in got and 'watts_mean' not in got, got
+        assert f"outside what one device draws (0-{MAX_WATTS:g} W)" in got['energy_note'], got
+    ok = phase(meter_of([[0.0], [2.0]]))  # 2 J in 50 ms: 40 W, a figure
+    assert ok['watts_mean'] > 0 and ok['energy_note'] == ''
+
+def test_a_zone_that_wraps_faster_than_it_can_be_counted_says_so():
+    "A range of 0.012 J: it wraps 50 times a second at 0.6 W; how often it wrapped in a phase cannot be told."
+    got = phase(meter_of([[0.001], [0.004]], wraps=(0.012,)))
+    assert 'joules_per_image' not in got and 'how often it wrapped cannot be told' in got['energy_note'], got
+
+def test_a_counter_that_vanishes_costs_the_energy_cells_not_the_row():
+    got = phase(meter_of([[0.0], FileNotFoundError(2, 'No such file or directory')]))
+    assert got == dict(energy_counter='rapl', energy_note=got['energy_note']) and 'FileNotFoundError' in got['energy_note']
+    got = phase(meter_of([PermissionError(13, 'Permission denied')]))
+    assert 'joules_per_image' not in got and 'PermissionError' in got['energy_note'], got

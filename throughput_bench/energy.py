@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import Callable, Optional
 
 # %% auto #0
-__all__ = ['POWERCAP', 'NVML_STEP_S', 'MIN_STEPS', 'Counter', 'rapl_zones', 'rapl_counter', 'nvml_counter', 'energy_counter',
-           'Meter', 'energy_record']
+__all__ = ['POWERCAP', 'NVML_STEP_S', 'MIN_STEPS', 'MAX_WATTS', 'ZONE_WATTS', 'Counter', 'rapl_zones', 'rapl_counter',
+           'nvml_counter', 'energy_counter', 'Meter', 'energy_record']
 
 # %% ../nbs/06_energy.ipynb #08390c63
 POWERCAP = '/sys/class/powercap'
 NVML_STEP_S = 0.1  # NVML's total-energy counter updates about every 100 ms
 MIN_STEPS = 10     # a timed phase at least this many counter steps long (the step is then under 10% of it)
+MAX_WATTS = 2000.0 # the most one device's counter can honestly say it drew (a CPU package and its DRAM, or one GPU)
+ZONE_WATTS = 1000.0 # the most one counter zone draws: a zone whose range it would cross within a phase is ambiguous
 
 @dataclass
 class Counter:
@@ -84,7 +86,9 @@ def energy_counter(device, root=None)->tuple:
 # %% ../nbs/06_energy.ipynb #4d6f34ac
 @dataclass
 class Meter:
-    "Reads `counter` at a timed phase's start and end; says why it has no figure where it has none."
+    """Reads `counter` at a timed phase's start and end; says why it has no figure where it has none. A counter that
+    fails, wraps more often than it can be told, or reads outside what a device can draw costs the energy cells (left
+    empty, with the reason), never the row."""
     counter:Optional[Counter]
     why:str = ''
     t0:float = 0.0
@@ -96,20 +100,32 @@ class Meter:
         return cls(c, why)
 
     def start(self):
-        if self.counter is not None: self.e0, self.t0 = self.counter.read(), time.perf_counter()
+        if self.counter is None: return
+        try: self.e0, self.t0 = self.counter.read(), time.perf_counter()
+        except Exception as e: self.counter, self.why = None, f"it could not be read ({type(e).__name__}: {e})"
+
+    def _none(self, why:str)->dict: return dict(energy_counter=self.counter.kind, energy_note=why)
 
     def stop(self, images:int)->dict:
         "The row's energy columns for a phase that measured `images` (empty, with `energy_note`, without a figure)."
         if self.counter is None: return dict(energy_note=f"no energy counter: {self.why}")
-        e1, t1 = self.counter.read(), time.perf_counter()
-        seconds, joules = t1 - self.t0, self.counter.delta(self.e0, e1)
+        try: e1, t1 = self.counter.read(), time.perf_counter()
+        except Exception as e: return self._none(f"the counter could not be read at the end ({type(e).__name__}: {e})")
+        seconds, kind = t1 - self.t0, self.counter.kind
         if seconds < MIN_STEPS * self.counter.step_s:
-            return dict(energy_counter=self.counter.kind, energy_note=f"timed phase {seconds:.2f} s is shorter than "
-                        f"{MIN_STEPS} steps of the {self.counter.kind} counter ({MIN_STEPS * self.counter.step_s:g} s)")
-        if joules <= 0:
-            return dict(energy_counter=self.counter.kind, energy_note="the counter did not move during the phase")
-        return dict(energy_counter=self.counter.kind, joules_per_image=joules / images, watts_mean=joules / seconds,
-                    energy_note='')
+            return self._none(f"timed phase {seconds:.2f} s is shorter than {MIN_STEPS} steps of the {kind} counter "
+                              f"({MIN_STEPS * self.counter.step_s:g} s)")
+        short = [w for w in self.counter.wraps_at_j if w and w < ZONE_WATTS * seconds]
+        if short:
+            return self._none(f"a zone's range ({min(short):.3g} J) wraps in under the {seconds:.2f} s phase at "
+                              f"{ZONE_WATTS:g} W: how often it wrapped cannot be told")
+        joules = self.counter.delta(self.e0, e1)
+        if joules <= 0: return self._none("the counter did not move during the phase")
+        watts = joules / seconds
+        if not watts <= MAX_WATTS:  # a counter that ran backwards, read as a wrap, lands here too
+            return self._none(f"the counter gave {watts:.3g} W, outside what one device draws (0-{MAX_WATTS:g} W): "
+                              f"not stored")
+        return dict(energy_counter=kind, joules_per_image=joules / images, watts_mean=watts, energy_note='')
 
 # %% ../nbs/06_energy.ipynb #7c75e14c
 def energy_record(device, root=None)->dict:
