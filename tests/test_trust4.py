@@ -183,3 +183,21 @@ def test_a_counter_that_vanishes_costs_the_energy_cells_not_the_row():
     assert got == dict(energy_counter='rapl', energy_note=got['energy_note']) and 'FileNotFoundError' in got['energy_note']
     got = phase(meter_of([PermissionError(13, 'Permission denied')]))
     assert 'joules_per_image' not in got and 'PermissionError' in got['energy_note'], got
+
+# ---- the allocator record: what the process ran with is on the row and the hardware record ----
+
+import ctypes.util, json, os
+from conftest import tbench, FAST
+
+def test_a_preload_and_an_arena_limit_are_on_the_row_and_the_hardware_record(work):
+    "LD_PRELOAD of another library and MALLOC_ARENA_MAX: the row named allocator=glibc and said nothing of them."
+    lib = next((p for p in ('/usr/lib/x86_64-linux-gnu/libm.so.6', '/lib/x86_64-linux-gnu/libm.so.6',
+                            '/usr/lib/aarch64-linux-gnu/libm.so.6', '/lib64/libm.so.6') if Path(p).is_file()), None)
+    if lib is None: pytest.skip('no libm.so.6 to preload')
+    env = {'LD_PRELOAD': lib, 'MALLOC_ARENA_MAX': '2'}
+    r = tbench('infer', '--models', 'resnet18', *FAST, cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    row = pd.read_csv(next((work / 'results').glob('*.csv'))).iloc[0]
+    assert row.status == 'ok' and f"LD_PRELOAD={lib}" in row.process_env and 'MALLOC_ARENA_MAX=2' in row.process_env
+    hw = json.loads(next((work / 'results').glob('*_hardware.json')).read_text())
+    assert f"LD_PRELOAD={lib}" in hw['process_env'] and 'MALLOC_ARENA_MAX=2' in hw['process_env']

@@ -455,6 +455,9 @@ class BenchResult:
     watts_ci_low:Optional[float] = None
     watts_ci_high:Optional[float] = None
     energy_note:str = ''                    # why the energy cells are empty (no counter, a phase too short for it)
+    # what the worker ran with that no flag names and that changes its speed: its preloaded libraries, glibc's malloc
+    # settings and tunables, OpenMP's (`allocator.process_env`; '' none, or an older row)
+    process_env:str = ''
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."

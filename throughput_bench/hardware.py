@@ -11,9 +11,9 @@ from .core import cpu_features, cpu_ids, BACKEND_GROUP
 import importlib.metadata as md
 
 # %% auto #0
-__all__ = ['THREAD_ENV', 'RUNTIME_PACKAGES', 'cpu_name', 'device_name', 'slugify', 'device_slug', 'device_memory_gb', 'nvml_info',
-           'gpu_processes', 'load_average', 'git_sha', 'cpu_info', 'runtime_versions', 'Host', 'client_device',
-           'fingerprint']
+__all__ = ['THREAD_ENV', 'PROCESS_ENV', 'RUNTIME_PACKAGES', 'cpu_name', 'device_name', 'slugify', 'device_slug',
+           'device_memory_gb', 'nvml_info', 'gpu_processes', 'load_average', 'process_env', 'git_sha', 'cpu_info',
+           'runtime_versions', 'Host', 'client_device', 'fingerprint']
 
 # %% ../nbs/03_hardware.ipynb #b6616010
 def cpu_name()->str:
@@ -102,6 +102,16 @@ def load_average()->float:
 THREAD_ENV = ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'KMP_AFFINITY', 'GOMP_CPU_AFFINITY',
               'CUDA_VISIBLE_DEVICES', 'OPENBLAS_CORETYPE')
 
+PROCESS_ENV = re.compile(r'LD_PRELOAD|GLIBC_TUNABLES|MALLOC_\w*|OMP_\w*|KMP_\w*|GOMP_\w*')  # what is recorded
+
+def process_env(environ:Optional[dict]=None)->str:
+    """What a process runs with that changes its speed and that no flag names: its preloaded libraries (`LD_PRELOAD`),
+    glibc's malloc settings (`MALLOC_*`, `GLIBC_TUNABLES`) and OpenMP's (`OMP_*`, `KMP_*`, `GOMP_*`), as sorted
+    `NAME=value` words ('' for none). Every row and the hardware record carry it: a preloaded malloc wrapper or an arena
+    limit is said, never measured as the allocator named."""
+    env = os.environ if environ is None else environ
+    return ' '.join(f"{k}={' '.join(str(env[k]).split())}" for k in sorted(env) if PROCESS_ENV.fullmatch(k))
+
 def git_sha(path=None)->str:
     "The git commit of the benchmark's own code ('' outside a checkout)."
     import throughput_bench
@@ -181,7 +191,8 @@ def fingerprint(device:torch.device)->dict:
              cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
              torch_threads=torch.get_num_threads() if torch else None,
              torch_interop_threads=torch.get_num_interop_threads() if torch else None,
-             thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, git_sha=git_sha(),
+             thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, process_env=process_env(),
+             git_sha=git_sha(),
              runtimes=runtime_versions())
     if device.type == 'cuda':
         p = torch.cuda.get_device_properties(device)

@@ -22,7 +22,7 @@ RULES_VERSION = 1
 MAX_HALF_WIDTH = 0.10  # a row's 95% interval: half-width at most this share of its figure
 MIN_PROCESSES = {'cuda': 3, 'cpu': 5}  # worker processes behind a row's interval (the sweep's defaults; others: 3)
 TEXT_LIMIT, LONG_TEXT_LIMIT = 200, 2000  # characters in a text field; in an error message or a command line
-LONG_TEXT = ('error', 'command', 'invalid_reason', 'backend_settings', 'server_metadata', 'map_options')
+LONG_TEXT = ('error', 'command', 'invalid_reason', 'backend_settings', 'server_metadata', 'map_options', 'process_env')
 HW_REQUIRED = ('gpu_name', 'device_type', 'pytorch_version', 'timm_version', 'throughput_bench_version',
                'python_version', 'os', 'torch_threads', 'cpu')
 HW_REQUIRED_CUDA = ('driver_version', 'cuda_version', 'clock_max_sm_mhz', 'power_limit_w')

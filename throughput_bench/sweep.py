@@ -24,6 +24,7 @@ from multiprocessing import forkserver, popen_forkserver, spawn, context as mpco
 import io
 from .allocator import server_env, apply as apply_allocator, missing as missing_allocator
 from .allocator import in_use as allocator_in_use
+from .hardware import process_env
 from .hardware import fingerprint, git_sha
 from .flops import (measure_ceilings, reference_speed, ceilings_stale, machine_ceilings,
                                    keep_ceilings)
@@ -220,7 +221,7 @@ def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0
         res = run_spec(s, TimingConfig(**timing), **kw)
         if s.allocator in ('tcmalloc', 'jemalloc') and allocator_in_use() != s.allocator:  # still mapped after it ran
             raise RuntimeError(f"the worker no longer runs {s.allocator}")
-        res.allocator = s.allocator
+        res.allocator, res.process_env = s.allocator, process_env()  # and whatever else the process was given
         conn.send(res.to_row())
     except BaseException as e:
         conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
