@@ -10,17 +10,22 @@ REF = Path(__file__).parent / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl
 
 def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, **kw)->Path:
     "A results folder as a sweep writes it: three rows through `ResultStore`, this machine's hardware record."
-    import torch as T
-    from throughput_bench.core import BenchResult
+    import torch as T, numpy as np
+    from throughput_bench.core import BenchResult, ci_halfwidth
     from throughput_bench.store import ResultStore
     from throughput_bench.hardware import fingerprint
     s = ResultStore(root, slug, label)
     hw = fingerprint(T.device('cpu')); s.write_hardware(hw); s.update_index()
+    hw['gpu_name'] = label; s.write_hardware(hw)  # the rows' device, as a sweep on it writes both
     for i, m in enumerate(['resnet18', 'resnet50', 'vit_tiny_patch16_224']):
         v = scale * 40.0 / (i + 1)
+        n = kw.pop('n', 5) if i == 1 else 5  # worker processes; their figures and interval as a sweep makes them
+        xs = [v * (1 + 0.01 * k) for k in np.linspace(-2, 2, n)]
+        h = ci_halfwidth(float(np.std(xs, ddof=1)), n)
         row = dict(model_name=m, precision='fp32', gpu_name=label, device='cpu', device_type='cpu', batch_size=8,
-                   input_channels=3, input_size=224, throughput_mean=v, throughput_ci_low=v * .98,
-                   throughput_ci_high=v * 1.02, repeats=5, pytorch_version=torch or hw['pytorch_version'],
+                   input_channels=3, input_size=224, throughput_mean=float(np.mean(xs)), throughput_ci_low=v - h,
+                   throughput_ci_high=v + h, throughput_repeats=';'.join(map(str, xs)), repeats=n,
+                   pytorch_version=torch or hw['pytorch_version'],
                    timm_version=hw['timm_version'], tbench_version='0.1.0', command=f'tbench infer --models {m}')
         s.append(BenchResult(**(row | (kw if i == 1 else {}))))  # what breaks a rule: on the second row (line 3)
     return root
@@ -45,7 +50,7 @@ def test_a_passing_device_is_packed_with_its_checksums_and_passes_the_check(cli,
 
 BREAKS = {'quiet': dict(contended=True),
           'gate': dict(status='wrong', max_rel_diff=0.5, tolerance=0.01, error='max rel diff 0.5 > 0.01'),
-          'intervals': dict(repeats=2), 'text': dict(model_name='resnet50<script>alert(1)</script>'),
+          'intervals': dict(n=3), 'text': dict(model_name='resnet50<script>alert(1)</script>'),
           'status': dict(status='error', error=''), 'versions': dict(timm_version='')}
 
 @pytest.mark.parametrize('rule', sorted(BREAKS) + ['hardware'])

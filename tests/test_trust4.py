@@ -1,5 +1,5 @@
 "Issue 40 (trust 4): what a third fault probe broke in history, the drift record, submissions, the leaderboard, energy and the allocator record."
-import math
+import math, re
 import numpy as np
 import pandas as pd
 import pytest
@@ -201,3 +201,99 @@ def test_a_preload_and_an_arena_limit_are_on_the_row_and_the_hardware_record(wor
     assert row.status == 'ok' and f"LD_PRELOAD={lib}" in row.process_env and 'MALLOC_ARENA_MAX=2' in row.process_env
     hw = json.loads(next((work / 'results').glob('*_hardware.json')).read_text())
     assert f"LD_PRELOAD={lib}" in hw['process_env'] and 'MALLOC_ARENA_MAX=2' in hw['process_env']
+
+# ---- tbench submit --check (rules v2): what the rows themselves contradict, files, manifests, names ----
+
+import csv as _csv, hashlib, shutil
+from test_submit import results
+from throughput_bench.submit import check_folder, leaderboard, RULES_VERSION
+
+def packed(cli, tmp_path, **kw)->Path:
+    "A passing submission folder, packed by `tbench submit`."
+    results(tmp_path / 'results', **kw)
+    r = cli('submit', 'results', '-o', 'subs', '--by', 'tester', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return tmp_path / 'subs' / 'cpu_t'
+
+def forge(folder:Path, edit, hw_edit=None, manifest_edit=None):
+    "Edit the CSV rows (and the hardware record, the manifest), then re-seal every checksum as a forger would."
+    p = folder / 'cpu_t.csv'
+    with open(p, newline='') as f: rows = list(_csv.DictReader(f))
+    for r in rows: edit(r)
+    with open(p, 'w', newline='') as f:
+        w = _csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
+    if hw_edit:
+        h = folder / 'cpu_t_hardware.json'; d = json.loads(h.read_text()); hw_edit(d); h.write_text(json.dumps(d))
+    m = json.loads((folder / 'manifest.json').read_text())
+    for name in m['files']: m['files'][name]['sha256'] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    if manifest_edit: manifest_edit(m)
+    (folder / 'manifest.json').write_text(json.dumps(m))
+
+def said(folder:Path)->str: return '\n'.join(check_folder(folder))
+
+def set_(**kv):
+    def edit(r):
+        for k, v in kv.items(): r[k] = v(r) if callable(v) else v
+    return edit
+
+FORGERIES = {
+    'a narrowed interval': (set_(throughput_ci_low=lambda r: float(r['throughput_mean']) * 0.999,
+                                 throughput_ci_high=lambda r: float(r['throughput_mean']) * 1.001), 'recomputed'),
+    'every figure x3': (set_(**{c: (lambda c: lambda r: float(r[c]) * 3)(c) for c in
+                               ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high')}), 'recomputed'),
+    'ten repeats beside five figures': (set_(repeats='10'), 'recomputed'),
+    'a negative rate': (set_(throughput_mean='-100', throughput_ci_low='-110', throughput_ci_high='-90'), 'plausible'),
+    '1e12 img/s': (set_(throughput_mean='1e12', throughput_ci_low='0.9e12', throughput_ci_high='1.1e12',
+                        throughput_repeats='1e12;1e12;1e12;1e12;1e12'), 'plausible'),
+    'an interval beside its mean': (set_(throughput_ci_low=lambda r: 2 * float(r['throughput_mean']),
+                                         throughput_ci_high=lambda r: 2 * float(r['throughput_mean'])), 'plausible'),
+    'GPU rows': (set_(device_type='cuda', gpu_name='NVIDIA H100'), 'device'),
+    'torch 99.0': (set_(pytorch_version='99.0'), 'exist'),
+    'a Cyrillic e': (set_(model_name=lambda r: r['model_name'].replace('e', '\u0435')), 'identity'),
+}
+
+@pytest.mark.parametrize('what', sorted(FORGERIES))
+def test_a_forgery_with_resealed_checksums_fails_the_check(cli, tmp_path, what):
+    folder = packed(cli, tmp_path)
+    edit, rule = FORGERIES[what]
+    forge(folder, edit)
+    lines = check_folder(folder)
+    assert any(f": {rule}: " in l for l in lines), lines
+    r = cli('submit', '--check', folder, cwd=tmp_path)
+    assert r.returncode == 1 and f'pass rules v{RULES_VERSION}' not in r.stdout
+
+def test_files_are_regular_files_inside_the_folder(cli, tmp_path):
+    folder = packed(cli, tmp_path)
+    outside = tmp_path / 'elsewhere.csv'; shutil.move(folder / 'cpu_t.csv', outside)
+    (folder / 'cpu_t.csv').symlink_to(outside)
+    assert 'not a regular file inside the folder' in said(folder)
+
+def test_a_deep_or_huge_manifest_is_one_line_and_the_board_leaves_the_folder_off(cli, tmp_path):
+    good = packed(cli, tmp_path)
+    bad = good.with_name('cpu_deep'); shutil.copytree(good, bad)
+    (bad / 'manifest.json').write_text('[' * 200_000 + ']' * 200_000)
+    lines = check_folder(bad)
+    assert len(lines) == 1 and 'manifest.json' in lines[0], lines
+    page = leaderboard(good, bad, output=tmp_path / 'board').read_text()
+    assert 'cpu_deep' in page and 'Left off' in page and '1 submission(s) checked' in page
+    m = json.loads((good / 'manifest.json').read_text()); m['submitted_by'] = 'x' * 100_000
+    (bad / 'manifest.json').write_text(json.dumps(m))
+    assert 'submitted_by' in said(bad) and 'over 200 characters' in said(bad)
+
+def test_names_are_printed_escaped_never_raw(cli, tmp_path):
+    folder = packed(cli, tmp_path)
+    (folder / 'evil\nF7: 0 problems, all good').write_text('x')
+    (folder / 'x\x1b[2J').write_text('x')
+    r = cli('submit', '--check', folder, cwd=tmp_path)
+    assert r.returncode == 1 and '\x1b' not in r.stdout
+    assert not any(l.startswith('F7: 0 problems') for l in r.stdout.splitlines()), r.stdout
+    assert 'evil\\nF7' in r.stdout and 'x\\x1b[2J' in r.stdout
+
+def test_a_folder_named_as_a_script_url_is_refused_and_links_never_carry_a_scheme(cli, tmp_path):
+    good = packed(cli, tmp_path)
+    evil = tmp_path / 'javascript:alert(document.domain)'; shutil.copytree(good, evil)
+    assert 'not a device slug' in said(evil)
+    page = leaderboard(good, evil, output=tmp_path).read_text()  # the page beside the folders: relpath has no ../
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert hrefs and not any(h.lower().lstrip().startswith('javascript') for h in hrefs), hrefs
+    assert all(h.startswith(('./', '../', '#', 'data:')) for h in hrefs), hrefs

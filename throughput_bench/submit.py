@@ -13,12 +13,13 @@ from .store import read_results, read_index, latest, _frame_of
 
 # %% auto #0
 __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LONG_TEXT_LIMIT', 'LONG_TEXT', 'HW_REQUIRED',
-           'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'RULES', 'BOARD_CSS', 'Rule', 'Problem',
-           'Submission', 'pd_num', 'check', 'device_files', 'sha256', 'manifest', 'submit', 'next_steps',
-           'check_folder', 'check_folders', 'board_rows', 'esc', 'leaderboard']
+           'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
+           'NEWEST_KNOWN', 'IDENTITY', 'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RULES', 'BOARD_CSS', 'Rule',
+           'Problem', 'Submission', 'pd_num', 'check', 'device_files', 'sha256', 'manifest', 'submit', 'next_steps',
+           'shown', 'read_manifest', 'check_folder', 'check_folders', 'board_rows', 'esc', 'page_link', 'leaderboard']
 
 # %% ../nbs/29_submit.ipynb #55845957
-RULES_VERSION = 1
+RULES_VERSION = 2
 MAX_HALF_WIDTH = 0.10  # a row's 95% interval: half-width at most this share of its figure
 MIN_PROCESSES = {'cuda': 3, 'cpu': 5}  # worker processes behind a row's interval (the sweep's defaults; others: 3)
 TEXT_LIMIT, LONG_TEXT_LIMIT = 200, 2000  # characters in a text field; in an error message or a command line
@@ -29,6 +30,17 @@ HW_REQUIRED_CUDA = ('driver_version', 'cuda_version', 'clock_max_sm_mhz', 'power
 ROW_VERSIONS = ('pytorch_version', 'timm_version', 'tbench_version')
 MARKUP = re.compile(r'<\s*[A-Za-z/!?]|javascript:', re.I)  # a tag, a comment or a script URL; "a < b" is text
 CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f]')  # a tab or a newline is text; anything else is not
+MAX_IMG_S = 1e7        # the most images per second a row may claim (a tiny model on the fastest GPU is under 1e6)
+MAX_ROW_WATTS = 2000.0 # the most a row's device may draw (`energy.MAX_WATTS`)
+SLACK = 0.02           # how far a stored figure may sit from what its per-process figures give (rounding: 1e-6)
+# the newest release of each package this checker knows (its own installed one counts too); a row may name up to one
+# minor release past it, so a checker a release behind still passes an honest submission
+NEWEST_KNOWN = {'pytorch_version': ('torch', '2.14'), 'timm_version': ('timm', '1.0'),
+                'tbench_version': ('throughput_bench', '0.1')}
+IDENTITY = ('model_name', 'precision', 'compile_mode', 'backend', 'mode', 'device_type', 'allocator', 'optimizer',
+            'data_mode')  # what groups rows on the board: plain ASCII, so a look-alike letter is no group of its own
+MAX_MANIFEST_BYTES, MAX_MANIFEST_DEPTH = 1 << 20, 6
+SLUG = re.compile(r'[a-z0-9][a-z0-9_.-]{0,99}')  # a submission folder's name (`tbench submit` makes it from the CSV)
 
 @dataclass
 class Rule:
@@ -152,6 +164,98 @@ def _readable(s:Submission)->list:
     except Exception as e: return [([], f"tbench report or the Globe Race cannot read the rows: {e}")]
     return []
 
+def _version_key(v:str)->tuple:
+    "A version as a sortable tuple (`2.14.1+cu130` -> (2, 14, 1)); '' sorts first."
+    return tuple(int(x) for x in re.findall(r'\d+', str(v).split('+')[0])[:4])
+
+def _repeats(v)->Optional[list]:
+    "A row's per-process figures (`throughput_repeats`) as numbers; None where any is not a positive finite number."
+    import math
+    try: xs = [float(x) for x in str(v).split(';') if x.strip()]
+    except ValueError: return None
+    return xs if xs and all(math.isfinite(x) and x > 0 for x in xs) else None
+
+def _recomputed(s:Submission)->list:
+    """Each measured row's mean, count and interval against what its per-process figures give (the sweep's own
+    arithmetic: the mean of the process means, Student's t over them)."""
+    import math
+    from throughput_bench.core import ci_halfwidth
+    r, out = s.rows, {}
+    for i, row in r[s.plain & r.status.eq('ok')].iterrows():
+        xs, line = _repeats(row.get('throughput_repeats')), int(i) + 2
+        if xs is None: out.setdefault("no per-process figures (throughput_repeats) to recompute the row from", []).append(line); continue
+        n, m = len(xs), sum(xs) / len(xs)
+        if pd_num(row.get('repeats')) != n:
+            out.setdefault("repeats differs from the count of per-process figures", []).append(line)
+        if not abs(row.throughput_mean - m) <= SLACK * m:
+            out.setdefault("the mean is not the mean of its per-process figures", []).append(line)
+        if n >= 2:
+            import statistics
+            h = ci_halfwidth(statistics.stdev(xs), n)
+            lo, hi = pd_num(row.throughput_ci_low), pd_num(row.throughput_ci_high)
+            if not ((hi - lo) / 2 >= (1 - SLACK) * min(h, m) if hi == hi and lo == lo else False):
+                out.setdefault("the interval is narrower than its per-process figures give", []).append(line)
+    return [(lines, msg) for msg, lines in out.items()]
+
+def _plausible(s:Submission)->list:
+    r, ok = s.rows, s.rows.status.eq('ok') & s.plain
+    mean, lo, hi = (pd_num(r[c]) for c in ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high'))
+    out = []
+    bad = ok & ~((mean > 0) & (mean <= MAX_IMG_S))
+    if bad.any(): out.append((s.lines(bad), f"img/s not within (0, {MAX_IMG_S:.0e}]"))
+    off = ok & (lo == lo) & (hi == hi) & ~((lo >= 0) & (lo <= mean) & (mean <= hi))
+    if off.any(): out.append((s.lines(off), "the interval does not hold its own mean (or goes below 0)"))
+    w = pd_num(r.get('watts_mean')) if 'watts_mean' in r else None
+    if w is not None:
+        hot = (w == w) & ~((w > 0) & (w <= MAX_ROW_WATTS))
+        if hot.any(): out.append((s.lines(hot), f"watts not within (0, {MAX_ROW_WATTS:g}]"))
+    return out
+
+def _device(s:Submission)->list:
+    "One device per folder, the one its hardware record names."
+    r, hw = s.rows, s.hardware
+    kind, name = str(hw.get('device_type', '')), str(hw.get('gpu_name', ''))
+    other_kind = r.device_type.astype(str).ne(kind) if 'device_type' in r else False
+    ran = r.status.ne('skipped') & r.gpu_name.astype(str).str.strip().ne('')
+    other_name = ran & r.gpu_name.astype(str).ne(name)
+    out = []
+    if getattr(other_kind, 'any', lambda: False)():
+        out.append((s.lines(other_kind), f"rows of another kind of device than the hardware record's ({kind!r})"))
+    if other_name.any(): out.append((s.lines(other_name), f"rows of another device than the hardware record's ({name!r})"))
+    return out
+
+def _known(col:str)->tuple:
+    "The newest (major, minor) of `col`'s package this checker knows: its table's, or the one installed if newer."
+    import importlib.metadata as md
+    pkg, v = NEWEST_KNOWN[col]
+    try: v = max(v, md.version(pkg), key=_version_key)
+    except Exception: pass
+    return _version_key(v)[:2]
+
+def _exist(s:Submission)->list:
+    r, out = s.rows[s.rows.status.ne('skipped')], []
+    for col in NEWEST_KNOWN:
+        if col not in r: continue
+        major, minor = _known(col)
+        def bad(v):
+            k = _version_key(v)
+            if not re.fullmatch(r'\d+(\.\d+){1,3}([.+-]?[A-Za-z0-9.]+)?', str(v)) or len(k) < 2: return True
+            return k[0] > major or (k[0] == major and k[1] > minor + 1)
+        wrong = r[col].astype(str).str.strip().ne('') & r[col].map(bad)
+        if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]], f"{col.split('_')[0].replace('pytorch', 'torch')} "
+                                    f"versions that are no release (this checker knows up to {major}.{minor})"))
+    return out
+
+def _identity(s:Submission)->list:
+    out = []
+    for col in IDENTITY:
+        if col not in s.raw: continue
+        v = s.raw[col].astype(str)
+        bad = ~v.map(lambda x: x.isascii() and x.isprintable())
+        if bad.any(): out.append(([int(i) + 2 for i in s.raw.index[bad]], f"column {col!r}: a character outside "
+                                  "printable ASCII (a look-alike letter would make a group of its own)"))
+    return out
+
 def pd_num(s):
     "A column as numbers (blank or missing: NaN)."
     import pandas as pd
@@ -177,6 +281,16 @@ RULES = [
          "built from them must never run or render what they wrote", _text),
     Rule('readable', "the rows read back through `tbench report` and the Globe Race", "a submission is published "
          "through them", _readable),
+    Rule('recomputed', "each measured row's mean, worker-process count and interval are what its per-process figures "
+         f"give (within {SLACK:.0%})", "a figure that its own row contradicts was edited, not measured", _recomputed),
+    Rule('plausible', f"img/s within (0, {MAX_IMG_S:.0e}], each interval holding its mean, watts within "
+         f"(0, {MAX_ROW_WATTS:g}]", "no device measures a negative rate or 10^12 images a second", _plausible),
+    Rule('device', "every row is of the one device its hardware record names", "a folder is one machine's results; "
+         "a CPU's record beside GPU rows says nothing of either", _device),
+    Rule('exist', "torch, timm and tbench versions are releases (at most a minor release past the newest this "
+         "checker knows)", "a made-up version marks every honest row on the board as older", _exist),
+    Rule('identity', f"the columns that group rows ({', '.join(IDENTITY)}) are printable ASCII",
+         "a Cyrillic е in resnеt18 must not make a group beside resnet18", _identity),
 ]
 
 # %% ../nbs/29_submit.ipynb #4cea61dc
@@ -278,36 +392,82 @@ def next_steps(dest:Path, m:dict)->str:
         "  git push, then open a pull request; maintainers run: tbench submit --check " + str(dest)])
 
 # %% ../nbs/29_submit.ipynb #ea24b990
+def shown(v)->str:
+    "A name as one printable line: control characters (a newline, an escape sequence) written as escapes, never raw."
+    s = str(v)
+    return s if s.isprintable() else s.encode('unicode_escape').decode('ascii')
+
+def _depth(o, most:int)->int:
+    "How deep a JSON value nests (counted without recursion, stopping past `most`)."
+    todo, deepest = [(o, 1)], 0
+    while todo:
+        x, d = todo.pop(); deepest = max(deepest, d)
+        if deepest > most: break
+        if isinstance(x, dict): todo += [(v, d + 1) for v in x.values()]
+        elif isinstance(x, list): todo += [(v, d + 1) for v in x]
+    return deepest
+
+def read_manifest(folder:Path)->dict:
+    """A folder's `manifest.json`: a regular file inside it, at most `MAX_MANIFEST_BYTES`, nesting at most
+    `MAX_MANIFEST_DEPTH`, every string plain text within the text limits. A `BenchError` (one line) otherwise."""
+    p = folder / 'manifest.json'
+    if p.is_symlink() or not p.is_file(): raise BenchError("manifest.json: missing, or not a regular file")
+    if p.stat().st_size > MAX_MANIFEST_BYTES: raise BenchError(f"manifest.json: over {MAX_MANIFEST_BYTES} bytes")
+    raw = p.read_bytes()
+    if raw.count(b'[') + raw.count(b'{') > 10_000: raise BenchError("manifest.json: nested or listed past any need")
+    try: m = json.loads(raw)
+    except (ValueError, RecursionError) as e: raise BenchError(f"manifest.json: not JSON ({type(e).__name__})")
+    if not isinstance(m, dict): raise BenchError("manifest.json: not a JSON object")
+    if _depth(m, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
+        raise BenchError(f"manifest.json: nests deeper than {MAX_MANIFEST_DEPTH}")
+    for k, v in m.items():
+        limit = LONG_TEXT_LIMIT if k in ('commands', 'measured_with', 'files') else TEXT_LIMIT
+        for x in _strings({k: v}):
+            if MARKUP.search(x) or CONTROL.search(x) or len(x) > limit:
+                raise BenchError(f"manifest.json: {shown(k)!s}: markup, a control character or over {limit} characters")
+    return m
+
 def check_folder(folder)->list:
-    "Every problem of one submission folder, as lines (empty: it passes)."
+    """Every problem of one submission folder, as lines (empty: it passes). Names are printed escaped: a file named
+    with a newline or an escape sequence cannot forge a line or repaint the terminal."""
     folder, out = Path(folder), []
-    try: m = json.loads((folder / 'manifest.json').read_text())
-    except (OSError, ValueError) as e: return [f"{folder}: manifest.json: {type(e).__name__}: {e}"]
-    files = m.get('files') if isinstance(m, dict) else None
-    if not isinstance(files, dict) or not files: return [f"{folder}: manifest.json lists no files"]
+    where = shown(folder)
+    if not SLUG.fullmatch(folder.name):
+        out.append(f"{where}: the folder's name is not a device slug (a-z, 0-9, '_', '.', '-'; as tbench submit names it)")
+    if folder.is_symlink() or not folder.is_dir(): return out + [f"{where}: not a folder"]
+    try: m = read_manifest(folder)
+    except BenchError as e: return out + [f"{where}: {e}"]
+    except OSError as e: return out + [f"{where}: manifest.json: {type(e).__name__}: {shown(e)}"]
+    files = m.get('files')
+    if not isinstance(files, dict) or not files: return out + [f"{where}: manifest.json lists no files"]
+    inside = folder.resolve()
     for name, f in files.items():
         p = folder / str(name)
-        if Path(str(name)).name != name or not p.is_file(): out.append(f"{folder}: {name}: listed, not there")
+        if Path(str(name)).name != name or not SLUG.fullmatch(str(name).lower()) or not p.exists():
+            out.append(f"{where}: {shown(name)}: listed, not there (or not a plain file name)")
+        elif p.is_symlink() or not p.is_file() or p.resolve().parent != inside:
+            out.append(f"{where}: {shown(name)}: not a regular file inside the folder (a link, or a device)")
         elif not isinstance(f, dict) or sha256(p) != f.get('sha256'):
-            out.append(f"{folder}: {name}: its SHA-256 differs from the manifest's (changed after it was made)")
-    extra = sorted(p.name for p in folder.iterdir() if p.name != 'manifest.json' and p.name not in files)
-    if extra: out.append(f"{folder}: files the manifest does not list: {', '.join(extra)}")
-    csvs = [folder / n for n in files if str(n).endswith('.csv') and (folder / n).is_file()]
-    if len(csvs) != 1: return out + [f"{folder}: {len(csvs)} results CSVs (one expected)"]
+            out.append(f"{where}: {shown(name)}: its SHA-256 differs from the manifest's (changed after it was made)")
+    extra = sorted(shown(p.name) for p in folder.iterdir() if p.name != 'manifest.json' and p.name not in files)
+    if extra: out.append(f"{where}: files the manifest does not list: {', '.join(extra)}")
+    csvs = [folder / n for n in files if str(n).endswith('.csv') and (folder / n).is_file()
+            and not (folder / n).is_symlink()]
+    if len(csvs) != 1: return out + [f"{where}: {len(csvs)} results CSVs (one expected)"]
+    if out: return out  # the rows of a folder whose files are not what the manifest says are not read
     hw = csvs[0].with_name(csvs[0].stem + '_hardware.json')
-    try: sub = Submission.read(csvs[0], hw, float(m.get('allow_contended', 0) or 0))
-    except Exception as e: return out + [f"{folder}: {csvs[0].name}: {e}"]
-    return out + [f"{folder}: {p}" for p in check(sub)]
+    if hw.is_symlink(): return out + [f"{where}: {shown(hw.name)}: a link"]
+    try: allow = float(m.get('allow_contended', 0) or 0)
+    except (TypeError, ValueError): return out + [f"{where}: manifest.json: allow_contended is not a number"]
+    try: sub = Submission.read(csvs[0], hw, allow)
+    except Exception as e: return out + [f"{where}: {shown(csvs[0].name)}: {shown(e)}"]
+    return out + [f"{where}: {shown(p)}" for p in check(sub)]
 
 def check_folders(*folders)->list:
     "`check_folder` over each folder; one line per problem."
     return [line for f in folders for line in check_folder(f)]
 
 # %% ../nbs/29_submit.ipynb #838b8267
-def _version_key(v:str)->tuple:
-    "A version as a sortable tuple (`2.14.1+cu130` -> (2, 14, 1)); '' sorts first."
-    return tuple(int(x) for x in re.findall(r'\d+', str(v).split('+')[0])[:4])
-
 def board_rows(*folders, also:tuple=())->'pd.DataFrame':
     """The best row of each configuration per submission (folders) and per CSV in `also` (the seed tool's: no
     manifest), with who, when, the versions and where it came from; `older` names the versions behind the newest."""
@@ -315,7 +475,7 @@ def board_rows(*folders, also:tuple=())->'pd.DataFrame':
     from throughput_bench.charts import best_rows, native_rows
     parts = []
     for f in map(Path, folders):
-        m = json.loads((f / 'manifest.json').read_text())
+        m = read_manifest(f)
         csv = next(f / n for n in m['files'] if str(n).endswith('.csv'))
         rows = read_results(csv)
         parts.append(native_rows(best_rows(rows[latest(rows)])).assign(
@@ -374,6 +534,14 @@ def _n(v:float)->str:
     "A figure for the page: 115,730 or 42.9 or 0.755 (never 1.157e+05)."
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
+def page_link(target, out:Path)->str:
+    """A link from the page in `out` to `target`: a relative path, each part percent-encoded, starting `./` or `../`,
+    so no folder name (`javascript:...`) can ever read as a scheme."""
+    import os, urllib.parse
+    rel = Path(os.path.relpath(Path(target).resolve(), Path(out).resolve())).as_posix()
+    rel = '/'.join(urllib.parse.quote(p, safe='') for p in rel.split('/'))
+    return rel if rel.startswith('../') else './' + rel
+
 def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
     "One row of a group's table."
     import os
@@ -383,7 +551,7 @@ def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
                                  if str(r.compile_mode) not in ('none', '') else 'eager',
                                  f"batch {int(r.batch_size)}") if x)
     km2 = r.throughput_mean * (r.input_size * gsd_m) ** 2 / 1e6
-    link = Path(os.path.relpath(r.folder, out)).as_posix()
+    link = page_link(r.folder, out)
     tags = (f'<span class="tag">older {esc(r.older)}</span>' if r.older else '') + \
            ('' if r.checked else '<span class="tag">unchecked: no manifest</span>') + \
            ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '')
@@ -398,7 +566,10 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)
     """`output/index.html`: the leaderboard of the submission `folders` (each checked first: a folder that fails the
     rules is left off, and the page says so) and the seed tool's CSVs in `also`."""
     out = Path(output); out.mkdir(parents=True, exist_ok=True)
-    bad = {str(f): check_folder(f) for f in folders}
+    bad = {}
+    for f in folders:
+        try: bad[str(f)] = check_folder(f)
+        except Exception as e: bad[str(f)] = [f"{shown(f)}: could not be checked ({type(e).__name__})"]
     ok = [f for f in folders if not bad[str(f)]]
     d = board_rows(*ok, also=also)
     if d.empty: raise BenchError("no measured inference rows in these submissions")
