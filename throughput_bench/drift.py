@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_drift.ipynb #a9fcfac8
 from __future__ import annotations
-import csv, datetime, io, math, os, sys, uuid
+import csv, datetime, functools, io, math, os, statistics, sys, uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -128,11 +128,15 @@ def _busy(l:dict)->bool:
     "Whether the line's row was marked contended (the sweep saw others take the CPU): said on the row, not drift."
     return str(l.get('contended')).lower() == 'true'
 
+@functools.lru_cache(maxsize=None)
+def _t975(k:int)->float:
+    "Student's t at 97.5% with `k - 1` degrees of freedom (1.96 for one process): once per count, not once per line."
+    from scipy import stats
+    return float(stats.t.ppf(0.975, k - 1)) if k >= 2 else 1.96
+
 def _se(l:dict)->float:
     "A line's within-run standard error on the log scale (its relative half-width over t)."
-    from scipy import stats
-    h, k = l.get('within_rel') or 0.0, int(l.get('repeats') or 1)
-    return h / (stats.t.ppf(0.975, k - 1) if k >= 2 else 1.96)
+    return (l.get('within_rel') or 0.0) / _t975(int(l.get('repeats') or 1))
 
 def _by_run(lines:list, key)->dict:
     "`{group: {run: [lines]}}` for `key(line)` (None: left out)."
@@ -153,8 +157,8 @@ def config_drift(lines:list, bound:float=DRIFT_BOUND)->tuple:
     num = tot = se_sum = dof = 0.0
     for runs in _by_run(lines, lambda l: None if _busy(l) else (l['key'], l['versions'])).values():
         if len(runs) < 2: continue
-        x = np.array([math.log(np.mean([l['throughput_mean'] for l in ls])) for ls in runs.values()])
-        se2 = np.mean([np.mean([_se(l) ** 2 for l in ls]) for ls in runs.values()])
+        x = np.array([math.log(statistics.fmean(l['throughput_mean'] for l in ls)) for ls in runs.values()])
+        se2 = statistics.fmean(statistics.fmean(_se(l) ** 2 for l in ls) for ls in runs.values())
         k = len(x) - 1; v = float(np.var(x, ddof=1))
         num += k * max(v - se2, 0.0); tot += k * v; se_sum += k * se2; dof += k
     if not dof: return None, 0, None
@@ -171,7 +175,8 @@ def reference_drift(lines:list, column:str='ref_gemm_gflops', most:int=MAX_REF_R
     `'all'` over every pair: bounded however long the record grows."""
     sq = {name: [] for name, _ in LAGS}
     for th, runs in _by_run(lines, lambda l: l['threads'] if l.get(column) and not _busy(l) else None).items():
-        pts = sorted((min(l['when'] for l in ls), math.log(np.mean([l[column] for l in ls]))) for ls in runs.values())
+        pts = sorted((min(l['when'] for l in ls), math.log(statistics.fmean(l[column] for l in ls)))
+                     for ls in runs.values())
         t, x = (np.array(v, float) for v in zip(*pts[-most:]))
         i, j = np.triu_indices(len(t), 1)
         lag, d2 = np.abs(t[i] - t[j]), (x[i] - x[j]) ** 2
