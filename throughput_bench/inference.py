@@ -10,7 +10,7 @@ from .core import *
 from .devices import *
 from .registry import get_model, build, n_params
 from .backend import build_model, is_oom, one_line, describe_device, describe_model
-from .backends.base import (get_backend, needs_gate, tolerance, gate_input, tiled, as_samples, judge,
+from .backends.base import (get_backend, needs_gate, tolerance, gate_input, gate_outputs, as_samples, judge,
                                             GATE_SAMPLES)
 from .timing import TimingConfig, measure
 from .energy import Meter
@@ -128,8 +128,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
             # the runtime's allocator is not PyTorch's: not measured, not wrong
             if device.type == 'cuda': res.peak_memory_mb = None
         if ref is not None:
-            res = judge(res, ref, as_samples(prep.output(tiled(x_ref, batch)), len(x_ref)),
-                        tolerance(spec, device, res.tf32_enabled))
+            res = judge(res, ref, gate_outputs(prep.output, x_ref, batch), tolerance(spec, device, res.tf32_enabled))
     except Exception as e:
         # this backend cannot run it (the plan skips these first)
         if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)

@@ -322,7 +322,7 @@ def run_with_halving(spec:BenchSpec, runner:Callable, on_retry:Callable=None)->B
         s = dataclasses.replace(s, batch_size=s.batch_size // 2)
         if on_retry: on_retry(s)
     res.batch_requested = spec.batch_size
-    if res.status != 'ok': res.batch_size = s.batch_size
+    if res.status != 'ok' and not res.batch_size: res.batch_size = s.batch_size  # else: the batch that ran
     if s.batch_size != spec.batch_size:
         res.batch_reason = 'oom'
         res.error = f"out of memory at batch {spec.batch_size} ({first}); ran {s.batch_size}" + (

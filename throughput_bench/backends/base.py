@@ -13,8 +13,8 @@ from ..devices import *
 
 # %% auto #0
 __all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'plugin_backends', 'register',
-           'get_backend', 'Prepared', 'Backend', 'needs_gate', 'tolerance', 'gate_input', 'tiled', 'as_samples',
-           'output_diff', 'judge']
+           'get_backend', 'Prepared', 'Backend', 'needs_gate', 'tolerance', 'gate_input', 'tiled', 'gate_outputs',
+           'as_samples', 'output_diff', 'judge']
 
 # %% ../../nbs/12_backends_base.ipynb #2ff71138
 BACKENDS = {  # name -> module defining `BACKEND`; adding a backend adds one line here
@@ -176,6 +176,13 @@ def tiled(x:'torch.Tensor', batch:int)->'torch.Tensor':
     "`x` repeated along the batch to `batch` images (its first `len(x)` images are `x`)."
     return x.repeat(math.ceil(batch / len(x)), *[1] * (x.dim() - 1))[:batch]
 
+def gate_outputs(run, x:'torch.Tensor', batch:int)->np.ndarray:
+    """The outputs `run` (a backend's `output`, at `batch` images a call) gives for every image of the gate's input
+    `x`, one row per image: in calls of `batch` images, the last one filled up by repeating its own images. A batch
+    smaller than `x` (a time cap, a memory guard, an OOM halving) is compared image for image all the same."""
+    return np.concatenate([as_samples(run(tiled(x[i:i + batch], batch)), len(x[i:i + batch]))
+                           for i in range(0, len(x), batch)])
+
 def as_samples(out, n:int)->np.ndarray:
     """The first `n` samples of a model's output (a tensor, array, or a tuple/list/dict of them), as one float64 row
     per sample."""
@@ -194,8 +201,12 @@ def output_diff(ref:np.ndarray, out:np.ndarray)->tuple:
     return d, (d / scale if scale > 0 else (0.0 if d == 0 else math.inf))
 
 def judge(res:BenchResult, ref:np.ndarray, out:np.ndarray, tol:float)->BenchResult:
-    "Put the gate's figures on the row; outside `tol`, its status is `wrong` and its error says by how much."
-    res.max_abs_diff, res.max_rel_diff = output_diff(ref, out[:len(ref)])
+    """Put the gate's figures on the row; outside `tol`, its status is `wrong` and its error says by how much. Outputs
+    of another shape than the reference's are a fault of the comparison, never a verdict on the configuration."""
+    out = out[:len(ref)]
+    if out.shape != ref.shape:
+        raise RuntimeError(f"correctness gate: {out.shape} outputs against a {ref.shape} reference (not like for like)")
+    res.max_abs_diff, res.max_rel_diff = output_diff(ref, out)
     res.tolerance = tol
     if not res.max_rel_diff <= tol:
         res.status = 'wrong'
