@@ -4,7 +4,7 @@
 
 # %% ../nbs/26_api.ipynb #2a8ddb3f
 from __future__ import annotations
-import os, sys, math, inspect, dataclasses, difflib, socket
+import os, sys, math, inspect, dataclasses, difflib, socket, shlex, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
@@ -20,14 +20,14 @@ from .globe import write_globe
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
-           'BUDGET_SETUP', 'VIEW', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config',
-           'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep',
-           'collect', 'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag',
-           'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store',
-           'setup', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'within_budget',
-           'said', 'in_notebook', 'rows_for', 'infer', 'train', 'view', 'models', 'hw', 'source_list', 'report',
-           'history_section', 'history', 'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency',
-           'client_store', 'client_cost_ms', 'latency']
+           'BUDGET_SETUP', 'WIDE', 'VIEW', 'default_batch', 'default_precisions', 'default_compile_modes',
+           'timing_config', 'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency',
+           'slurm_sweep', 'collect', 'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options',
+           'flag', 'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup',
+           'open_store', 'setup', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep',
+           'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'rows_for', 'infer', 'train', 'view',
+           'models', 'hw', 'source_list', 'report', 'history_section', 'history', 'globe', 'sync', 'repair',
+           'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/26_api.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -643,6 +643,7 @@ def takes_options(cls):
 @takes_options(SweepOptions)
 def sweep(*args, **kwargs)->'pd.DataFrame':
     "Plan, measure and store a sweep; the rows of every configuration asked for. Its parameters are `SweepOptions`'."
+    t0 = time.monotonic()
     o = check(make_options(SweepOptions, args, kwargs))
     su = setup(o)
     specs = configurations(o, su.device)
@@ -651,20 +652,59 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
     from throughput_bench.sweep import plan
     p = plan(specs, su.store, rerun=o.rerun, retry_failed=o.retry_failed)
     if o.budget_minutes and p.todo and su.repeats.least is not None:
-        su = within_budget(su, o.budget_minutes, len(p.todo))
+        su = within_budget(su, o.budget_minutes, len(p.todo), t0)
     su.msg.log(p.line() + (f"\n  {su.repeats.text()}" if p.todo and su.repeats.most > 1 else ''))
     new = run(su, p)
     su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
-    return said(rows_for(su.store, specs, new), o)
+    out = said(rows_for(su.store, specs, new), o)
+    if (note := rerun_note(new, o, time.monotonic() - t0)): su.msg.log(note)
+    return out
 
 BUDGET_SETUP = 0.1  # the share of a budget kept for what is not a worker's measurement (plan, hardware record, start)
 
-def within_budget(su:Setup, minutes:float, n:int)->Setup:
+def within_budget(su:Setup, minutes:float, n:int, started:Optional[float]=None)->Setup:
     """`su` with its adaptive repeats fitted to `minutes` for `n` configurations: each may take its share of the worker
-    time, and needs at least 3 processes (fewer than the default 5: a wider interval, which its row states)."""
+    time, and needs at least 3 processes (fewer than the default 5: a wider interval, which its row states); from
+    `started` (`time.monotonic()` when the command began) the budget is wall-clock time: once it is spent no
+    configuration takes a process beyond those 3, and after the first round the sweep says what the rest will cost."""
     r = su.repeats
     share = max(1.0, minutes * 60 * (1 - BUDGET_SETUP) / n)
-    return dataclasses.replace(su, repeats=dataclasses.replace(r, least=min(r.least, 3), seconds=min(r.seconds, share)))
+    start = time.monotonic() if started is None else started
+    return dataclasses.replace(su, repeats=dataclasses.replace(r, least=min(r.least, 3), seconds=min(r.seconds, share),
+                                                               deadline=start + minutes * 60, budget_s=minutes * 60))
+
+WIDE = 0.10  # a row whose 95% interval is wider than this (relative half-width) ranks nothing (`submit.MAX_HALF_WIDTH`)
+
+def rerun_command(rows:list, o:SweepOptions)->str:
+    "The command that measures `rows` (their models and precisions, as `o` asked) again, on a quiet host."
+    models = list(dict.fromkeys(r.model_name for r in rows))
+    precisions = list(dict.fromkeys(r.precision for r in rows))
+    words = ['tbench', 'train' if o.mode == 'training' else 'infer', '--models', *models, '--precisions', *precisions,
+             '--device', o.device]
+    if o.input_size: words += ['--input-size', str(o.input_size)]
+    if o.batch_sizes: words += ['--batch-sizes', *map(str, o.batch_sizes)]
+    if o.results_dir != 'results': words += ['--results-dir', str(o.results_dir)]
+    return shlex.join(words + ['--rerun', '--wait-idle', '60'])
+
+def rerun_note(new:list, o:SweepOptions, seconds:float)->str:
+    """Said once at the end of a sweep: the rows whose interval is too wide to rank (or that ran beside other work),
+    with the command that measures them again on a quiet host; and where a budget was set, how long the run took
+    against it. '' when there is nothing to say."""
+    def wide(r):
+        try: return (r.throughput_ci_high - r.throughput_ci_low) / 2 > WIDE * r.throughput_mean
+        except TypeError: return True
+    bad = [r for r in new if r.status == 'ok' and r.mode in ('inference', 'training') and (r.contended or wide(r))]
+    late = o.budget_minutes and seconds > 1.1 * o.budget_minutes * 60
+    if not bad and not late: return ''
+    head = (f"budget: {o.budget_minutes:g} min; the run took {clock(seconds)}" if late else
+            f"the run took {clock(seconds)}")
+    if not bad: return head + ": each configuration needs at least 3 worker processes for an interval"
+    from throughput_bench.sweep import spread
+    said = ', '.join(f"{r.model_name} {r.precision}" + (spread(r.throughput_mean, r.throughput_ci_low,
+                                                               r.throughput_ci_high) or ' (no interval)') for r in bad[:4])
+    return (f"{head}{': on a host this busy no budget buys a usable interval' if late else ''}. {len(bad)} row(s) "
+            f"are too wide to rank or ran beside other work ({said}{' …' if len(bad) > 4 else ''}). Measure them "
+            f"again on a quiet host: {rerun_command(bad, o)}")
 
 def said(df:'pd.DataFrame', o:SweepOptions)->'pd.DataFrame':
     "`df`, after printing its summary where nothing else would show it: outside a notebook, unless `o.quiet`."

@@ -13,9 +13,9 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', '
            'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
            'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json',
            'cpu_ids', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
-           'model_task', 'command_line', 'now_iso', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio',
-           'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps',
-           'ServeOptions', 'LatencyOptions']
+           'model_task', 'command_line', 'now_iso', 'clock', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
+           'paired_ratio', 'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores',
+           'find_steps', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -484,6 +484,13 @@ def command_line()->str:
 
 # %% ../nbs/00_core.ipynb #dbb55f24
 def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
+
+def clock(seconds:float)->str:
+    "A duration as people say it: `45 s`, `4 min 16 s`, `1 h 5 min`."
+    s = int(round(max(0.0, seconds)))
+    if s < 60: return f"{s} s"
+    if s < 3600: return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else '')
+    return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else '')
 
 def shorten(s:str, n:int)->str:
     "`s` on one line, cut at a word's end within `n` characters, with ' …' where it was cut (never mid-word)."

@@ -462,7 +462,9 @@ def spread(mean, lo, hi)->str:
     try: m, l, h = float(mean), float(lo), float(hi)
     except (TypeError, ValueError): return ''
     if not all(v == v for v in (m, l, h)) or m <= 0: return ''
-    return f" ±{max(m - l, h - m) / m:.0%}" if math.isfinite(h) else ' ±inf'
+    if not math.isfinite(h): return ' ±inf'
+    x = max(m - l, h - m) / m
+    return f" ±{x:.1%}" if x < 0.01 else f" ±{x:.0%}"  # under 1%: one decimal (a GPU's ±0.3% is not ±0%)
 
 WIDTH = 100  # the compact summary's most columns
 
@@ -558,6 +560,10 @@ class Repeats:
     least:Optional[int] = None   # None: exactly `most`
     ci:Optional[float] = None    # stop once the 95% CI over the process means is within this share of the mean
     seconds:Optional[float] = None  # or once this many seconds of worker time went into the configuration
+    # a wall-clock budget (`--budget-minutes`): when it ends (`time.monotonic()`) and how long it is; past it a
+    # configuration takes no process beyond `least`
+    deadline:Optional[float] = None
+    budget_s:Optional[float] = None
 
     def enough(self, xs:list, spent:float, confidence:float=0.95)->bool:
         "Whether `xs` (the processes' img/s so far, `spent` seconds) settle the row."
@@ -565,6 +571,7 @@ class Repeats:
         if n >= self.most: return True
         if self.least is None or n < self.least: return False
         if self.seconds is not None and spent >= self.seconds: return True
+        if self.deadline is not None and time.monotonic() >= self.deadline: return True
         m = float(np.mean(xs))
         return self.ci is not None and m > 0 and ci_halfwidth(float(np.std(xs, ddof=1)), n, confidence) / m <= self.ci
 
@@ -667,12 +674,33 @@ class SweepRun:
         left = (self.rep.least or self.rep.most) - done
         if left > 0: self.bar.total -= left; self.bar.refresh()
 
+    def forecast(self)->str:
+        """After the first round, under a budget: what that round measured and what the rest will cost, where it runs
+        past the budget ('' where it fits, or no budget)."""
+        rep = self.rep
+        if rep.deadline is None or not rep.budget_s: return ''
+        ran = [k for k in self.parts if self.parts[k]]
+        procs = sum(len(self.parts[k]) for k in ran)
+        if not procs: return ''
+        per = sum(self.spent[k] for k in ran) / procs
+        more = sum(max(0, (rep.least or rep.most) - len(self.parts[s.key()])) for s in self.mine
+                   if s.key() not in self.final)
+        now = time.monotonic(); start = rep.deadline - rep.budget_s
+        over = now + more * per - rep.deadline
+        if more == 0 or over <= 0.1 * rep.budget_s: return ''
+        busy = ', beside other work' if any(self.busy.values()) else ''
+        return (f"budget: the first round took {clock(now - start)} ({len(ran)} configurations, {per:.0f} s a worker "
+                f"process{busy}); the {more} processes left ({rep.least or rep.most} a configuration: the fewest that "
+                f"give an interval) need about {clock(more * per)}, so the run ends about {clock(over)} past its "
+                f"{clock(rep.budget_s)} budget: a budget shares measuring time, it cannot make a process start faster")
+
     def run(self)->list:
         "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."
         try:
             for r in range(self.rep.most):
                 for s in self.mine:
                     if s.key() not in self.final: self.process(s, r)
+                if r == 0 and (f := self.forecast()): self.log(f)
         finally:
             self.bar.close()
             if self.got: self.store.release(*self.got)  # not finished (interrupted): free for another sweep
