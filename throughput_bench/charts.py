@@ -25,8 +25,9 @@ __all__ = ['CONFIG', 'SAID', 'PLACED', 'PRECISION_COLOURS', 'COMPILE_SHADES', 'N
            'at_native_input', 'native_rows', 'variant_colours', 'draw_intervals', 'barh_ci', 'shared_legend',
            'at_width', 'chart_throughput', 'speedups', 'chart_speedup', 'chart_coverage', 'chart_mfu', 'chart_scaling',
            'geo_pairs', 'chart_geo_compare', 'serving_rows', 'chart_serving', 'serving_overhead', 'comparison_rows',
-           'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown', 'overview_rows',
-           'chart_overview', 'best_table_markdown', 'paged', 'write_report', 'heat_order', 'chart_heatmap']
+           'chart_comparisons', 'mapping_rows', 'chart_mapping', 'md_text', 'summary_markdown', 'PlainLog', 'plain_log',
+           'overview_rows', 'chart_overview', 'best_table_markdown', 'paged', 'write_report', 'heat_order',
+           'chart_heatmap']
 
 # %% ../nbs/11_charts.ipynb #6de98261
 def device_label(name:str)->str:
@@ -268,7 +269,7 @@ def chart_throughput(best:pd.DataFrame, mode:str='inference'):
         unit = 'img/s' if mode == 'inference' else 'samples/s'
         # a GPU beside a CPU spans 100x or more: on a linear axis the CPU's bars are slivers
         log = g.throughput_mean.max() / max(g.throughput_mean.min(), 1e-9) > 20
-        if log: ax.set_xscale('log'); ax.set_xlim(g.throughput_mean.min() / 3, None)
+        if log: ax.set_xscale('log'); ax.set_xlim(g.throughput_mean.min() / 3, None); plain_log(ax.xaxis)
         ax.set(title=m, xlabel=unit + (' (log scale)' if log else ''), ylabel=None)
     for ax in axes.flat[len(models):]: ax.axis('off')
     shared_legend(fig, axes, f"{mode} throughput (best batch size; bars: 95% CI)")
@@ -287,8 +288,11 @@ def speedups(best:pd.DataFrame)->pd.DataFrame:
     # fp32 eager PyTorch: the runtimes are variants of it
     plain = best.allocator.fillna('').isin(['', 'glibc']) if 'allocator' in best else True
     is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch & plain
-    base = best[is_base].set_index(keys)['throughput_mean']
-    d = best.join(base.rename('fp32_eager'), on=keys).dropna(subset=['fp32_eager'])
+    # one text key per row, not a join on the columns: pandas 2.2 cannot join on a level that is all blank
+    k = (best[keys].apply(lambda c: c.map(str)).agg('\x1f'.join, axis=1) if len(best) else  # NaN: 'nan', in any pandas
+         pd.Series([], dtype=str, index=best.index))
+    base = best.throughput_mean[is_base].groupby(k[is_base]).last()
+    d = best.assign(fp32_eager=k.map(base)).dropna(subset=['fp32_eager'])
     d = d.assign(speedup=d.throughput_mean / d.fp32_eager, speedup_lo=d.throughput_ci_low / d.fp32_eager,
                  speedup_hi=d.throughput_ci_high / d.fp32_eager)
     return d[~is_base.loc[d.index]]
@@ -325,6 +329,7 @@ def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     days = d.days_to_map_land
     if days.max() / max(days.min(), 1e-9) > 20:
         a2.set_xscale('log'); a2.set_xlim(days.min() / 3, None); a2.set_xlabel(a2.get_xlabel() + ' (log scale)')
+        plain_log(a2.xaxis)
     if PAGE['width_in']: a2.tick_params(labelleft=False)  # the same models in the same order: once is enough
     shared_legend(fig, [a1, a2]); return fig
 
@@ -875,6 +880,16 @@ def _si(v:float)->str:
         if abs(v) >= div: return f"{v / div:.3g}{s}"
     return f"{v:.3g}"
 
+class PlainLog(matplotlib.ticker.LogFormatter):
+    """A log axis's (or colour bar's) tick labels as plain short numbers (`3k`, `30k`), never mathtext's `3×10⁴`; the
+    minor ticks labelled where matplotlib would label them (a range under a decade has only those)."""
+    def _num_to_string(self, x, vmin, vmax): return _si(x)
+
+def plain_log(*axes):
+    "Every axis in `axes` (`ax.xaxis`, a colour bar's `cb.ax.yaxis`) labelled by `PlainLog`, major and minor."
+    for a in axes:
+        a.set_major_formatter(PlainLog(labelOnlyBase=False)); a.set_minor_formatter(PlainLog(labelOnlyBase=False))
+
 def overview_rows(best:pd.DataFrame)->pd.DataFrame:
     """One row per model and device: its fastest inference configuration (at the model's native input where it ran
     there)."""
@@ -913,9 +928,9 @@ def chart_overview(best:pd.DataFrame):
         ax.text(end * (1.08 if log else 1.01), y, f"{_si(r.throughput_mean)}  {how}", va='center', fontsize=7)
     ax.set_yticks([i * step + (k - 1) / 2 for i in range(len(models))], models, fontsize=8)
     ax.set_ylim(len(models) * step - 0.6, -0.8)
-    if log: ax.set_xscale('log'); ax.set_xlim(v.min() / 2, v.max() * 12)
-    else: ax.set_xlim(0, v.max() * 1.45)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: _si(x)))
+    if log: ax.set_xscale('log'); ax.set_xlim(v.min() / 2, v.max() * 12); plain_log(ax.xaxis)
+    else:
+        ax.set_xlim(0, v.max() * 1.45); ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: _si(x)))
     ax.set_xlabel('images per second' + (' (log scale)' if log else '') + '; whiskers: 95% CI over worker processes')
     handles = [matplotlib.patches.Patch(color=colours[dv], label=dv) for dv in devices]
     if (~d.has_ci).any():
@@ -1066,9 +1081,11 @@ def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
     fig, axes = plt.subplots(1, len(parts), figsize=(_width(w), 0.3 * len(parts[0]) + 2.2), squeeze=False,
                              layout='constrained')
     for ax, part in zip(axes.flat, parts): im = _heat_panel(ax, d, part, devices, norm, cmap, best_at)
-    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6, pad=0.01, format=matplotlib.ticker.FuncFormatter(
-        lambda x, _: _si(x))).set_label('img/s (log colour)', fontsize=8)
-    fig.suptitle('Fastest where: best inference img/s of each model on each device', fontsize=11)
+    cb = fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6, pad=0.01)
+    cb.set_label('img/s (log colour)', fontsize=8)
+    if norm is not None: plain_log(cb.ax.yaxis)
+    fig.suptitle(textwrap.fill('Fastest where: best inference img/s of each model on each device',  # one device:
+                               int(fig.get_size_inches()[0] * 11)), fontsize=11)                   # a narrow figure
     notes = ['in each cell: img/s and its 95% CI over worker processes (±% of the value)',
              'red box: the fastest model on that device']
     if 'contended' in d and d.contended.fillna(False).astype(bool).any():

@@ -11,11 +11,11 @@ from typing import Optional, Iterable
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS',
            'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
-           'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json',
-           'cpu_ids', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
-           'model_task', 'command_line', 'now_iso', 'clock', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
-           'paired_ratio', 'verdict', 'sentence', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores',
-           'find_steps', 'ServeOptions', 'LatencyOptions']
+           'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root',
+           'keep_json', 'cpu_ids', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns',
+           'BenchResult', 'model_task', 'command_line', 'now_iso', 'clock', 'shorten', 'plain_text', 'ci_halfwidth',
+           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
+           'step_ratio', 'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -247,9 +247,11 @@ def config_words(d, fields:Iterable=WORDS)->str:
     """A configuration (a `BenchSpec`, a row or a dict) in words, always in one order: `resnet18 fp32 openvino
     hint=LATENCY threads=2 bs=8 3x224px`. `fields` picks which; `input` is channels x size."""
     get = d.get if hasattr(d, 'get') else lambda k, default=None: getattr(d, k, default)
+    gpu = str(get('device') or get('device_type') or '').startswith(('cuda', 'mps'))
     out = []
     for k in WORDS:
         if k not in fields and not (k == 'input' and {'input_channels', 'input_size'} & set(fields)): continue
+        if k == 'threads' and gpu: continue  # the host's threads do not make a GPU configuration
         if k == 'input':
             c, s = _canon(get('input_channels')), _canon(get('input_size'))
             if c or s: out.append(f"{c or '?'}x{s or '?'}px")
@@ -578,7 +580,16 @@ def sentence(b:str, a:str, r:Ratio)->str:
     return f"{b} is {size:.2f}× {ci} {word} than {a}; {sig}; {b} faster in {r.wins} of {r.n} rounds"
 
 # %% ../nbs/00_core.ipynb #e0e55b62
-PRIOR_DRIFT = 0.08  # run-to-run drift (relative SD) assumed where a machine has too little history
+PRIOR_DRIFT = 0.08  # run-to-run drift (relative SD) assumed where a CPU has too little history
+# each kind of device's prior: (drift, where it comes from); a device of no kind here takes the CPU's (the wider)
+PRIOR_DRIFTS = {
+    'cpu': (PRIOR_DRIFT, "the CPU prior: re-runs minutes apart on a 2-core VM spread 11-19% (SD 4-7.5%)"),
+    'cuda': (0.02, "the GPU prior: the 95% upper bound of six tbench-vs-hand-driven pairs on an H200 (0.0-2.7% apart)"),
+}
+
+def prior_drift(device:str='cpu')->tuple:
+    "`(drift, source)`: the prior of `device`'s kind (`cuda:1` is `cuda`)."
+    return PRIOR_DRIFTS.get(str(device or 'cpu').split(':')[0], PRIOR_DRIFTS['cpu'])
 
 def z_value(confidence:float=0.95)->float:
     "The two-sided normal quantile of `confidence` (1.96 for 95%)."

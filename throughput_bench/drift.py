@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 import numpy as np
-from .core import BenchError, PRIOR_DRIFT, config_key, rerun_interval, now_iso
+from .core import BenchError, PRIOR_DRIFT, config_key, prior_drift, rerun_interval, now_iso
 
 # %% auto #0
 __all__ = ['RECORD', 'MIN_RERUNS', 'MAX_RECORD_MB', 'LIMITS', 'DRIFT_BOUND', 'LAGS', 'MAX_REF_RUNS', 'record_path',
@@ -197,6 +197,7 @@ class Drift:
     reference:dict = field(default_factory=dict)  # `reference_drift`'s result
     config_upper:Optional[float] = None  # its upper confidence bound (`DRIFT_BOUND`)
     damaged:str = ''                  # why the record was not used (set aside), if it was not
+    prior_source:str = ''             # where the prior came from, where the prior is what is used
 
     @property
     def dof(self)->Optional[int]:
@@ -206,26 +207,31 @@ class Drift:
 
     def basis(self)->str:
         "Where `sigma` came from, in words (the row's `rerun_basis`)."
-        if self.damaged: return f"provisional: {self.damaged}; drift taken as {self.sigma:.1%}"
+        src = f" ({self.prior_source})" if self.prior_source else ''
+        if self.damaged: return f"provisional: {self.damaged}; drift taken as {self.sigma:.1%}{src}"
         if self.provisional:
             return (f"provisional: {self.reruns} of {MIN_RERUNS} configuration re-runs on record; drift taken as "
-                    f"{self.sigma:.1%}")
+                    f"{self.sigma:.1%}{src}")
         if self.config_upper is not None and self.sigma <= self.config_upper:
-            return (f"drift {self.sigma:.1%}, the {DRIFT_BOUND:.0%} upper bound of {self.config_sigma:.1%} measured over "
-                    f"{self.reruns} configuration re-runs in {self.runs} runs")
+            return (f"drift {self.sigma:.1%}, the {DRIFT_BOUND:.0%} upper bound of {self.config_sigma:.1%} measured "
+                    f"over {self.reruns} configuration re-runs in {self.runs} runs")
         return (f"drift {self.sigma:.1%}, the yardstick's between runs (configurations: {self.config_sigma:.1%} "
                 f"measured over {self.reruns} configuration re-runs in {self.runs} runs)")
 
-def machine_drift(lines:list)->Drift:
-    """The `Drift` of a record's `lines` (from `read_record`). Measured, the drift used is the configurations' upper
-    confidence bound (or the yardstick's, if larger): it narrows as re-runs accumulate, never below what was seen."""
+def machine_drift(lines:list, device:str='cpu')->Drift:
+    """The `Drift` of a record's `lines` (from `read_record`) on a `device` of that kind. Measured, the drift used is
+    the configurations' upper confidence bound (or the yardstick's, if larger): it narrows as re-runs accumulate, never
+    below what was seen. Provisional, it is the prior of the device's kind (`core.PRIOR_DRIFTS`), or a larger drift
+    already seen."""
     cs, reruns, up = config_drift(lines)
     ref = reference_drift(lines)
     rs = ref['all'][0] if ref['all'][1] >= MIN_RERUNS else None
     prov = reruns < MIN_RERUNS
-    if prov: sigma = max([v for v in (cs, rs, PRIOR_DRIFT) if v is not None])
+    prior, source = prior_drift(device)
+    if prov: sigma = max([v for v in (cs, rs, prior) if v is not None])
     else: sigma = max(v for v in (up, rs, 0.0) if v is not None)
-    return Drift(sigma, prov, len({l['run'] for l in lines}), reruns, cs, ref, up)
+    return Drift(sigma, prov, len({l['run'] for l in lines}), reruns, cs, ref, up,
+                 prior_source=source if prov and sigma == prior else '')
 
 # %% ../nbs/10_drift.ipynb #b55fde2f
 def set_aside(path:Path)->Optional[Path]:
@@ -238,7 +244,7 @@ class DriftBook:
     """One sweep's view of its machine's drift record: stamps rows with their re-run interval, then records them. A
     record with damaged lines (a crash's NULs, a figure out of range) is set aside with one warning: the sweep measures
     as usual and its rows are provisional."""
-    def __init__(self, store, confidence:float=0.95, warn:Optional[Callable]=None):
+    def __init__(self, store, confidence:float=0.95, warn:Optional[Callable]=None, device:str='cpu'):
         self.path, self.confidence, self.run = record_path(store), confidence, uuid.uuid4().hex[:12]
         warn = warn or (lambda m: print(f"warning: {m}", file=sys.stderr))
         s, note = scan_record(self.path), ''
@@ -248,7 +254,7 @@ class DriftBook:
             note = f"the drift record was damaged ({len(s.bad)} unreadable line(s)) and {where}"
             warn(f"{self.path}: {len(s.bad)} damaged line(s): {where}; this run's re-run intervals are provisional "
                  f"(tbench repair {aside or self.path} keeps its good lines)")
-        self.drift = machine_drift([] if s.bad else s.lines)
+        self.drift = machine_drift([] if s.bad else s.lines, device)
         if note: self.drift.damaged = note
 
     def stamp(self, res):
@@ -261,7 +267,8 @@ class DriftBook:
                                     self.confidence, d.dof)
             if not (math.isfinite(lo) and math.isfinite(hi)): raise OverflowError('not finite')
         except (OverflowError, ValueError, ZeroDivisionError) as e:
-            d = Drift(PRIOR_DRIFT, True, damaged=f"the recorded drift could not be used ({e})")
+            d = Drift(PRIOR_DRIFT, True, damaged=f"the recorded drift could not be used ({e})",
+                      prior_source=prior_drift('cpu')[1])
             lo, hi = rerun_interval(res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, d.sigma,
                                     self.confidence)
         res.throughput_rerun_low, res.throughput_rerun_high = lo, hi

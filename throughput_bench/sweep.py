@@ -593,7 +593,8 @@ class SweepRun:
                  post:Optional[Callable], rep:Repeats, contention:Optional[Contention], log:Callable):
         self.p, self.store, self.timing, self.isolate, self.kw, self.post = p, store, timing, isolate, runner_kw, post
         self.rep, self.cont, self.log, self.worker = rep, contention, log, {}
-        self.book = DriftBook(store, (timing or TimingConfig()).confidence, log)  # earlier runs judge this run's rows
+        self.book = DriftBook(store, (timing or TimingConfig()).confidence, log,  # earlier runs judge this run's rows
+                              p.todo[0].device if p.todo else 'cpu')
         self.software = software_versions(store.read_hardware())
         self.got = set(store.claim({s.key(): p.seen.get(s.key()) for s in p.todo}))
         self.mine = [s for s in p.todo if s.key() in self.got]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 import numpy as np
 import pandas as pd
-from .core import (BenchSpec, BenchError, PRIOR_DRIFT, Step, STEP_ALPHA, config_columns,
+from .core import (BenchSpec, BenchError, PRIOR_DRIFT, Step, STEP_ALPHA, config_columns, prior_drift,
                                    config_words, find_steps, rerun_interval, z_value)
 from .charts import device_label
 from .store import row_times
@@ -42,7 +42,8 @@ def log_variance(d:pd.DataFrame, confidence:float=0.95)->np.ndarray:
         hi = getattr(r, 'throughput_rerun_high', None)
         if not (hi == hi and hi and hi > r.throughput_mean):  # none (or of no width): the within-run CI and the prior
             m = r.throughput_mean
-            hi = rerun_interval(m, r.throughput_ci_low, r.throughput_ci_high, PRIOR_DRIFT, confidence)[1]
+            prior = prior_drift(getattr(r, 'device_type', None) or getattr(r, 'device', None) or 'cpu')[0]
+            hi = rerun_interval(m, r.throughput_ci_low, r.throughput_ci_high, prior, confidence)[1]
         out.append((math.log(hi / r.throughput_mean) / z) ** 2)
     return np.array(out)
 
