@@ -40,6 +40,9 @@ def test_the_end_says_once_which_rows_to_measure_again_and_how():
                          '--rerun --wait-idle 60'), note
     assert rerun_note(new[2:3], o, 100.0) == ''  # narrow, quiet, within its budget: nothing to say
     assert rerun_note(new[2:3], o, 400.0).startswith('budget: 2 min; the run took 6 min 40 s: each configuration')
+    quiet = rerun_note(new[:1], o, 161.0)  # wide from too few processes on a quiet host: more time, not a quiet host
+    assert quiet.startswith('budget: 2 min; the run took 2 min 41 s: each configuration needs at least 3') and \
+        'Measure them again with more time' in quiet, quiet
 
 def test_after_the_first_round_a_budget_says_what_the_rest_will_cost():
     "Eight configurations whose first processes took 12 s each: 16 more are needed, 3 min 12 s, past a 2-minute budget."

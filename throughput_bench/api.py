@@ -696,15 +696,18 @@ def rerun_note(new:list, o:SweepOptions, seconds:float)->str:
     bad = [r for r in new if r.status == 'ok' and r.mode in ('inference', 'training') and (r.contended or wide(r))]
     late = o.budget_minutes and seconds > 1.1 * o.budget_minutes * 60
     if not bad and not late: return ''
+    busy = any(r.contended for r in bad)
     head = (f"budget: {o.budget_minutes:g} min; the run took {clock(seconds)}" if late else
             f"the run took {clock(seconds)}")
-    if not bad: return head + ": each configuration needs at least 3 worker processes for an interval"
+    why = ('on a host this busy no budget buys a usable interval' if busy else
+           'each configuration needs at least 3 worker processes for an interval')
+    if not bad: return f"{head}: {why}"
     from throughput_bench.sweep import spread
     said = ', '.join(f"{r.model_name} {r.precision}" + (spread(r.throughput_mean, r.throughput_ci_low,
                                                                r.throughput_ci_high) or ' (no interval)') for r in bad[:4])
-    return (f"{head}{': on a host this busy no budget buys a usable interval' if late else ''}. {len(bad)} row(s) "
-            f"are too wide to rank or ran beside other work ({said}{' …' if len(bad) > 4 else ''}). Measure them "
-            f"again on a quiet host: {rerun_command(bad, o)}")
+    how = 'on a quiet host' if busy else 'with more time (more worker processes: no --budget-minutes)'
+    return (f"{head}{': ' + why if late else ''}. {len(bad)} row(s) are too wide to rank or ran beside other work "
+            f"({said}{' …' if len(bad) > 4 else ''}). Measure them again {how}: {rerun_command(bad, o)}")
 
 def said(df:'pd.DataFrame', o:SweepOptions)->'pd.DataFrame':
     "`df`, after printing its summary where nothing else would show it: outside a notebook, unless `o.quiet`."
