@@ -844,7 +844,7 @@ def _run(fn, prog:str):
     """Run `fn`, turning a `BenchError` or an `OSError` (a full disk) into one line on stderr and exit 2, Ctrl-C into
     exit 130, SIGTERM into 143."""
     signal.signal(signal.SIGTERM, _on_sigterm)
-    try: fn()
+    try: check_floors(); fn()  # a requirement below its floor: one line naming it, before it can raise anywhere
     except BenchError as e: sys.stderr.write(f"{prog}: error: {e}\n"); sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write(

@@ -13,9 +13,9 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', '
            'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
            'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root',
            'keep_json', 'cpu_ids', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns',
-           'BenchResult', 'model_task', 'command_line', 'now_iso', 'clock', 'shorten', 'plain_text', 'ci_halfwidth',
-           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
-           'step_ratio', 'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
+           'BenchResult', 'model_task', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten',
+           'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
+           'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -493,6 +493,31 @@ def clock(seconds:float)->str:
     if s < 60: return f"{s} s"
     if s < 3600: return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else '')
     return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else '')
+
+def below_floors(dist:str='throughput_bench')->list:
+    """`[(requirement, installed version)]`: each requirement of `dist` (not an extra's) installed at a version its
+    declared range does not allow, such as pandas below its floor. Read from the installed metadata; nothing imported."""
+    import importlib.metadata as md
+    from packaging.requirements import Requirement
+    from packaging.version import Version, InvalidVersion
+    try: reqs = [Requirement(r) for r in md.requires(dist) or [] if 'extra ==' not in r]
+    except md.PackageNotFoundError: return []
+    out = []
+    for r in reqs:
+        try: v = md.version(r.name)
+        except md.PackageNotFoundError: continue
+        try:
+            if not r.specifier.contains(Version(v), prereleases=True): out.append((str(r), v))
+        except InvalidVersion: continue
+    return out
+
+def check_floors():
+    "A one-line `BenchError` naming each requirement installed outside its range, with the pip command that fixes it."
+    bad = below_floors()
+    if bad:
+        raise BenchError(', '.join(f"{r.split(';')[0]} is needed, {r.split('>')[0].split('<')[0].split('=')[0]} {v} is "
+                                   f"installed" for r, v in bad)
+                         + ": pip install " + ' '.join(shlex.quote(r.split(';')[0]) for r, _ in bad))
 
 def shorten(s:str, n:int)->str:
     "`s` on one line, cut at a word's end within `n` characters, with ' …' where it was cut (never mid-word)."

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Every requirement at its floor (settings.ini, pinned by .ci/floors.py) laid over the environment in .floors: the
+# commands a user runs after a sweep, on the committed results and submissions, and the tier of the fast tests that
+# reads, draws, checks and compares results (one real sweep among them). Run from the repository root, venv active.
+set -euo pipefail
+rm -rf .floors .floors-out; mkdir -p .floors-out
+python .ci/floors.py > .floors-out/pins.txt
+python -m pip install -q --no-deps --only-binary=:all: --target .floors -r .floors-out/pins.txt
+export PYTHONPATH="$PWD/.floors${PYTHONPATH:+:$PYTHONPATH}"
+python - <<'PY'
+import importlib.metadata as md
+pins = [l.split('==') for l in open('.floors-out/pins.txt').read().split() if '==' in l]
+got = {n: md.version(n) for n, _ in pins}
+wrong = [f"{n} {got[n]} (floor {v})" for n, v in pins if not got[n].startswith(v)]
+assert not wrong, f"not at the floor: {wrong}"
+print('floors:', ', '.join(f"{n} {got[n]}" for n, _ in pins))
+PY
+tbench report results -o .floors-out/report --formats png >/dev/null
+tbench history results --no-charts >/dev/null
+tbench submit --check submissions/*
+tbench leaderboard submissions -o .floors-out/board >/dev/null
+python -m pytest -q -n 2 -m "not slow and not alone" tests/test_charts.py tests/test_history.py tests/test_submit.py \
+  tests/test_trust4.py tests/test_store.py tests/test_compare.py tests/test_wandb_report.py
