@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The GPU check: one command for a short GPU window (15 minutes in all, at most 10 a command; a machine with its own
+# torch, timm and pandas and no package registry). It installs this checkout there (the machine's torch and timm; the
+# rest from wheels carried in bench/gpu_wheels), then runs, each step under its own time limit and all of them within
+# GPU_CHECK_BUDGET seconds (default 470: under 8 minutes on an H100):
+#   cuda_tests   the whole tests/test_cuda.py
+#   hand         the seed tool's configurations (resnet50, vit_base_patch16_224; fp32, bf16; batch 512) by tbench
+#                infer, then beside an independent hand-driven loop (bench/gpu_hand.py): ratios printed
+#   map          tbench map on CUDA, with its stage breakdown
+#   compile      reduce-overhead and max-autotune
+#   oom          a real out-of-memory halving (vit_large at a batch no GPU holds)
+#   ddp          tbench train --nproc 1 (NCCL)
+#   serve        tbench serve on the GPU under tbench latency
+#   trt          --backends onnxruntime-trt, where onnxruntime has the TensorRT provider
+# and leaves ONE tarball, OUT/gpu_check.tgz (OUT: the first argument, else $OUT, else ./gpu_check_out): each step's
+# log, steps.txt (name, exit code, seconds, limit), the results folders, nvidia-smi and pip freeze.
+#
+#   bash bench/gpu_check.sh --wheels     # on a machine with a registry: fill bench/gpu_wheels (git-ignored)
+#   bash bench/gpu_check.sh [OUT]        # on the GPU machine
+# GPU_CHECK_STEPS=name,name runs only those steps; GPU_CHECK_STEPS=selftest checks the limits and the tarball on a CPU.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+WHEELS=bench/gpu_wheels
+PY=${PYTHON:-python3}
+# what the GPU machine lacked (2026-11-26, an H200 with torch 2.11, timm 1.0.29, pandas 2.x): Python 3.12 wheels
+NEEDED=(fastcore==1.8.0 submitit==1.5.0 litserve==0.2.19 python-multipart mlcommons-loadgen filelock)
+
+if [ "${1:-}" = "--wheels" ]; then
+  rm -rf "$WHEELS"; mkdir -p "$WHEELS"
+  $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d "$WHEELS" "${NEEDED[@]}" || exit 1
+  $PY -m pip wheel -q --no-deps -w "$WHEELS" . || exit 1
+  ls "$WHEELS"; exit 0
+fi
+
+OUT=${1:-${OUT:-gpu_check_out}}; mkdir -p "$OUT"
+WORK=$(mktemp -d); LOGS=$WORK/logs; mkdir -p "$LOGS"
+BUDGET=${GPU_CHECK_BUDGET:-470}; RESERVE=15   # seconds kept for packing the tarball
+START=$(date +%s)
+ONLY=${GPU_CHECK_STEPS:-}
+
+want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+left() { echo $(( BUDGET - RESERVE - ($(date +%s) - START) )); }
+
+# step NAME LIMIT CMD...: CMD under min(LIMIT, the budget left), its output in logs/NAME.log, a line in steps.txt
+step() {
+  local name=$1 limit=$2; shift 2
+  want "$name" || return 0
+  local l; l=$(left)
+  if [ "$l" -lt 10 ]; then echo "$name skipped: out of time (budget ${BUDGET}s)" | tee -a "$LOGS/steps.txt"; return 0; fi
+  [ "$limit" -gt "$l" ] && limit=$l
+  local t0; t0=$(date +%s)
+  timeout --kill-after=10 "$limit" "$@" > "$LOGS/$name.log" 2>&1; local rc=$?
+  local what=ok; [ $rc -eq 124 ] || [ $rc -eq 137 ] && what="timed out"; [ $rc -ne 0 ] && [ "$what" = ok ] && what=failed
+  echo "$name rc=$rc $what $(( $(date +%s) - t0 ))s (limit ${limit}s)" | tee -a "$LOGS/steps.txt"
+}
+
+pack() {
+  tar czf "$OUT/gpu_check.tgz" -C "$WORK" . && echo "gpu check: $OUT/gpu_check.tgz ($(( $(date +%s) - START ))s)"
+}
+
+if [ "$ONLY" = selftest ]; then  # the limits, the budget and the tarball, on any machine
+  ONLY=quick,slow,late
+  step quick 5 echo fine
+  step slow 1 sleep 30
+  BUDGET=$(( $(date +%s) - START + RESERVE + 5 )); step late 60 echo never
+  pack; exit 0
+fi
+
+GPU_ARGS=(--device cuda --no-progress --wandb disabled --wait-idle 0)
+R=$WORK/results
+
+{ nvidia-smi || echo "no nvidia-smi"; } > "$LOGS/nvidia-smi.txt" 2>&1
+if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
+  step install 120 $PY -m pip install --no-index --no-deps --find-links "$WHEELS" "$WHEELS"/*.whl
+fi
+$PY -m pip freeze > "$LOGS/pip-freeze.txt" 2>&1
+if ! $PY -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" > "$LOGS/cuda.txt" 2>&1; then
+  echo "no CUDA device: every GPU step skipped" | tee -a "$LOGS/steps.txt"; pack; exit 0
+fi
+
+step cuda_tests 240 $PY -m pytest -q -x -p no:cacheprovider tests/test_cuda.py
+step hand 150 bash -c "tbench infer --models resnet50 vit_base_patch16_224 --precisions fp32 bf16 --batch-sizes 512 \
+  --repeats 2 --timed-seconds 2 ${GPU_ARGS[*]} --results-dir $R/hand && $PY bench/gpu_hand.py $R/hand"
+step map 60 tbench map --synthetic --model resnet18 --device cuda --results-dir "$R/map" --no-progress
+step compile 150 tbench infer --models resnet18 --compile-modes reduce-overhead max-autotune --batch-sizes 64 \
+  --repeats 1 --timed-seconds 1 "${GPU_ARGS[@]}" --results-dir "$R/compile"
+step oom 90 tbench infer --models vit_large_patch16_224 --batch-sizes 65536 --repeats 1 --timed-seconds 1 \
+  "${GPU_ARGS[@]}" --results-dir "$R/oom"
+step ddp 90 tbench train --models resnet18 --nproc 1 --batch-sizes 64 --repeats 1 --timed-seconds 2 \
+  "${GPU_ARGS[@]}" --results-dir "$R/ddp"
+step serve 120 bash -c "tbench serve --model resnet18 --device cuda --port 8123 > $LOGS/serve-server.log 2>&1 & s=\$!; \
+  for i in \$(seq 90); do curl -sf http://127.0.0.1:8123/v1/metadata >/dev/null && break; sleep 1; done; \
+  tbench latency http://127.0.0.1:8123 --runs 1 --trials 50 --wandb disabled --no-progress --results-dir $R/serve; \
+  rc=\$?; kill \$s; wait \$s; exit \$rc"
+if $PY -c "import onnxruntime as o, sys; sys.exit(0 if 'TensorrtExecutionProvider' in o.get_available_providers() else 1)" 2>/dev/null; then
+  step trt 120 tbench infer --models resnet18 --backends onnxruntime-trt --batch-sizes 64 --repeats 1 \
+    "${GPU_ARGS[@]}" --results-dir "$R/trt"
+else want trt && echo "trt skipped: onnxruntime has no TensorrtExecutionProvider here" | tee -a "$LOGS/steps.txt"; fi
+pack
