@@ -119,7 +119,7 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     row = plain.iloc[0]
     assert row.backend == said['backend'] and row.batch_size == said['batch_size'] and row.threads == said['threads']
     assert row.backend_options == said.get('backend_options', '') and bool(row.channels_last) == said.get('channels_last', False)
-    assert row.precision == 'fp32' and row.input_size == 32 and row.allocator == said.get('allocator', 'glibc')
+    assert row.precision == said.get('precision', 'fp32') and row.input_size == 32 and row.allocator == said.get('allocator', 'glibc')
     won = study[(study.backend == row.backend) & (study.batch_size == row.batch_size) & (study.threads == row.threads) &
                 (study.backend_options == row.backend_options) & (study.channels_last == row.channels_last)]
     assert len(won) and won.status.eq('ok').all() and (won.backend.eq('pytorch') | (won.max_rel_diff <= won.tolerance)).all()

@@ -56,7 +56,7 @@ def test_report_reads_the_seed_tools_file_beside_ours(work, cli):
     # the overview holds every model once per device it ran on, and summary.md opens with the same table
     from throughput_bench.charts import best_rows, native_rows, overview_rows
     ov = overview_rows(native_rows(best_rows(read_results(REF, ours))))
-    assert not ov.duplicated(['label', 'device']).any() and set(ov.device) == {'H100 NVL', 'Xeon', 'AMD EPYC'}
+    assert not ov.duplicated(['label', 'device']).any() and set(ov.device) == {'H100 NVL', 'H200', 'Xeon', 'AMD EPYC'}
     assert len(ov) == sum(native_rows(best_rows(read_results(REF, ours))).query("mode == 'inference'").groupby('device').label.nunique())
     assert (out / 'overview.png').is_file() and md.index('## Best per model and device') < md.index('## Every configuration')
     table = md.split('## Best per model and device')[1].split('##')[0]

@@ -703,8 +703,9 @@ def rerun_note(new:list, o:SweepOptions, seconds:float)->str:
            'each configuration needs at least 3 worker processes for an interval')
     if not bad: return f"{head}: {why}"
     from throughput_bench.sweep import spread
-    said = ', '.join(f"{r.model_name} {r.precision}" + (spread(r.throughput_mean, r.throughput_ci_low,
-                                                               r.throughput_ci_high) or ' (no interval)') for r in bad[:4])
+    said = ', '.join(f"{r.model_name} {r.precision}"
+                     + (spread(r.throughput_mean, r.throughput_ci_low, r.throughput_ci_high) or ' (no interval)')
+                     for r in bad[:4])
     how = 'on a quiet host' if busy else 'with more time (more worker processes: no --budget-minutes)'
     return (f"{head}{': ' + why if late else ''}. {len(bad)} row(s) are too wide to rank or ran beside other work "
             f"({said}{' …' if len(bad) > 4 else ''}). Measure them again {how}: {rerun_command(bad, o)}")

@@ -292,7 +292,7 @@ def speedups(best:pd.DataFrame)->pd.DataFrame:
     k = (best[keys].apply(lambda c: c.map(str)).agg('\x1f'.join, axis=1) if len(best) else  # NaN: 'nan', in any pandas
          pd.Series([], dtype=str, index=best.index))
     base = best.throughput_mean[is_base].groupby(k[is_base]).last()
-    d = best.assign(fp32_eager=k.map(base)).dropna(subset=['fp32_eager'])
+    d = best.assign(fp32_eager=pd.to_numeric(k.map(base), errors='coerce')).dropna(subset=['fp32_eager'])
     d = d.assign(speedup=d.throughput_mean / d.fp32_eager, speedup_lo=d.throughput_ci_low / d.fp32_eager,
                  speedup_hi=d.throughput_ci_high / d.fp32_eager)
     return d[~is_base.loc[d.index]]
@@ -930,7 +930,8 @@ def chart_overview(best:pd.DataFrame):
     ax.set_ylim(len(models) * step - 0.6, -0.8)
     if log: ax.set_xscale('log'); ax.set_xlim(v.min() / 2, v.max() * 12); plain_log(ax.xaxis)
     else:
-        ax.set_xlim(0, v.max() * 1.45); ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: _si(x)))
+        ax.set_xlim(0, v.max() * 1.45)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: _si(x)))
     ax.set_xlabel('images per second' + (' (log scale)' if log else '') + '; whiskers: 95% CI over worker processes')
     handles = [matplotlib.patches.Patch(color=colours[dv], label=dv) for dv in devices]
     if (~d.has_ci).any():

@@ -496,7 +496,8 @@ def clock(seconds:float)->str:
 
 def below_floors(dist:str='throughput_bench')->list:
     """`[(requirement, installed version)]`: each requirement of `dist` (not an extra's) installed at a version its
-    declared range does not allow, such as pandas below its floor. Read from the installed metadata; nothing imported."""
+    declared range does not allow, such as pandas below its floor. Read from the installed metadata, nothing
+    imported."""
     import importlib.metadata as md
     from packaging.requirements import Requirement
     from packaging.version import Version, InvalidVersion

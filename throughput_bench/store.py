@@ -592,8 +592,8 @@ def latest(df:'pd.DataFrame')->'pd.Series':
     return pd.Series(rank == newest, index=df.index)
 
 def superseded(df:'pd.DataFrame')->'pd.Series':
-    """Which failed rows (`error`, `oom`, `skipped`) of `df` a newer (`time_rank`) `ok` row of the same configuration in the same
-    file replaced: history, never counted as failures."""
+    """Which failed rows (`error`, `oom`, `skipped`) of `df` a newer (`time_rank`) `ok` row of the same
+    configuration in the same file replaced: history, never counted as failures."""
     import numpy as np, pandas as pd
     if df.empty: return pd.Series([], dtype=bool, index=df.index)
     cols = [c for c in BenchSpec.KEY if c in df] + (['source'] if 'source' in df else [])

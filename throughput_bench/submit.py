@@ -183,7 +183,9 @@ def _recomputed(s:Submission)->list:
     r, out = s.rows, {}
     for i, row in r[s.plain & r.status.eq('ok')].iterrows():
         xs, line = _repeats(row.get('throughput_repeats')), int(i) + 2
-        if xs is None: out.setdefault("no per-process figures (throughput_repeats) to recompute the row from", []).append(line); continue
+        if xs is None:
+            out.setdefault("no per-process figures (throughput_repeats) to recompute the row from", []).append(line)
+            continue
         n, m = len(xs), sum(xs) / len(xs)
         if pd_num(row.get('repeats')) != n:
             out.setdefault("repeats differs from the count of per-process figures", []).append(line)
@@ -221,7 +223,8 @@ def _device(s:Submission)->list:
     out = []
     if getattr(other_kind, 'any', lambda: False)():
         out.append((s.lines(other_kind), f"rows of another kind of device than the hardware record's ({kind!r})"))
-    if other_name.any(): out.append((s.lines(other_name), f"rows of another device than the hardware record's ({name!r})"))
+    if other_name.any():
+        out.append((s.lines(other_name), f"rows of another device than the hardware record's ({name!r})"))
     return out
 
 def _known(col:str)->tuple:
@@ -242,8 +245,9 @@ def _exist(s:Submission)->list:
             if not re.fullmatch(r'\d+(\.\d+){1,3}([.+-]?[A-Za-z0-9.]+)?', str(v)) or len(k) < 2: return True
             return k[0] > major or (k[0] == major and k[1] > minor + 1)
         wrong = r[col].astype(str).str.strip().ne('') & r[col].map(bad)
-        if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]], f"{col.split('_')[0].replace('pytorch', 'torch')} "
-                                    f"versions that are no release (this checker knows up to {major}.{minor})"))
+        word = col.split('_')[0].replace('pytorch', 'torch')
+        if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]],
+                                    f"{word} versions that are no release (this checker knows up to {major}.{minor})"))
     return out
 
 def _identity(s:Submission)->list:
@@ -433,7 +437,8 @@ def check_folder(folder)->list:
     folder, out = Path(folder), []
     where = shown(folder)
     if not SLUG.fullmatch(folder.name):
-        out.append(f"{where}: the folder's name is not a device slug (a-z, 0-9, '_', '.', '-'; as tbench submit names it)")
+        out.append(f"{where}: the folder's name is not a device slug (a-z, 0-9, '_', '.', '-', as tbench submit "
+                   "names it)")
     if folder.is_symlink() or not folder.is_dir(): return out + [f"{where}: not a folder"]
     try: m = read_manifest(folder)
     except BenchError as e: return out + [f"{where}: {e}"]
