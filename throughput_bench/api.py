@@ -328,8 +328,8 @@ class SweepOptions:
     min_repeats:Optional[int]=None # CPU: at least this many worker processes (default 5)
     # CPU: or stop adding processes once this much worker time went into the configuration (default 30)
     config_seconds:Optional[float]=None
-    # CPU: the whole sweep's measuring time, shared by the configurations to run, each at least 3 worker processes
-    # (default: none; each configuration up to --config-seconds)
+    # CPU: the whole sweep's wall-clock time, shared by the configurations to run, each at least 3 worker processes;
+    # past it none takes more, and a host still busy after one wait is not waited for again (default: none)
     budget_minutes:Optional[float]=None
     wait_idle:float=10.0 # seconds to wait for a busy host to go quiet before each run (default 10)
     strict:bool=False # skip (with the reason) instead of measuring on a busy host

@@ -639,6 +639,10 @@ class SweepRun:
         if not first and _probing(s): label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")
         self.bar.set_description(f"{label} [process {r + 1}, at most {n}]")
         pre = self.cont.before() if self.cont else None
+        if pre and self.rep.deadline is not None and self.cont.wait and pre.share >= self.cont.threshold:
+            self.cont.wait = 0  # under a budget, a host still busy after a wait is not waited for again
+            self.log(f"host still busy after waiting for quiet ({pre.describe()}): under a budget the sweep no longer "
+                     f"waits before each process; its rows are marked contended")
         if pre and self.cont.strict and pre.share >= self.cont.threshold:
             self._settled(r)
             return self.finish(
@@ -683,7 +687,8 @@ class SweepRun:
         ran = [k for k in self.parts if self.parts[k]]
         procs = sum(len(self.parts[k]) for k in ran)
         if not procs: return ''
-        per = sum(self.spent[k] for k in ran) / procs
+        # a process's cost is the round's wall time over its processes: waiting for quiet and checking the host count
+        per = (time.monotonic() - getattr(self, 'round_start', rep.deadline - rep.budget_s)) / procs
         more = sum(max(0, (rep.least or rep.most) - len(self.parts[s.key()])) for s in self.mine
                    if s.key() not in self.final)
         now = time.monotonic(); start = rep.deadline - rep.budget_s
@@ -699,6 +704,7 @@ class SweepRun:
         "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."
         try:
             for r in range(self.rep.most):
+                if r == 0: self.round_start = time.monotonic()
                 for s in self.mine:
                     if s.key() not in self.final: self.process(s, r)
                 if r == 0 and (f := self.forecast()): self.log(f)
