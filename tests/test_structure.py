@@ -64,7 +64,7 @@ def test_notebooks_are_named_as_their_modules_and_none_imports_a_later_one():
     import ast
     mods = _package_modules()
     assert len(mods) > 25
-    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 24_sweep.ipynb exports sweep
+    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 27_sweep.ipynb exports sweep
     later = []
     for name, (n, _, src) in mods.items():
         pkg = name.rsplit('.', 1)[0] if '.' in name else ''
@@ -77,8 +77,14 @@ def test_notebooks_are_named_as_their_modules_and_none_imports_a_later_one():
             targets = [target] if target else [a.name for a in node.names]  # `from throughput_bench import api`: the names are modules
             if node.module == 'throughput_bench': targets = [a.name for a in node.names]
             for t in targets:
-                if t in mods and mods[t][0] > n: later.append(f"{name} ({n}) imports {t} ({mods[t][0]})")
-    assert not later, later
+                if t in mods and t != name and mods[t][0] >= n: later.append(f"{name} ({n}) imports {t} ({mods[t][0]})")
+    assert not later, later  # `>=`: with each number used once, two notebooks of one number cannot hide an arrow
+
+def test_each_notebook_number_is_used_once():
+    "Notebooks are numbered in layer order, one number each (06_energy and 06_timing once shared one)."
+    from pathlib import Path
+    numbers = [p.name[:2] for p in (Path(__file__).resolve().parents[1] / 'nbs').glob('[0-9][0-9]_*.ipynb')]
+    assert len(numbers) > 30 and len(numbers) == len(set(numbers)), sorted(n for n in numbers if numbers.count(n) > 1)
 
 API_ONLY = {'mode', 'quiet', 'run_id', 'conventions', 'wandb_run_name'}  # options of the API that no flag sets
 
