@@ -20,7 +20,7 @@
 # GPU_CHECK_STEPS=name,name runs only those steps; GPU_CHECK_STEPS=selftest checks the limits and the tarball on a CPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-WHEELS=bench/gpu_wheels
+WHEELS=${GPU_CHECK_WHEELS:-bench/gpu_wheels}  # Python 3.12 wheels: the GPU machine's Python
 PY=${PYTHON:-python3}
 # what the GPU machine lacked (2026-11-26, an H200 with torch 2.11, timm 1.0.29, pandas 2.x): Python 3.12 wheels
 NEEDED=(fastcore==1.8.0 submitit==1.5.0 litserve==0.2.19 python-multipart mlcommons-loadgen filelock)
