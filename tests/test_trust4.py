@@ -297,3 +297,9 @@ def test_a_folder_named_as_a_script_url_is_refused_and_links_never_carry_a_schem
     hrefs = re.findall(r'href="([^"]*)"', page)
     assert hrefs and not any(h.lower().lstrip().startswith('javascript') for h in hrefs), hrefs
     assert all(h.startswith(('./', '../', '#', 'data:')) for h in hrefs), hrefs
+
+def test_repair_refuses_a_file_that_is_not_a_drift_record(cli, tmp_path):
+    p = tmp_path / 'notes_drift.tsv'; p.write_bytes(b'x\ty\n\0\0')
+    r = cli('repair', str(p), cwd=tmp_path)
+    assert r.returncode == 2 and 'not a drift record' in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert p.read_bytes() == b'x\ty\n\0\0' and not (tmp_path / 'notes_drift.tsv.rejected').exists()

@@ -299,6 +299,9 @@ def repair_record(path)->tuple:
     from throughput_bench.store import _atomic_write
     path = Path(path)
     if not path.is_file(): raise BenchError(f"no such drift record: {str(path)!r}")
+    with open(path, 'rb') as f: head = f.readline().rstrip(b'\r\n')
+    if head != '\t'.join(RECORD).encode():
+        raise BenchError(f"{path}: not a drift record (its first line is not the record's header); nothing changed")
     s = scan_record(path, whole=True)
     if not s.bad: return len(s.lines), 0, None
     side = path.with_name(path.name + '.rejected')
