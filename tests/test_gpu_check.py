@@ -37,3 +37,12 @@ def test_without_a_gpu_every_step_is_skipped_and_said(tmp_path):
     assert steps(tmp_path / 'gpu_check.tgz') == ['no CUDA device: every GPU step skipped']
     names, _ = members(tmp_path / 'gpu_check.tgz')
     assert {'logs/nvidia-smi.txt', 'logs/pip-freeze.txt', 'logs/cuda.txt'} <= names
+
+def test_the_carried_wheels_are_installed_whichever_steps_are_named(tmp_path):
+    "On the H200 a run naming its steps skipped the install, so every step failed with `tbench` not found."
+    wheels = tmp_path / 'wheels'; wheels.mkdir(); (wheels / 'not_a-0.0-py3-none-any.whl').write_bytes(b'junk')
+    out = tmp_path / 'out'
+    r = run(out, GPU_CHECK_WHEELS=str(wheels), GPU_CHECK_STEPS='map,serve')
+    assert r.returncode == 0, r.stderr
+    lines = steps(out / 'gpu_check.tgz')
+    assert lines[0].startswith('install rc=') and 'limit 120s' in lines[0]  # tried (this junk wheel fails: said)
