@@ -938,7 +938,11 @@ def serve(*args, **kwargs):
     require_serving()
     from throughput_bench.serving import serve_spec, make_server, run_server
     o = check_serve(make_options(ServeOptions, args, kwargs))
+    from throughput_bench.allocator import missing, server_env
+    if why := missing(o.allocator): raise BenchError(why)
     spec = serve_spec(o)
+    env = server_env(o.allocator)  # the model workers start with it (a preloaded library, or glibc's settings)
+    os.environ.clear(); os.environ.update(env)
     print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, "
           f"compile {spec.compile_mode}{', NHWC' if spec.channels_last else ''}) on {spec.device}: "
           f"max batch {o.max_batch_size}, {o.workers} worker(s)", flush=True)

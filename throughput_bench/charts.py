@@ -12,7 +12,7 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines, matplotlib.colors
 import matplotlib.pyplot as plt
 import seaborn as sns
-from .core import (BenchSpec, config_columns, config_words, paired_ratio, verdict, sentence, shorten,
+from .core import (BenchSpec, FIELD, fields_in, config_columns, config_words, paired_ratio, verdict, sentence, shorten,
                                    plain_text)
 from .coverage import add_coverage, EARTH_LAND_KM2
 from .registry import GEO_NAMES, get_model
@@ -49,9 +49,9 @@ def plain_rows(df:pd.DataFrame)->pd.Series:
     chart."""
     return df['study'].fillna('').eq('') if 'study' in df else pd.Series(True, index=df.index)
 
-SAID = ('precision', 'compile_mode', 'backend', 'backend_options', 'optimizer', 'world_size')  # a bar always says these
+SAID = fields_in('bar')  # a bar always says these
 # the panel, the label or the best batch says these
-PLACED = ('mode', 'model_name', 'batch_size', 'input_channels', 'input_size', 'timesteps')
+PLACED = fields_in('placed')
 
 def variant_words(df:pd.DataFrame)->pd.Series:
     """Each row's variant in words (`config_words`): `SAID`, and every other `KEY` field that takes two values among
@@ -276,18 +276,17 @@ def chart_throughput(best:pd.DataFrame, mode:str='inference'):
     return fig
 
 # what a speed-up over fp32 eager PyTorch (glibc's malloc at its defaults) varies
-VARIED = ('precision', 'compile_mode', 'backend', 'backend_options', 'allocator')
+VARIED = fields_in('varied')
 
 def speedups(best:pd.DataFrame)->pd.DataFrame:
     "Throughput of each precision/compile variant over fp32 eager of the same device, mode, model and input."
     # all but what a variant varies
     keys = ['device'] + [k for k in config_columns(batch=False) if k in best and k not in VARIED]
-    pytorch = (
-        best.backend.fillna('pytorch').isin(['pytorch', '']) if 'backend' in best else pd.Series(True, index=best.index)
-    )
-    # fp32 eager PyTorch: the runtimes are variants of it
-    plain = best.allocator.fillna('').isin(['', 'glibc']) if 'allocator' in best else True
-    is_base = best.precision.eq('fp32') & best.compile_mode.eq('none') & pytorch & plain
+    # the base: every field a variant varies at its default (fp32 eager PyTorch, glibc); a column a file lacks (written
+    # before the field existed) is at its default
+    is_base = pd.Series(True, index=best.index)
+    for f in VARIED:
+        if f in best: is_base &= best[f].map(FIELD[f].usual)
     # one text key per row, not a join on the columns: pandas 2.2 cannot join on a level that is all blank
     k = (best[keys].apply(lambda c: c.map(str)).agg('\x1f'.join, axis=1) if len(best) else  # NaN: 'nan', in any pandas
          pd.Series([], dtype=str, index=best.index))
@@ -531,9 +530,10 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     if s.empty: return pd.DataFrame()
     inf = df[df['mode'].eq('inference') & df.status.eq('ok') & df.throughput_mean.notna() & plain_rows(df)]
     def runtime(d):
-        return d.assign(backend=d['backend'].replace('', np.nan).fillna('pytorch') if 'backend' in d else 'pytorch')
+        d = d.assign(**{k: FIELD[k].default for k in fields_in('served') if k not in d})  # a frame without the column
+        return d.assign(backend=d['backend'].replace('', np.nan).fillna('pytorch'))
     s, inf = runtime(s), runtime(inf)  # a row written before runtimes were recorded ran PyTorch (`KEY_DEFAULTS`)
-    keys = ['gpu_name', 'model_name', 'precision', 'compile_mode', 'channels_last', 'input_size', 'backend']
+    keys = ['gpu_name', 'model_name', 'input_size', *fields_in('served')]  # the model, its input and what the server ran
     out = []
     for k, g in s.groupby(keys + ['max_batch'], dropna=False):
         m = inf
@@ -553,8 +553,7 @@ def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
 
 # %% ../nbs/14_charts.ipynb #4d704a91
 # what `tbench compare` varies
-COMPARED = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'allocator',
-            'batch_size')
+COMPARED = fields_in('compared')
 
 def _config_words(r)->str:
     """A stored row's configuration in a few words, for a comparison's label (`config_words` of what a comparison

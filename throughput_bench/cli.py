@@ -649,8 +649,9 @@ def cmd_tune(a):
     if r.chart: print(f"chart: {r.chart}")
 
 # one vocabulary: a command that takes one value also takes the spelling of the commands that take several
-PLURALS = {'--model': '--models', '--batch-size': '--batch-sizes', '--precision': '--precisions',
-           '--size': '--input-size', '--backend': '--backends', '--allocator': '--allocators'}
+# (from the field table: a swept field's flag less its `s`, and a field's `alias`)
+PLURALS = ({'--' + f.flag[:-1].replace('_', '-'): '--' + f.flag.replace('_', '-') for f in FIELDS if f.swept}
+           | {'--' + f.alias: '--' + f.flag.replace('_', '-') for f in FIELDS if f.alias})
 
 def map_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench map')
@@ -664,6 +665,7 @@ def map_parser(parser=None)->Parser:
                      ('--prefetch', dict(type=positive_int)), ('--passes', dict(type=positive_int)),
                      ('--out-channels', dict(type=positive_int)), ('--output-raster', {}), ('--device', {}),
                      ('--precision', dict(choices=PRECISIONS)), ('--backend', {}), ('--backend-options', {}),
+                     ('--compile-mode', dict(choices=COMPILE_MODES)), ('--channels-last', dict(action='store_true')),
                      ('--threads', dict(type=positive_int)), ('--allocator', dict(choices=ALLOCATORS)),
                      ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}),
                      ('--wait-idle', dict(type=nonneg_float)), ('--busy-threshold', dict(type=positive_float))):

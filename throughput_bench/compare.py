@@ -29,8 +29,9 @@ def stop_rounds(ratios:list, n:int, target_ci:float, min_rounds:int, max_rounds:
     return n >= min_rounds and all(r.halfwidth <= math.log1p(target_ci) for r in ratios)
 
 # %% ../nbs/31_compare.ipynb #3c57cade
-_WORDS = {w: f for f, w in BenchSpec.SETTING.items()} | {f: f for f in BenchSpec.SETTING}  # the word, or the field
-_INT = {'batch_size', 'threads', 'input_size', 'input_channels', 'timesteps'}
+# each setting's word, or its field's name
+_WORDS = {f.word: f.name for f in FIELDS if f.word} | {f.name: f.name for f in FIELDS if f.word}
+_INT = {f.name for f in FIELDS if f.integer}
 
 def _choice(text:str, k:str, v:str, choices)->str:
     "`v` if it is one of `choices`, else a one-line `BenchError` naming them (and the closest)."

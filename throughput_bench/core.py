@@ -9,13 +9,14 @@ from dataclasses import dataclass, field, asdict, fields
 from typing import Optional, Iterable
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'WORDS',
-           'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
-           'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root',
-           'keep_json', 'cpu_ids', 'BenchSpec', 'config_key', 'field_words', 'config_words', 'config_columns',
-           'BenchResult', 'model_task', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten',
-           'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
-           'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
+__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'FIELDS', 'KEY',
+           'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP',
+           'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError',
+           'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field', 'BenchSpec', 'fields_in',
+           'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task', 'command_line',
+           'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
+           'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio',
+           'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -88,58 +89,128 @@ def cpu_ids()->dict:
     except OSError: pass
     return out
 
+# %% ../nbs/00_core.ipynb #f4d8c3d7
+def _canon(v)->str:
+    if v is None: return ''
+    if isinstance(v, float) and v != v: return ''
+    if isinstance(v, bool): return str(v)
+    s = str(v).strip()
+    if s.lower() in ('true', 'false'): return s.capitalize()
+    if s.lower() in ('nan', 'none'): return ''
+    try:
+        f = float(s)
+        if f.is_integer() and re.fullmatch(r'-?\d+(\.0*)?', s): return str(int(f))
+    except ValueError: pass
+    return s
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a configuration's identity and everything the package says of it, declared once on `BenchSpec`
+    (its `_F(...)`). The resume key, the defaults of old rows, the flags, the `key=value` words, the labels and the
+    charts' groupings are all read from `FIELDS`; no other table names fields."""
+    name:str                  # the `BenchSpec` attribute and the CSV column (today's names: old files read back)
+    default:object            # its value when nobody asks for another (`dataclasses.MISSING`: none)
+    part:str                  # what it belongs to: `model`, `workload`, `input`, `runtime`, `process`, `study`
+    key:int                   # its place in the resume key (drift records store keys in this order)
+    form:str = '{}'           # how words say it: `compile={}`, `NHWC`, `bs={}`
+    always:str = ''           # where it is said even at its default: `words`, `settings`, `command`
+    # which summaries say it: `bar` (every chart bar), `placed` (a chart's panel or label), `summary` (a sweep's table),
+    # `compared` (a comparison's labels), `varied` (a speed-up's variant), `served` (what a server ran), `around` (said
+    # around what ran, not in a short label), `board` (groups a leaderboard's rows: plain ASCII)
+    said:str = ''
+    flag:Optional[str] = None # its `api.sweep` option and `tbench infer` flag (`precisions` is `--precisions`)
+    swept:bool = False        # the option takes a list (and `--precision` is a second spelling of `--precisions`)
+    word:Optional[str] = None # its `key=value` word in `tbench compare` and `tune` (`compile=default`)
+    integer:bool = False      # its word takes a whole number
+    alias:str = ''            # one more spelling of its flag (`--size`)
+    later:bool = False        # added after the first results files: a row that leaves it empty meant the default
+
+    def says(self, where:str)->bool:
+        "Whether summaries of kind `where` (`bar`, `summary`, ...) say this field."
+        return where in self.said.split()
+
+    def usual(self, v)->bool:
+        "Whether `v` is this field's default (in the canonical text a CSV cell and a spec share)."
+        return self.default is not dataclasses.MISSING and _canon(v) == _canon(self.default)
+
+def _F(default=dataclasses.MISSING, **meta):
+    "A `BenchSpec` field that is part of a configuration's identity: its default and its `Field` metadata."
+    return field(default=default, metadata={'field': meta})
+
+
 # %% ../nbs/00_core.ipynb #f72af79e
 @dataclass
 class BenchSpec:
-    "One configuration to measure."
-    model_name:str                       # registry or timm name
-    mode:str = 'inference'               # `inference` or `training`
-    precision:str = 'fp32'               # one of `PRECISIONS`
-    compile_mode:str = 'none'            # one of `COMPILE_MODES`
-    batch_size:int = 32                  # requested batch; may halve on OOM
-    channels_last:bool = False           # NHWC memory layout
-    input_channels:Optional[int] = None  # None: the model's native channels
-    input_size:Optional[int] = None      # None: the model's native size
+    """One configuration to measure. The fields made with `_F` are its identity (`FIELDS`), in the order words say
+    them; the rest say how to measure it."""
+    # registry or timm name
+    model_name:str = _F(part='model', key=1, always='words command', said='placed board', flag='models', swept=True)
+    # `inference` or `training`
+    mode:str = _F('inference', part='workload', key=0, said='placed around board', later=True)
+    # one of `PRECISIONS`
+    precision:str = _F('fp32', part='runtime', key=2, always='words command',
+                      said='bar summary compared varied served board',
+                      flag='precisions', swept=True, word='precision')
+    # the runtime that runs the model: one of `backends.base.BACKENDS`
+    backend:str = _F('pytorch', part='runtime', key=14, always='settings command',
+                    said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
+                    later=True)
+    # the runtime's own settings as `key=value` words (`hint=THROUGHPUT streams=2`; '' its defaults)
+    backend_options:str = _F('', part='runtime', key=15, said='bar summary compared varied served',
+                            flag='backend_options', later=True)
+    # one of `COMPILE_MODES`
+    compile_mode:str = _F('none', part='runtime', key=3, form='compile={}', always='command',
+                         said='bar summary compared varied served board', flag='compile_modes', swept=True,
+                         word='compile')
+    # NHWC memory layout
+    channels_last:bool = _F(False, part='runtime', key=5, form='NHWC', said='summary compared served',
+                           flag='channels_last', word='channels_last', later=True)
+    # CPU intra-op threads; None: PyTorch's default
+    threads:Optional[int] = _F(None, part='process', key=9, form='threads={}', said='summary compared', flag='threads',
+                              word='threads', integer=True)
+    # the C memory allocator of the worker process: one of `ALLOCATORS` (glibc at its defaults: a plain process's)
+    allocator:str = _F('glibc', part='process', key=19, said='summary compared varied served board', flag='allocators',
+                       swept=True, word='allocator', later=True)
+    # training only: `sgd` or `adamw`
+    optimizer:str = _F('none', part='workload', key=10, said='bar board', flag='optimizers', swept=True, later=True)
+    # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
+    num_classes:Optional[int] = _F(None, part='model', key=12, form='{} classes', said='summary')
+    # training under DistributedDataParallel on this many processes (None: one plain process)
+    world_size:Optional[int] = _F(None, part='process', key=13, form='DDP×{}', said='bar', flag='nproc')
+    # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
+    data_mode:str = _F('synthetic', part='workload', key=8, form='data={}', said='summary board', flag='dataloader',
+                      later=True)
+    # requested batch; may halve on OOM
+    batch_size:int = _F(32, part='workload', key=4, form='bs={}', always='words settings command',
+                       said='placed compared', flag='batch_sizes', swept=True, word='batch', integer=True)
+    # None: the model's native channels
+    input_channels:Optional[int] = _F(None, part='input', key=6, said='placed', flag='input_channels',
+                                     word='input_channels', integer=True)
+    # None: the model's native size
+    input_size:Optional[int] = _F(None, part='input', key=7, said='placed', flag='input_size', word='input_size',
+                                 integer=True, alias='size')
+    # frames per sample (geo encoders with a time axis)
+    timesteps:int = _F(1, part='input', key=11, form='{} frames', said='placed', flag='timesteps', word='timesteps',
+                      integer=True, later=True)
+    # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
+    map_options:str = _F('', part='workload', key=18, later=True)
+    # the comparison or tuning study a row belongs to ('' a plain sweep row)
+    study:str = _F('', part='study', key=16, said='around', later=True)
+    # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
+    stage:str = _F('', part='study', key=17, said='around', later=True)
     device:str = 'cpu'                   # resolved device string, e.g. `cpu`, `cuda:0`
-    data_mode:str = 'synthetic'          # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
-    threads:Optional[int] = None         # CPU intra-op threads; None: PyTorch's default
     tf32:bool = True                     # allow TF32 for fp32 on CUDA
-    optimizer:str = 'none'               # training only: `sgd` or `adamw`
     lr:float = 0.0                       # training only: recorded, irrelevant to speed
     explicit_precision:bool = False      # the user named this precision (so emulation is allowed)
     workers:int = 4                      # DataLoader workers in `dataloader` mode
-    timesteps:int = 1                    # frames per sample (geo encoders with a time axis)
     max_step_seconds:Optional[float] = None  # CPU, default batch only: halve the batch until a step is predicted to fit
     # CPU: halve the batch until a step's predicted peak RSS fits (None: 90% of what is free)
     max_memory_mb:Optional[float] = None
     # CPU: probe memory and step time before measuring (off for the later repeats of a row)
     probe_batch:bool = True
-    # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
-    num_classes:Optional[int] = None
-    # training under DistributedDataParallel on this many processes (None: one plain process)
-    world_size:Optional[int] = None
     # seconds a collective may wait before the process group gives up (a dead rank)
     ddp_timeout:float = 300.0
-    backend:str = 'pytorch'                  # the runtime that runs the model: one of `backends.base.BACKENDS`
     cache_dir:Optional[str] = None           # where exported models are kept (None: ~/.cache/throughput_bench)
-    # the runtime's own settings as `key=value` words (`hint=THROUGHPUT streams=2`; '' its defaults)
-    backend_options:str = ''
-    study:str = ''                           # the comparison or tuning study a row belongs to ('' a plain sweep row)
-    stage:str = ''                           # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
-    # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
-    map_options:str = ''
-    # the C memory allocator of the worker process: one of `ALLOCATORS` (glibc at its defaults: a plain process's)
-    allocator:str = 'glibc'
-
-    # the configuration's identity, in one place: the resume key, and (less the batch) what charts, W&B and summaries
-    # group by
-    KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last', 'input_channels',
-           'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
-           'backend_options', 'study', 'stage', 'map_options', 'allocator')
-    # what a row written before a field existed meant by leaving it empty
-    KEY_DEFAULTS = {'mode': 'inference', 'data_mode': 'synthetic', 'optimizer': 'none', 'channels_last': 'False',
-                    'timesteps': '1', 'backend': 'pytorch', 'backend_options': '', 'study': '', 'stage': '',
-                    'map_options': '', 'allocator': 'glibc'}
 
     @property
     def in_chans(self)->int:
@@ -148,34 +219,21 @@ class BenchSpec:
 
     def key(self)->tuple:
         "The resume key: everything that makes two configurations different measurements."
-        return config_key({k: getattr(self, k) for k in self.KEY})
+        return config_key({k: getattr(self, k) for k in KEY})
 
     def short(self)->str:
         "A compact one-line label for progress bars and warnings: `config_words` of what ran (no study or stage)."
         return config_words(self, SHORT_WORDS)
-    # how each field is asked for again: its `api.sweep` option (`tbench infer`/`train` flag), a list where it sweeps
-    OPTION = {'model_name': 'models', 'precision': 'precisions', 'compile_mode': 'compile_modes',
-              'batch_size': 'batch_sizes', 'input_size': 'input_size', 'input_channels': 'input_channels',
-              'timesteps': 'timesteps', 'threads': 'threads', 'channels_last': 'channels_last',
-              'data_mode': 'dataloader', 'optimizer': 'optimizers', 'world_size': 'nproc', 'backend': 'backends',
-              'backend_options': 'backend_options', 'allocator': 'allocators'}
-    # list-valued options
-    SWEPT = ('models', 'precisions', 'compile_modes', 'batch_sizes', 'optimizers', 'backends', 'allocators')
-    # the `key=value` words of a configuration (`tbench compare`'s): said by `settings`, read by `compare.parse_config`
-    SETTING = {'backend': 'backend', 'precision': 'precision', 'compile_mode': 'compile', 'batch_size': 'batch',
-               'channels_last': 'channels_last', 'threads': 'threads', 'input_size': 'input_size',
-               'input_channels': 'input_channels', 'timesteps': 'timesteps', 'allocator': 'allocator'}
 
     def options(self)->dict:
-        "The `api.sweep` keyword arguments (`OPTION`) that measure this configuration again; usual values left out."
-        usual = {'channels_last': False, 'data_mode': 'synthetic', 'optimizer': 'none', 'timesteps': 1, 'world_size': 1,
-                 'allocator': 'glibc'}
+        """The `api.sweep` keyword arguments (each field's `flag`) that measure this configuration again; defaults left
+        out but where the sweep's own default depends on the device (`always='command'`)."""
         out = {}
-        for f, name in self.OPTION.items():
-            v = getattr(self, f)
-            if v in (None, '') or usual.get(f, object()) == v: continue
-            if f == 'data_mode': v = True
-            out[name] = [v] if name in self.SWEPT else v
+        for f in FIELDS:
+            v = getattr(self, f.name)
+            if not f.flag or v in (None, '') or (f.usual(v) and 'command' not in f.always): continue
+            if f.name == 'data_mode': v = True  # `--dataloader`
+            out[f.flag] = [v] if f.swept else v
         return out
 
     def command(self, device:Optional[str]=None)->str:
@@ -195,53 +253,48 @@ class BenchSpec:
         return f"throughput_bench.{'train' if self.mode == 'training' else 'infer'}({o['models']!r}, {args})"
 
     def settings(self, base:Optional[BenchSpec]=None)->str:
-        """The configuration in `key=value` words (`SETTING`, then the runtime's own words): what differs from `base`;
-        without one, all but the usual fp32, no compile and NCHW."""
-        quiet = {'precision': 'fp32', 'compile_mode': 'none', 'channels_last': False, 'allocator': 'glibc'}
+        """The configuration in `key=value` words (each field's `word`, then the runtime's own words): what differs
+        from `base`; without one, all but the defaults (fp32, no compile, NCHW, glibc) and the input."""
         words = []
-        for f, k in self.SETTING.items():
-            v = getattr(self, f)
-            if v is None or f in ('input_size', 'input_channels', 'timesteps') and base is None: continue
-            if (base is None and quiet.get(f, object()) != v) or (base is not None and v != getattr(base, f)):
-                words.append(f"{k}={int(v) if isinstance(v, bool) else v}")
+        for f in FIELDS:
+            v = getattr(self, f.name)
+            if not f.word or v is None or f.part == 'input' and base is None: continue
+            differs = not f.usual(v) or 'settings' in f.always if base is None else v != getattr(base, f.name)
+            if differs:
+                words.append(f"{f.word}={int(v) if isinstance(v, bool) else v}")
         if self.backend_options: words.append(self.backend_options)
         return ' '.join(words) or 'the default'
 
+FIELDS = tuple(Field(f.name, f.default, **f.metadata['field']) for f in fields(BenchSpec) if 'field' in f.metadata)
+# the configuration's identity: the resume key, and (less the batch) what charts, W&B and summaries group by
+KEY = tuple(f.name for f in sorted(FIELDS, key=lambda f: f.key))
+# what a row written before a field existed meant by leaving it empty
+KEY_DEFAULTS = {f.name: _canon(f.default) for f in FIELDS if f.later}
+FIELD = {f.name: f for f in FIELDS}
+BenchSpec.KEY, BenchSpec.KEY_DEFAULTS = KEY, KEY_DEFAULTS  # as before: `BenchSpec.KEY`
+
+def fields_in(where:str)->tuple:
+    "The fields that summaries of kind `where` say (`fields_in('bar')`: what every chart bar says), in the order of words."
+    return tuple(f.name for f in FIELDS if f.says(where))
+
+
 # %% ../nbs/00_core.ipynb #74fcd140
-def _canon(v)->str:
-    if v is None: return ''
-    if isinstance(v, float) and v != v: return ''
-    if isinstance(v, bool): return str(v)
-    s = str(v).strip()
-    if s.lower() in ('true', 'false'): return s.capitalize()
-    if s.lower() in ('nan', 'none'): return ''
-    try:
-        f = float(s)
-        if f.is_integer() and re.fullmatch(r'-?\d+(\.0*)?', s): return str(int(f))
-    except ValueError: pass
-    return s
-
 def config_key(d:dict)->tuple:
-    """Canonical resume key of a mapping with (at least) the `BenchSpec.KEY` fields; an empty field reads as its
-    `KEY_DEFAULTS` value."""
-    return tuple(_canon(d.get(k)) or _canon(BenchSpec.KEY_DEFAULTS.get(k)) for k in BenchSpec.KEY)
+    """Canonical resume key of a mapping with (at least) the `KEY` fields; an empty field reads as its `KEY_DEFAULTS`
+    value."""
+    return tuple(_canon(d.get(k)) or KEY_DEFAULTS.get(k, '') for k in KEY)
 
-WORDS = ('model_name', 'mode', 'precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads',
-         'allocator', 'optimizer', 'num_classes', 'world_size', 'data_mode', 'batch_size', 'input', 'timesteps',
-         'map_options', 'study', 'stage')  # `KEY` in the order words say it
+# `FIELDS` in the order words say them, the input's channels and size as one word (`3x224px`)
+WORDS = tuple(dict.fromkeys('input' if f.part == 'input' and f.name != 'timesteps' else f.name for f in FIELDS))
 # what ran: the mode and the study are said around it
-SHORT_WORDS = tuple(k for k in WORDS if k not in ('mode', 'study', 'stage'))
+SHORT_WORDS = tuple(k for k in WORDS if not (k in FIELD and FIELD[k].says('around')))
 
 def field_words(k:str, v)->str:
-    """One field of a configuration in words; '' where it has its usual value (inference, eager PyTorch, NCHW,
-    synthetic data, one frame, no DDP)."""
-    v = _canon(v)
-    usual = {'mode': 'inference', 'compile_mode': 'none', 'backend': 'pytorch', 'channels_last': 'False',
-             'optimizer': 'none', 'data_mode': 'synthetic', 'timesteps': '1', 'allocator': 'glibc'}
-    if not v or v == usual.get(k): return ''
-    form = {'compile_mode': 'compile={}', 'channels_last': 'NHWC', 'threads': 'threads={}', 'num_classes': '{} classes',
-            'world_size': 'DDP×{}', 'data_mode': 'data={}', 'batch_size': 'bs={}', 'timesteps': '{} frames'}
-    return form.get(k, '{}').format(v)
+    """One field of a configuration in words (its `form`); '' where it has its default (inference, eager PyTorch,
+    NCHW, synthetic data, one frame, glibc) and is not always said."""
+    f, v = FIELD.get(k), _canon(v)
+    if not v or f is not None and f.usual(v) and 'words' not in f.always: return ''
+    return (f.form if f is not None else '{}').format(v)
 
 def config_words(d, fields:Iterable=WORDS)->str:
     """A configuration (a `BenchSpec`, a row or a dict) in words, always in one order: `resnet18 fp32 openvino
@@ -741,6 +794,10 @@ class ServeOptions:
     max_batch_per_request:int=64
     # the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)
     backend:str='pytorch'
+    # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY`)
+    backend_options:str=''
+    # the C memory allocator of the model workers: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults)
+    allocator:str='glibc'
     # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
     cache_dir:Optional[str]=None
 
@@ -748,10 +805,10 @@ class ServeOptions:
                    max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
                    max_request_mb=(float, False), port=(int, False), timeout=(float, False),
                    max_batch_per_request=(int, False))
-    CHOICES = dict(precision=PRECISIONS, compile_mode=COMPILE_MODES,
+    CHOICES = dict(precision=PRECISIONS, compile_mode=COMPILE_MODES, allocator=ALLOCATORS,
                    log_level=('critical', 'error', 'warning', 'info', 'debug'))
-    GROUPS = {'the model': 'model device precision compile_mode backend cache_dir channels_last input_channels '
-                           'input_size timesteps threads',
+    GROUPS = {'the model': 'model device precision compile_mode backend backend_options cache_dir channels_last '
+                           'input_channels input_size timesteps threads allocator',
               'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
                             'log_level timeout'}
     TEXTS = ('model', 'device', 'host', 'cache_dir')

@@ -49,8 +49,8 @@ def _serving_best(df):
     s = s.loc[s.groupby(['gpu_name', 'model_name', 'precision'], dropna=False).throughput_mean.idxmax()].reset_index(
         drop=True
     )
-    said = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last')  # what the server said it ran
-    s['variant'] = [config_words(r, said) + f" · served ({r.get('scenario') or ''})" for r in s.to_dict('records')]
+    s['variant'] = [config_words(r, fields_in('served')) + f" · served ({r.get('scenario') or ''})"
+                    for r in s.to_dict('records')]
     s['input'] = input_label(s); s['label'] = s.model_name
     return s
 

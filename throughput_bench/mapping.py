@@ -629,6 +629,8 @@ class MapOptions:
     precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
     backend:str='pytorch' # pytorch onnxruntime openvino (default pytorch)
     backend_options:str='' # the runtime's own settings as key=value words (default: the runtime's own choice)
+    compile_mode:str='none' # none default reduce-overhead max-autotune: torch.compile of the model (default none)
+    channels_last:bool=False # NHWC memory layout
     threads:Optional[int]=None # CPU intra-op threads for the model (default: PyTorch's)
     # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults; `tbench map` starts
     # itself again with a preloaded one)
@@ -649,6 +651,8 @@ def check_map_options(o:MapOptions)->MapOptions:
     if o.precision not in PRECISIONS:
         raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
     if (why := missing_allocator(o.allocator)): raise BenchError(why)
+    if o.compile_mode not in COMPILE_MODES:
+        raise BenchError(f"unknown compile mode {o.compile_mode!r} (compile modes: {', '.join(COMPILE_MODES)})")
     if o.synthetic and o.raster: raise BenchError("give a raster or --synthetic, not both")
     if not o.synthetic and not o.raster: raise BenchError("no raster given: name a GeoTIFF, or use --synthetic")
     if not 0 <= o.wait_idle <= 86400: raise BenchError(f"--wait-idle must be 0 to 86400 seconds, got {o.wait_idle}")
@@ -686,7 +690,7 @@ def plan_map(o:MapOptions)->MapPlan:
     spec = BenchSpec(o.model, mode='mapping', precision=o.precision, batch_size=o.batch_size, input_channels=len(bands),
                      input_size=size, device=str(dev), threads=o.threads, backend=o.backend,
                      backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words,
-                     allocator=o.allocator)
+                     allocator=o.allocator, compile_mode=o.compile_mode, channels_last=o.channels_last)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
     store.ensure_writable()
     return MapPlan(spec, facts, bands, dev, store, out)

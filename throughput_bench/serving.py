@@ -168,7 +168,9 @@ class BackboneAPI(ls.LitAPI):
         import dataclasses, torch
         from throughput_bench.backend import build_model
         from throughput_bench.backends.base import get_backend
+        from throughput_bench.allocator import apply
         spec = self.bench if device in (None, 'cpu') else dataclasses.replace(self.bench, device=str(device))
+        apply(spec.allocator)  # a worker runs the allocator its metadata names, or does not start
         dev, info, model = build_model(spec)
         # the model `tbench infer` measures, on its backend
         self.f = get_backend(spec.backend).prepare(model.eval(), spec, dev).output
@@ -236,6 +238,8 @@ def server_metadata(
         compile_mode=spec.compile_mode,
         channels_last=spec.channels_last,
         backend=spec.backend,
+        backend_options=spec.backend_options,
+        allocator=spec.allocator,
         input_shape=[spec.in_chans, spec.input_size, spec.input_size],
         input_channels=spec.input_channels,
         input_size=spec.input_size,
@@ -377,8 +381,10 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     spec = BenchSpec(o.model, precision=o.precision, compile_mode=o.compile_mode, channels_last=o.channels_last,
                      input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size,
                      timesteps=o.timesteps, device=str(dev), threads=th, explicit_precision=True, backend=o.backend,
-                     cache_dir=o.cache_dir)
-    if why := get_backend(o.backend).unsupported(spec): raise BenchError(why)
+                     cache_dir=o.cache_dir, backend_options=o.backend_options, allocator=o.allocator)
+    be = get_backend(o.backend)
+    be.parse_options(o.backend_options)  # the runtime's own words, checked by the runtime (a one-line error)
+    if why := be.unsupported(spec): raise BenchError(why)
     return spec
 
 def wait_ready(url:str, timeout:float=120.0, proc=None)->bool:

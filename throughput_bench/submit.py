@@ -37,8 +37,8 @@ SLACK = 0.02           # how far a stored figure may sit from what its per-proce
 # minor release past it, so a checker a release behind still passes an honest submission
 NEWEST_KNOWN = {'pytorch_version': ('torch', '2.14'), 'timm_version': ('timm', '1.0'),
                 'tbench_version': ('throughput_bench', '0.1')}
-IDENTITY = ('model_name', 'precision', 'compile_mode', 'backend', 'mode', 'device_type', 'allocator', 'optimizer',
-            'data_mode')  # what groups rows on the board: plain ASCII, so a look-alike letter is no group of its own
+IDENTITY = fields_in('board') + ('device_type',)  # what groups rows on the board: plain ASCII, so a look-alike letter is no
+# group of its own
 MAX_MANIFEST_BYTES, MAX_MANIFEST_DEPTH = 1 << 20, 6
 SLUG = re.compile(r'[a-z0-9][a-z0-9_.-]{0,99}')  # a submission folder's name (`tbench submit` makes it from the CSV)
 

@@ -402,8 +402,7 @@ def ci_text(mean, lo, hi, fmt:str='.1f')->str:
     return f" [{format(l, fmt)}–{format(h, fmt) if math.isfinite(h) else 'inf'}]"
 
 # what a summary row says of its configuration (the model, mode, batch and input have columns of their own)
-SAID_IN_SUMMARY = ('precision', 'backend', 'backend_options', 'compile_mode', 'channels_last', 'threads', 'allocator',
-                   'data_mode', 'num_classes')
+SAID_IN_SUMMARY = fields_in('summary')
 
 def summary_table(results:list)->'pd.DataFrame':
     """A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and

@@ -1,0 +1,61 @@
+"""Issue 42: one field table. Each field of a configuration is declared once (`core.FIELDS`, from `BenchSpec`'s `_F`); the
+tables that used to name fields are read from it; serve and map take every setting `compare` and `tune` can name."""
+import dataclasses
+from throughput_bench.core import (FIELDS, FIELD, KEY, KEY_DEFAULTS, WORDS, SHORT_WORDS, BenchSpec, ServeOptions, fields_in,
+                                   config_key, config_words)
+
+# the resume key's order as stored results and drift records have it (`key` column of <device>_drift.tsv)
+STORED_KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last', 'input_channels',
+              'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
+              'backend_options', 'study', 'stage', 'map_options', 'allocator')
+
+def test_the_key_keeps_the_order_stored_records_have():
+    assert KEY == STORED_KEY == BenchSpec.KEY
+    assert sorted(f.key for f in FIELDS) == list(range(len(FIELDS)))
+
+def test_an_old_row_without_the_later_fields_resumes_as_its_spec():
+    "A row written before `allocator`, `backend` or `timesteps` existed reads as their defaults: the same key."
+    s = BenchSpec('resnet18', batch_size=8, input_channels=3, input_size=64, threads=2)
+    old = {k: str(v) for k, v in dataclasses.asdict(s).items() if k in KEY and not FIELD[k].later}
+    assert config_key(old) == s.key()
+    assert set(KEY_DEFAULTS) == {f.name for f in FIELDS if f.later}
+
+def test_every_field_is_said_somewhere_and_words_cover_the_key():
+    assert {w for w in WORDS if w != 'input'} | {'input_channels', 'input_size'} == set(KEY)
+    assert not {'mode', 'study', 'stage'} & set(SHORT_WORDS)
+    # a field's form says it; its default is silent unless it is always said
+    assert config_words({'model_name': 'm', 'allocator': 'tcmalloc', 'precision': 'fp32'}) == 'm fp32 tcmalloc'
+    assert config_words({'model_name': 'm', 'allocator': 'glibc', 'precision': 'fp32'}) == 'm fp32'
+
+def test_the_tables_that_named_fields_are_read_from_the_field_table():
+    from throughput_bench import charts, sweep, submit, compare, cli
+    assert charts.SAID == fields_in('bar') and charts.PLACED == fields_in('placed') and charts.COMPARED == fields_in('compared')
+    assert charts.VARIED == fields_in('varied') and sweep.SAID_IN_SUMMARY == fields_in('summary')
+    assert submit.IDENTITY == fields_in('board') + ('device_type',)
+    assert compare._INT == {f.name for f in FIELDS if f.integer}
+    assert {w for w, n in compare._WORDS.items() if w != n} == {f.word for f in FIELDS if f.word and f.word != f.name}
+    # every swept flag has its one-value spelling
+    assert {cli.PLURALS['--' + f.flag[:-1].replace('_', '-')] for f in FIELDS if f.swept} == {
+        '--' + f.flag.replace('_', '-') for f in FIELDS if f.swept}
+
+def test_serve_and_map_take_every_setting_compare_and_tune_can_name():
+    "Before, `tbench serve` could not serve `hint=...` or `allocator=tcmalloc` (ServeOptions had neither)."
+    from throughput_bench.mapping import MapOptions
+    named = {f.name for f in FIELDS if f.word} | {'backend_options'}
+    serve = {f.name for f in dataclasses.fields(ServeOptions)} | {'batch_size'}   # max_batch_size: the serving batch
+    assert named <= serve, named - serve
+    mp = {f.name for f in dataclasses.fields(MapOptions)} | {'input_size', 'input_channels', 'timesteps'}  # size, bands
+    assert named <= mp, named - mp
+
+def test_a_served_configuration_names_its_runtime_words_and_allocator_in_its_metadata():
+    from throughput_bench.serving import serve_spec
+    from throughput_bench.core import BenchError
+    import pytest
+    spec = serve_spec(ServeOptions('resnet18', device='cpu', input_size=32, allocator='glibc-retain'))
+    assert spec.allocator == 'glibc-retain'
+    with pytest.raises(BenchError, match='hint'):  # the runtime's own words are checked by the runtime
+        serve_spec(ServeOptions('resnet18', device='cpu', backend_options='hint=FAST'))
+
+def test_the_command_of_a_one_process_ddp_row_asks_for_ddp():
+    assert '--nproc 1' in BenchSpec('resnet18', mode='training', world_size=1).command('cpu')
+    assert '--nproc' not in BenchSpec('resnet18', mode='training').command('cpu')
