@@ -41,10 +41,10 @@ def main():
         return report(got, a, saved['allocs'], paired_ratio)
     import torch
     from throughput_bench.core import ALLOCATORS, BenchSpec, paired_ratio
-    from throughput_bench.allocator import missing
-    from throughput_bench.sweep import run_isolated
-    from throughput_bench.timing import TimingConfig
-    from throughput_bench.registry import get_model
+    from throughput_bench.machine.allocator import missing
+    from throughput_bench.scale.sweep import run_isolated
+    from throughput_bench.measure.timing import TimingConfig
+    from throughput_bench.backbones.registry import get_model
     allocs = a.allocators or [x for x in ALLOCATORS if missing(x) is None]
     threads = a.threads or torch.get_num_threads()
     cache = tempfile.mkdtemp(prefix='tbench-allocators-')
@@ -80,7 +80,7 @@ def run_spawned(spec, timing):
     "`sweep.run_isolated`, but in a freshly spawned interpreter (no fork server): what a plain script starts as."
     import multiprocessing, os, tempfile
     from dataclasses import asdict
-    from throughput_bench import sweep
+    from throughput_bench.scale import sweep
     from throughput_bench.core import BenchResult
     ctx = multiprocessing.get_context('spawn')
     recv, send = ctx.Pipe(duplex=False)

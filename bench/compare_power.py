@@ -19,7 +19,7 @@ def main():
     ap.add_argument('--model', default='resnet18'); ap.add_argument('--seconds', type=float, default=0.5)
     ap.add_argument('--pair', nargs=2, default=['input_size=64 input_channels=3', 'input_size=64 input_channels=9'], help="the A/B pair, in words")
     a = ap.parse_args()
-    from throughput_bench.compare import compare
+    from throughput_bench.studies.compare import compare
     kw = dict(device='cpu', threads=1, timed_seconds=a.seconds, warmup_seconds=0.2, min_rounds=3, max_rounds=6, target_ci=0.03, wait_idle=0, quiet=True)
     out = {'A/A': [], 'A/B': []}
     t0 = time.monotonic()

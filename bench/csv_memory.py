@@ -11,7 +11,7 @@ from pathlib import Path
 
 CHILD = r"""
 import resource, sys, json, time
-from throughput_bench.store import read_results, parse_csv, scan_csv
+from throughput_bench.analyse.store import read_results, parse_csv, scan_csv
 import pandas as pd
 kind, path = sys.argv[1], sys.argv[2]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -30,7 +30,7 @@ def hand_img_s(model_name:str, precision:str)->float:
     return statistics.median(rates)
 
 def main(results:str)->int:
-    from throughput_bench.store import read_results
+    from throughput_bench.analyse.store import read_results
     df = read_results(results)
     bad = 0
     for name, prec in CONFIGS:

@@ -12,9 +12,9 @@ Then one run with the adaptive stop (target CI 1%) reports how long reaching the
 import argparse, statistics, time
 import torch
 from throughput_bench.core import BenchSpec
-from throughput_bench.registry import get_model, build
-from throughput_bench.timing import TimingConfig, measure
-from throughput_bench.sweep import run_isolated
+from throughput_bench.backbones.registry import get_model, build
+from throughput_bench.measure.timing import TimingConfig, measure
+from throughput_bench.scale.sweep import run_isolated
 
 def bare_loop(model, x, seconds):
     "The 10-line loop: warm up, then forward passes until `seconds` have passed."

@@ -11,7 +11,7 @@ import argparse, subprocess, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from common import mean_ci, show
-from throughput_bench.store import read_results
+from throughput_bench.analyse.store import read_results
 
 TINY = ['--models', 'resnet18', 'vit_tiny_patch16_224', '--batch-sizes', '1', '2', '--device', 'cpu', '--input-size', '32',
         '--precisions', 'fp32', '--timed-iters', '5', '--warmup', '1', '--warmup-seconds', '0', '--threads', '1',

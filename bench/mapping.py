@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from common import mean_ci, show
 from throughput_bench.core import paired_ratio
-from throughput_bench.mapping import map_raster, synthetic_scene, STAGES
+from throughput_bench.studies.mapping import map_raster, synthetic_scene, STAGES
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument('--models', nargs='+', default=['resnet18', 'galileo_tiny'])

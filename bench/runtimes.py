@@ -22,7 +22,7 @@ def direct(backend:str, model:str, batch:int, size:int, seconds:float, threads:i
     "img/s of the runtime driven by hand on the graph tbench exported (run in a fresh process)."
     import numpy as np, torch
     from throughput_bench.core import BenchSpec
-    from throughput_bench.backend import build_model
+    from throughput_bench.backends.model import build_model
     from throughput_bench.backends.export import onnx_model
     spec = BenchSpec(model, input_channels=3, input_size=size, batch_size=batch, threads=threads, cache_dir=cache, device='cpu')
     _, _, m = build_model(spec); m.eval()
@@ -58,8 +58,8 @@ def direct(backend:str, model:str, batch:int, size:int, seconds:float, threads:i
 def through_tbench(backend, model, batch, size, seconds, threads, cache):
     "tbench's row for the configuration: a fresh worker process, the whole inference path."
     from throughput_bench.core import BenchSpec
-    from throughput_bench.timing import TimingConfig
-    from throughput_bench.sweep import run_isolated
+    from throughput_bench.measure.timing import TimingConfig
+    from throughput_bench.scale.sweep import run_isolated
     spec = BenchSpec(model, input_channels=3, input_size=size, batch_size=batch, threads=threads, cache_dir=cache, device='cpu',
                      backend=backend, probe_batch=False)
     r = run_isolated(spec, TimingConfig(warmup=3, warmup_seconds=0.5, timed_seconds=seconds))

@@ -14,9 +14,9 @@ figures and their mean with a 95% interval over the rounds. Then `tbench report`
 import argparse, subprocess, sys, time
 from pathlib import Path
 import pandas as pd
-from throughput_bench.serving import ServerProcess
-from throughput_bench.store import read_results
-from throughput_bench.charts import serving_overhead
+from throughput_bench.serve.serving import ServerProcess
+from throughput_bench.analyse.store import read_results
+from throughput_bench.analyse.charts import serving_overhead
 sys.path.insert(0, str(Path(__file__).parent))
 from common import mean_ci, show
 

@@ -12,7 +12,7 @@ def main():
     ap.add_argument('--models', nargs='+', default=['resnet50', 'vit_small_patch16_224']); ap.add_argument('--budget', type=float, default=10)
     ap.add_argument('--results-dir', default=None, help="keep the rows and charts here (default: a temporary folder)")
     a = ap.parse_args()
-    from throughput_bench.tune import tune
+    from throughput_bench.studies.tune import tune
     goals = {'resnet50': (None, 1.5, 1.4), 'vit_small_patch16_224': ([1], 1.3, None)}
     d = a.results_dir or tempfile.mkdtemp(prefix='tbench-tune-')
     for m in a.models:

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 from conftest import FAST_API
 from throughput_bench import infer
-from throughput_bench import sweep
-from throughput_bench.allocator import LIBRARIES, library_path, apply
+from throughput_bench.scale import sweep
+from throughput_bench.machine.allocator import LIBRARIES, library_path, apply
 from throughput_bench.core import ALLOCATORS
 
 def _available(a):
@@ -75,7 +75,7 @@ def test_two_allocators_in_one_sweep_never_share_a_worker_or_a_server(tmp_path):
 
 def test_an_allocator_missing_here_is_a_skipped_row_naming_the_package(tmp_path, monkeypatch):
     "A preloaded allocator whose library is not on the system: no worker starts; the plan says what to install."
-    monkeypatch.setattr('throughput_bench.allocator.library_path', lambda a: None)
+    monkeypatch.setattr('throughput_bench.machine.allocator.library_path', lambda a: None)
     from throughput_bench.core import BenchSpec
     why = sweep.skip_reason(BenchSpec('resnet18', input_channels=3, input_size=32, allocator='tcmalloc'))
     assert 'libtcmalloc' in why and 'install' in why

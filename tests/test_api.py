@@ -8,7 +8,7 @@ import throughput_bench
 API = ('infer', 'train', 'models', 'hw', 'report', 'sync', 'repair')
 
 def test_api_names_are_functions_even_after_every_module_is_imported():
-    for m in pkgutil.iter_modules(throughput_bench.__path__): importlib.import_module(f"throughput_bench.{m.name}")
+    for m in pkgutil.walk_packages(throughput_bench.__path__, "throughput_bench."): importlib.import_module(m.name)
     from throughput_bench import infer, train, models, hw, report, sync, repair
     for f in (infer, train, models, hw, report, sync, repair): assert callable(f) and f.__module__ == 'throughput_bench.api', f
 
@@ -36,7 +36,7 @@ def test_api_errors_are_the_cli_messages(tmp_path, kw, msg):
 def test_the_api_pages_examples_bind_to_the_functions_they_call():
     "The API page's 'Start here' calls are not run there (each measures for minutes): each must still be a valid call."
     import ast, inspect, importlib, nbformat
-    nb = nbformat.read(Path(__file__).resolve().parents[1] / 'nbs' / '30_api.ipynb', as_version=4)
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / 'nbs' / '31_api.ipynb', as_version=4)
     src = next(c.source for c in nb.cells if c.cell_type == 'code' and c.source.startswith('#| eval: false')
                and 'from throughput_bench import infer' in c.source)
     tree, names, calls = ast.parse(src), {}, 0
@@ -54,10 +54,10 @@ def test_the_api_pages_examples_bind_to_the_functions_they_call():
     assert calls >= 12 and {'infer', 'train', 'compare', 'tune', 'map_raster'} <= set(names)
 
 def test_an_api_function_is_not_hidden_by_the_submodule_of_its_name():
-    "`from throughput_bench import globe` gave the function, then, once `throughput_bench.globe` was imported, the module."
+    "`from throughput_bench import globe` gave the function, then, once `throughput_bench.analyse.globe` was imported, the module."
     import importlib, types
-    importlib.import_module('throughput_bench.globe')  # as api.py does
+    importlib.import_module('throughput_bench.analyse.globe')  # as api.py does
     from throughput_bench import globe
-    from throughput_bench.globe import write_globe
+    from throughput_bench.analyse.globe import write_globe
     assert callable(globe) and not isinstance(globe, types.ModuleType) and globe.__module__ == 'throughput_bench.api'
     assert callable(write_globe)

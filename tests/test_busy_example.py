@@ -21,7 +21,7 @@ import subprocess, sys, time
 from throughput_bench.api import rerun_note, rerun_command
 from throughput_bench.core import BenchResult
 from throughput_bench.api import SweepOptions
-from throughput_bench import sweep as S
+from throughput_bench.scale import sweep as S
 
 def row(model, precision, lo, hi, contended=False):
     return BenchResult(model_name=model, precision=precision, throughput_mean=100.0, throughput_ci_low=lo,

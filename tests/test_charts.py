@@ -3,7 +3,7 @@ import numpy as np, pandas as pd, pytest
 import matplotlib; matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 from throughput_bench.core import BenchSpec, config_words
-from throughput_bench.charts import best_rows, chart_throughput, chart_coverage, chart_speedup, chart_mfu, speedups
+from throughput_bench.analyse.charts import best_rows, chart_throughput, chart_coverage, chart_speedup, chart_mfu, speedups
 
 BASE = dict(gpu_name='Intel(R) Xeon(R) Processor', mode='inference', model_name='resnet18', precision='fp32', compile_mode='none',
             channels_last=False, input_channels=3, input_size=224, data_mode='synthetic', optimizer='none', status='ok', batch_size=8,

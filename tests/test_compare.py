@@ -3,7 +3,7 @@ import shlex
 import numpy as np, pandas as pd
 import pytest
 from conftest import tbench
-from throughput_bench.store import read_results
+from throughput_bench.analyse.store import read_results
 from throughput_bench.core import BenchSpec
 
 pytestmark = pytest.mark.slow
@@ -86,7 +86,7 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     study = rows[rows.study.str.startswith('tune-') & ~rows.study.str.endswith('-vs-eager')]
     screens = study[study.stage == 'screen']
     import torch
-    from throughput_bench.devices import precision_support
+    from throughput_bench.machine.devices import precision_support
     precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, torch.device('cpu')) is None]  # bf16 too on a CPU with AVX-512 bf16 or AMX
     # 1 batch x 2 thread counts x (fp32: eager, NHWC, OpenVINO x 2 hints; each other precision: eager, NHWC, and OpenVINO x 2 hints
     # where the CPU runs it natively): every one screened
@@ -114,7 +114,7 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     plain = read_results(only_csv(work))
     plain = plain[plain.study.eq('')].reset_index(drop=True)
     assert len(plain) == 1 and plain.status[0] == 'ok'
-    from throughput_bench.compare import parse_config
+    from throughput_bench.studies.compare import parse_config
     said = parse_config(best.split(': ')[1].rsplit(':', 1)[0])  # the winner, in the words `tune` printed
     row = plain.iloc[0]
     assert row.backend == said['backend'] and row.batch_size == said['batch_size'] and row.threads == said['threads']

@@ -4,7 +4,7 @@ Skipped without a CUDA device (CI has none); run them where one is: `pytest test
 import json
 import numpy as np, pytest
 from conftest import tbench, BIN
-from throughput_bench.store import read_results
+from throughput_bench.analyse.store import read_results
 
 torch = pytest.importorskip('torch')
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not torch.cuda.is_available(), reason='no CUDA device')]
@@ -42,7 +42,7 @@ def test_inference_in_every_precision_eager_compiled_and_channels_last(work):
     # the gate held fp32 to TF32's tolerance where TF32 ran, and MFU divides by the peak of what ran (TF32's, on such a GPU)
     fp32 = df[(df.precision == 'fp32') & (df.compile_mode != 'none')]
     assert (fp32.tolerance == (1e-2 if tf32 else 1e-3)).all()
-    from throughput_bench.flops import gpu_peak_tflops
+    from throughput_bench.measure.flops import gpu_peak_tflops
     peak = gpu_peak_tflops(torch.cuda.get_device_name(0), 'tf32' if tf32 else 'fp32')
     if peak: assert np.allclose(df[df.precision == 'fp32'].mfu * peak, df[df.precision == 'fp32'].tflops_achieved, rtol=1e-3, atol=5.1e-7 * peak)  # mfu is stored to 6 decimals
 
@@ -53,7 +53,7 @@ def test_training_mfu_against_the_datasheet_and_the_measured_ceiling(work):
     consistent(df)
     assert np.allclose(df.tflops_achieved, df.throughput_mean * df.gflops_per_sample / 1e3, rtol=1e-5)
     assert ((df.mfu_measured > 0) & (df.mfu_measured <= 1)).all()
-    from throughput_bench.flops import gpu_peak_tflops
+    from throughput_bench.measure.flops import gpu_peak_tflops
     if gpu_peak_tflops(torch.cuda.get_device_name(0), 'bf16'):  # a GPU of the datasheet table: MFU is achieved / its peak
         assert ((df.mfu > 0) & (df.mfu <= 1)).all()
     hw = json.loads(next((work / 'results').glob('*_hardware.json')).read_text())
@@ -70,7 +70,7 @@ def test_onnxruntime_on_cuda_runs_or_says_which_package_it_needs(work):
 
 def test_a_served_model_on_the_gpu_answers_and_its_latency_rows_say_so(work):
     pytest.importorskip('litserve'); pytest.importorskip('mlperf_loadgen')
-    from throughput_bench.serving import ServerProcess
+    from throughput_bench.serve.serving import ServerProcess
     with ServerProcess('--model', 'resnet18', '--input-size', '64', '--device', 'cuda', '--max-batch-size', '4', '--batch-timeout-ms', '5',
                        ready_timeout=240) as s:
         r = tbench('latency', s.url, '--runs', '1', '--burn-in', '2', '--trials', '20', '--min-duration', '0.5', '--max-duration', '20',

@@ -3,7 +3,7 @@ import os, signal, subprocess, sys, time
 import psutil, pytest
 from conftest import BIN
 from throughput_bench.api import train
-from throughput_bench.store import read_results
+from throughput_bench.analyse.store import read_results
 
 pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
 

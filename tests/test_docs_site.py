@@ -30,7 +30,7 @@ def test_home_page(server, browser):
     assert 'throughput_bench' in page.title() + page.inner_text('body')
     assert 'tbench infer' in page.inner_text('body')
     links = page.eval_on_selector_all('#tb-side a', 'els => els.map(e => e.getAttribute("href"))')
-    assert {'core.html', 'results.html', 'timing.html'} <= set(links)
+    assert {'core.html', 'results.html', 'measure_timing.html'} <= set(links)
     assert not problems, problems
 
 def test_home_page_runs_the_python_example(server, browser):
@@ -46,8 +46,10 @@ def test_home_page_runs_the_python_example(server, browser):
     assert any(w > 200 and h > 80 for w, h in sizes), sizes
     assert not problems, problems
     page, problems = visit(browser, f"{server}/api.html")
+    assert 'infer' in page.inner_text('body') and not problems, problems
+    page, problems = visit(browser, f"{server}/scale_launch.html")  # the sweep's defaults, printed from the code
     text = page.inner_text('body')
-    assert 'infer' in text and 'repeats' in text and 'worker processes per configuration' in text
+    assert 'repeats' in text and 'worker processes per configuration' in text
     assert not problems, problems
 
 def test_api_page(server, browser):
@@ -56,13 +58,13 @@ def test_api_page(server, browser):
     assert 'BenchSpec' in text and 'BenchResult' in text and '#| export' not in text
     assert not problems, problems
     # nbdev's processing: an exported cell shows its signature and docments (show_doc), not its source
-    page, problems = visit(browser, f"{server}/mapping.html")
+    page, problems = visit(browser, f"{server}/studies_mapping.html")
     text = page.inner_text('main')
     assert 'def tile_offsets(' in text and "share of a tile its neighbour also covers" in text
     assert 'stride = max(1' not in text and 'offs.append' not in text  # the body stays in the package
     assert not problems, problems
 
-PAGES = ('index.html', 'api.html', 'cli.html', 'mapping.html', 'results.html', 'charts.html')
+PAGES = ('index.html', 'api.html', 'cli.html', 'studies_mapping.html', 'results.html', 'analyse_charts.html')
 
 @pytest.mark.parametrize('width', [1400, 390])
 def test_every_page_fits_and_every_nav_link_is_visible_and_clickable(server, browser, width):
@@ -78,26 +80,26 @@ def test_every_page_fits_and_every_nav_link_is_visible_and_clickable(server, bro
     for i in range(links.count()): assert links.nth(i).is_visible(), hrefs[i]
     for sec in ('Measure', 'Serve', 'Scale', 'Analyse', 'Reference'): assert page.locator('#tb-side h2', has_text=sec).count() == 1
     links.filter(has_text='mapping').first.click()
-    page.wait_for_url('**/mapping.html')
+    page.wait_for_url('**/studies_mapping.html')
     if width >= 1200: assert page.locator('#tb-toc a').count() > 5  # the page's contents beside it
 
 def test_search_works_offline(server, browser):
     page = browser.new_page()
     page.goto(f"{server}/cli.html")
-    for query, want in (('compare', 'compare.html'), ('tbench map', 'mapping.html'), ('successive halving', 'tune.html')):
+    for query, want in (('compare', 'studies_compare.html'), ('tbench map', 'studies_mapping.html'), ('successive halving', 'studies_tune.html')):
         page.fill('#tb-search', query)
         hrefs = page.eval_on_selector_all('#tb-results a', 'els => els.map(e => e.getAttribute("href"))')
         assert want in [h.split('#')[0] for h in hrefs[:3]], (query, hrefs)  # the page, or a section of it
     # a section: its heading's anchor, and Enter lands on it
     page.fill('#tb-search', 'default_batch')
     hrefs = page.eval_on_selector_all('#tb-results a', 'els => els.map(e => e.getAttribute("href"))')
-    assert hrefs[0] == 'api.html#default_batch', hrefs
-    page.press('#tb-search', 'Enter'); page.wait_for_url('**/api.html#default_batch')
+    assert hrefs[0] == 'scale_launch.html#default_batch', hrefs
+    page.press('#tb-search', 'Enter'); page.wait_for_url('**/scale_launch.html#default_batch')
     page.goto(f"{server}/cli.html")
     page.fill('#tb-search', 'zzqxv nothing')
     assert 'Nothing found' in page.inner_text('#tb-results')
     page.fill('#tb-search', 'compare'); page.press('#tb-search', 'Enter')
-    page.wait_for_url('**/compare.html')
+    page.wait_for_url('**/studies_compare.html')
     # on a phone the box has a row of its own: its placeholder was cut to "Search th" at 390 px
     phone = browser.new_page(viewport={'width': 390, 'height': 800})
     phone.goto(f"{server}/cli.html")
@@ -115,7 +117,7 @@ def test_results_page_charts(server, browser):
     assert not problems, problems
 
 def test_geo_page(server, browser):
-    page, problems = visit(browser, f"{server}/geo.html")
+    page, problems = visit(browser, f"{server}/backbones_geo.html")
     text = page.inner_text('body')
     assert 'OlmoEarthEncoder' in text and 'Not available: SenPaMAE' in text and 'olmoearth-pretrain-minimal' in text
     assert not problems, problems

@@ -50,7 +50,7 @@ def test_a_moving_counter_gives_joules_per_image_and_watts_with_intervals(tmp_pa
     # the report and the Globe Race show it: img/J and km² per kWh beside km²/s
     r = tbench('report', 'results', '-o', 'rep', '--formats', 'png', '--charts', 'overview', cwd=tmp_path)
     assert r.returncode == 0 and 'img/J [95% CI] | km²/kWh |' in (tmp_path / 'rep' / 'summary.md').read_text(), r.stderr
-    from throughput_bench.globe import globe_data
+    from throughput_bench.analyse.globe import globe_data
     lane = next(x for x in globe_data(tmp_path / 'results')['rows'] if x['model'] == 'resnet18')
     assert lane['jpi'] == pytest.approx(row.joules_per_image)
 

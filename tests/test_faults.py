@@ -4,9 +4,9 @@ from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 from pathlib import Path
 import numpy as np, pandas as pd, psutil, pytest
 from conftest import tbench, FAST, FAST_API, BIN
-from throughput_bench import cli, store as S
+from throughput_bench import cli; from throughput_bench.analyse import store as S
 from throughput_bench.core import BenchError
-from throughput_bench.store import ResultStore, parse_csv, repair, read_results, UnreadableFile, fmt_value, _lines
+from throughput_bench.analyse.store import ResultStore, parse_csv, repair, read_results, UnreadableFile, fmt_value, _lines
 
 def run_cli(argv, capsys, fn=cli.tbench):
     "`tbench argv` in this process: (exit code, stderr)."
@@ -89,7 +89,7 @@ def test_reading_a_results_file_costs_a_small_multiple_of_its_size(tmp_path):
     header = ','.join(['model_name'] + [f"c{i}" for i in range(60)] + ['gpu_name', 'pytorch_version', 'status', 'error']) + '\n'
     f = tmp_path / 'big.csv'
     with open(f, 'w') as o: o.write(header); o.write(row * (24 * 2**20 // len(row)))
-    code = ("import resource, sys; from throughput_bench.store import read_results; r = resource.RUSAGE_SELF; "
+    code = ("import resource, sys; from throughput_bench.analyse.store import read_results; r = resource.RUSAGE_SELF; "
             "b = resource.getrusage(r).ru_maxrss; n = len(read_results(sys.argv[1])); print(n, (resource.getrusage(r).ru_maxrss - b) / 1024)")
     n, added = subprocess.run([sys.executable, '-c', code, str(f)], capture_output=True, text=True, check=True).stdout.split()
     size = f.stat().st_size / 2**20
@@ -146,9 +146,9 @@ def test_the_api_runs_from_a_plain_script_and_from_stdin_once(tmp_path):
 
 @pytest.mark.slow
 def test_a_worker_that_dies_leaves_its_last_line_on_the_row():
-    from throughput_bench.sweep import run_isolated
-    from throughput_bench.timing import TimingConfig
-    from throughput_bench.sweep import expand
+    from throughput_bench.scale.sweep import run_isolated
+    from throughput_bench.measure.timing import TimingConfig
+    from throughput_bench.scale.sweep import expand
     def crash(pid):
         time.sleep(3)
         try: os.kill(pid, signal.SIGSEGV)
@@ -161,7 +161,7 @@ def test_a_worker_that_dies_leaves_its_last_line_on_the_row():
 # ---- contention that comes and goes inside one window ----
 def test_a_busy_process_that_starts_and_ends_inside_the_window_is_counted():
     "A process that burns one CPU-second and ends between two snapshots is in the window's busy share (it was missed when only live processes counted)."
-    from throughput_bench.contention import Contention
+    from throughput_bench.machine.contention import Contention
     c = Contention(wait=0, threshold=0.1)
     pre = c.before()
     # not a child of ours: the shell exits at once, the busy loop is reparented and reaped by init
@@ -221,12 +221,12 @@ def test_an_endpoint_without_metadata_gets_its_row_and_a_dead_one_says_nothing_a
     raw = pd.read_csv(next((tmp_path / 'res').glob('*.csv')), dtype=str, keep_default_na=False).iloc[0]
     assert (raw.backend, raw.compile_mode, raw.channels_last, raw.compiled, raw.tf32_enabled, raw.timesteps) == ('',) * 6, raw.to_dict()
     assert df.backend[0] == '' and df.compile_mode[0] == ''  # and reading it back does not fill in a default runtime
-    from throughput_bench.serving import free_port
+    from throughput_bench.serve.serving import free_port
     code, err = run_cli(['latency', f"http://127.0.0.1:{free_port()}", *LAT], capsys)
     assert code == 2 and err.count('\n') == 1 and 'nothing answered at' in err, err
 
 def test_summary_md_shows_names_as_text(tmp_path):
-    from throughput_bench.charts import summary_markdown, best_rows
+    from throughput_bench.analyse.charts import summary_markdown, best_rows
     df = pd.read_csv(Path(__file__).resolve().parents[1] / 'results' / 'cpu_intel_xeon_processor.csv', dtype=str, keep_default_na=False)
     df = df[df.status.eq('ok')].head(1).assign(model_name='<img src=x onerror=alert(1)>|[x](javascript:alert(1))')
     df.to_csv(tmp_path / 'evil.csv', index=False)
@@ -253,8 +253,8 @@ def test_the_latency_client_imports_no_torch(fake, tmp_path):
 def test_a_report_of_served_rows_reads_the_server_json_before_escaping_it(tmp_path):
     "The summary escapes text for Markdown; the server's metadata (JSON with lists, or malformed) is parsed from the row as stored, never from the escaped text, and never crashes the report."
     from throughput_bench.core import BenchResult
-    from throughput_bench.store import ResultStore
-    from throughput_bench.charts import summary_markdown, best_rows
+    from throughput_bench.analyse.store import ResultStore
+    from throughput_bench.analyse.charts import summary_markdown, best_rows
     s = ResultStore(tmp_path, 'cpu_test', 'Test CPU')
     for meta in ('{"input_shape": [3, 224, 224], "max_batch_size": 8}', '{"max_batch_size": [oops'):
         s.append(BenchResult(model_name='resnet18', mode='serving', precision='fp32', gpu_name='Test CPU', batch_size=1, scenario='offline',

@@ -28,7 +28,7 @@ def test_every_field_is_said_somewhere_and_words_cover_the_key():
     assert config_words({'model_name': 'm', 'allocator': 'glibc', 'precision': 'fp32'}) == 'm fp32'
 
 def test_the_tables_that_named_fields_are_read_from_the_field_table():
-    from throughput_bench import charts, sweep, submit, compare, cli
+    from throughput_bench import cli; from throughput_bench.analyse import charts; from throughput_bench.scale import sweep; from throughput_bench.analyse import submit; from throughput_bench.studies import compare
     assert charts.SAID == fields_in('bar') and charts.PLACED == fields_in('placed') and charts.COMPARED == fields_in('compared')
     assert charts.VARIED == fields_in('varied') and sweep.SAID_IN_SUMMARY == fields_in('summary')
     assert submit.IDENTITY == fields_in('board') + ('device_type',)
@@ -40,7 +40,7 @@ def test_the_tables_that_named_fields_are_read_from_the_field_table():
 
 def test_serve_and_map_take_every_setting_compare_and_tune_can_name():
     "Before, `tbench serve` could not serve `hint=...` or `allocator=tcmalloc` (ServeOptions had neither)."
-    from throughput_bench.mapping import MapOptions
+    from throughput_bench.studies.mapping import MapOptions
     named = {f.name for f in FIELDS if f.word} | {'backend_options'}
     serve = {f.name for f in dataclasses.fields(ServeOptions)} | {'batch_size'}   # max_batch_size: the serving batch
     assert named <= serve, named - serve
@@ -48,7 +48,7 @@ def test_serve_and_map_take_every_setting_compare_and_tune_can_name():
     assert named <= mp, named - mp
 
 def test_a_served_configuration_names_its_runtime_words_and_allocator_in_its_metadata():
-    from throughput_bench.serving import serve_spec
+    from throughput_bench.serve.serving import serve_spec
     from throughput_bench.core import BenchError
     import pytest
     spec = serve_spec(ServeOptions('resnet18', device='cpu', input_size=32, allocator='glibc-retain'))
@@ -59,3 +59,20 @@ def test_a_served_configuration_names_its_runtime_words_and_allocator_in_its_met
 def test_the_command_of_a_one_process_ddp_row_asks_for_ddp():
     assert '--nproc 1' in BenchSpec('resnet18', mode='training', world_size=1).command('cpu')
     assert '--nproc' not in BenchSpec('resnet18', mode='training').command('cpu')
+
+def test_the_sweep_has_an_option_for_every_field_with_a_flag_and_lists_the_swept_ones():
+    "`SweepOptions` is lists over the configuration: each field's flag is one of its options, a list where it sweeps."
+    from throughput_bench.scale.launch import SweepOptions
+    opts = {f.name: f for f in dataclasses.fields(SweepOptions)}
+    for f in FIELDS:
+        if not f.flag: continue
+        assert f.flag in opts, f.name
+        listed = 'list' in str(opts[f.flag].type) or 'tuple' in str(opts[f.flag].type)
+        assert listed == f.swept, (f.name, opts[f.flag].type)
+
+def test_a_configuration_is_a_tree_of_its_parts():
+    parts = BenchSpec('resnet18', precision='bf16', backend='openvino', backend_options='hint=LATENCY').parts()
+    assert set(parts) == {'model', 'workload', 'input', 'runtime', 'process', 'study'}
+    assert parts['runtime'] == {'precision': 'bf16', 'backend': 'openvino', 'backend_options': 'hint=LATENCY',
+                                'compile_mode': 'none', 'channels_last': False}
+    assert sum(len(v) for v in parts.values()) == len(KEY)

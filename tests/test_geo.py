@@ -6,10 +6,10 @@ import pytest, torch
 from conftest import tbench, SHARED
 from test_infer_cli import csv_of, check_rows_consistent
 from throughput_bench.core import PRECISIONS, BenchError
-from throughput_bench.devices import autocast, precision_dtypes
-from throughput_bench.registry import GEO_NAMES, get_model, build, count_params, n_params
-from throughput_bench.geo import has_geo
-from throughput_bench.store import read_results
+from throughput_bench.machine.devices import autocast, precision_dtypes
+from throughput_bench.backbones.registry import GEO_NAMES, get_model, build, count_params, n_params
+from throughput_bench.backbones.geo import has_geo
+from throughput_bench.analyse.store import read_results
 from throughput_bench.api import infer, train
 
 needs_geo = pytest.mark.skipif(not has_geo(), reason="the [geo] extra is not installed (CI installs it)")
@@ -61,7 +61,7 @@ def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path):
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'geo extra' in r.stderr and '.[geo]' in r.stderr, r.stderr
     assert not (tmp_path / 'results').exists()
 
-def test_models_geo_lists_every_encoder_and_senpamae(work, cli):
+def test_backbones_geo_lists_every_encoder_and_senpamae(work, cli):
     r = cli('models', '--geo', cwd=work)
     assert r.returncode == 0, r.stderr
     for name in GEO_NAMES: assert name in r.stdout

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from conftest import tbench, static_server  # the `browser` fixture is in conftest.py
 from throughput_bench.api import globe
-from throughput_bench.coverage import EARTH_LAND_KM2
+from throughput_bench.analyse.land import EARTH_LAND_KM2
 
 pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
 
@@ -197,7 +197,7 @@ def test_strings_from_a_results_file_are_text_never_markup(tmp_path, browser):
 def test_a_mapping_run_races_end_to_end_against_the_model_alone(tmp_path, browser):
     "A `tbench map` row is two lanes: the pipeline's km²/s and the model's alone, each scaled to the picked GSD by (gsd / the raster's GSD)²."
     from throughput_bench.core import BenchResult
-    from throughput_bench.store import ResultStore
+    from throughput_bench.analyse.store import ResultStore
     evil = '<img src=x onerror="window.__pwned=3">.tif'
     r = BenchResult(model_name='resnet18', display_name='ResNet-18', mode='mapping', precision='fp32', gpu_name='Test CPU', device='cpu', device_type='cpu',
                     batch_size=16, input_channels=10, input_size=224, throughput_mean=20.0, throughput_ci_low=18.0, throughput_ci_high=22.0,

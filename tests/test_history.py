@@ -7,10 +7,10 @@ import pytest
 from conftest import tbench, FAST_API
 from throughput_bench import infer, report
 from throughput_bench.core import BenchResult, PRIOR_DRIFT, STEP_ALPHA, find_steps, rerun_interval
-from throughput_bench.drift import (DriftBook, MIN_RERUNS, append_record, machine_drift, read_record, record_line,
+from throughput_bench.measure.drift import (DriftBook, MIN_RERUNS, append_record, machine_drift, read_record, record_line,
                                     record_path)
-from throughput_bench.store import ResultStore, read_results
-from throughput_bench.timeline import find_changes, standing_regressions, history_table
+from throughput_bench.analyse.store import ResultStore, read_results
+from throughput_bench.analyse.timeline import find_changes, standing_regressions, history_table
 
 DRIFT = 0.05  # a run-to-run drift (relative SD) like this machine's between re-runs (bench/ci_coverage.py)
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import tbench, FAST, BIN
-from throughput_bench.store import read_results, ResultStore, row_key
+from throughput_bench.analyse.store import read_results, ResultStore, row_key
 
 def csv_of(work): 
     files = sorted((work / 'results').glob('*.csv'))
@@ -78,7 +78,7 @@ def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(wor
 @pytest.mark.slow
 def test_skipped_precision_is_a_row(work, monkeypatch):
     "A precision this CPU has no native units for is a skipped row with the reason (unless named)."
-    from throughput_bench import devices
+    from throughput_bench.machine import devices
     import torch
     if devices.precision_support('bf16', torch.device('cpu')) is None:
         pytest.skip('this CPU has native bf16: nothing is skipped by default')
@@ -199,7 +199,7 @@ def test_every_option_has_help_with_its_default_and_every_command_a_description(
 
 def test_summary_keeps_each_rows_measured_with_it_when_it_puts_measured_rows_first():
     "`tbench infer` printed 'not measured' beside the two rows it had just measured: the table sorted ok rows first, then pasted `measured` in the old order."
-    from throughput_bench.sweep import summary_table
+    from throughput_bench.scale.sweep import summary_table
     base = dict(precision='fp32', compile_mode='none', batch_size=8, input_channels=3, input_size=64, throughput_mean=None, latency_p95_ms=None, peak_memory_mb=None)
     rows = [dict(base, model_name='a', status='skipped', error='fp16: no native units', measured='not measured'),
             dict(base, model_name='b', status='ok', throughput_mean=10.0, measured='now'),

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 rasterio = pytest.importorskip('rasterio')
-from throughput_bench.mapping import synthetic_scene, raster_facts, map_raster, stitch_reference, STAGES
-from throughput_bench.store import read_results
+from throughput_bench.studies.mapping import synthetic_scene, raster_facts, map_raster, stitch_reference, STAGES
+from throughput_bench.analyse.store import read_results
 
 def tbench(*args, cwd, limit_bytes=None):
     "Run `tbench` in a fresh process (optionally under a file-size limit: a disk that fills up)."
@@ -49,7 +49,7 @@ def test_a_mapping_row_times_every_stage_and_stitches_as_tiles_alone(scene, tmp_
         assert 0 < valid < ds.width * ds.height  # the nodata wedge is left out
     # georeference kept; the stitched output equals each tile run alone through the same model, placed and averaged
     from throughput_bench.core import BenchSpec
-    from throughput_bench.backend import build_model
+    from throughput_bench.backends.model import build_model
     from throughput_bench.backends.base import get_backend
     import torch
     spec = BenchSpec('resnet18', input_channels=3, input_size=64, batch_size=1, threads=1)
@@ -119,8 +119,8 @@ def test_an_output_that_is_the_input_is_refused_before_anything_is_read(how, sce
     elif how == 'hard link': os.link(src, tmp_path / 'link.tif'); out = 'link.tif'
     elif how == 'symbolic link': (tmp_path / 'sym.tif').symlink_to(src); out = 'sym.tif'
     else:
-        from throughput_bench.hardware import device_slug
-        from throughput_bench.devices import resolve_device
+        from throughput_bench.machine.hardware import device_slug
+        from throughput_bench.machine.devices import resolve_device
         (tmp_path / 'results').mkdir(); csv = tmp_path / 'results' / f"{device_slug(resolve_device('cpu'))}.csv"
         csv.write_text('model_name,status\nx,ok\n'); out, before, src = str(csv), csv.read_bytes(), csv
     r = tbench('in.tif', '--model', 'resnet18', '--size', '32', '--output-raster', out, '--results-dir', 'results', '--device', 'cpu', '--no-progress', cwd=tmp_path)
@@ -141,7 +141,7 @@ def test_a_header_that_claims_a_huge_raster_is_refused_in_bounded_memory(tmp_pat
     "10^6 x 10^6 px in a 1 MB sparse file: refused from its header, before a pixel is read (RSS stays that of an idle process)."
     with rasterio.open(tmp_path / 'huge.tif', 'w', driver='GTiff', width=10**6, height=10**6, count=3, dtype='uint16', crs='EPSG:32632',
                        transform=rasterio.transform.from_origin(0, 0, 10, 10), tiled=True, blockxsize=4096, blockysize=4096, sparse_ok=True, BIGTIFF='YES'): pass
-    code = ("import atexit, resource, sys, torch, timm, rasterio; import throughput_bench.mapping; from throughput_bench.cli import tbench;"
+    code = ("import atexit, resource, sys, torch, timm, rasterio; import throughput_bench.studies.mapping; from throughput_bench.cli import tbench;"
             "rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; base = rss();"  # kB, after the imports every command pays
             "atexit.register(lambda: open('rss', 'w').write(str(rss() - base)));"
             "sys.argv = ['tbench', 'map', 'huge.tif', '--model', 'resnet18', '--results-dir', 'results', '--no-progress']; tbench()")
@@ -162,7 +162,7 @@ def test_a_killed_runs_partial_file_is_removed_by_the_next_run(scene, tmp_path):
 
 def test_an_impossible_share_is_a_measurement_error_never_an_ok_row(scene, tmp_path, monkeypatch):
     "The model alone measured (as once happened) cold and 46x slower than inside the passes: the row says so, is not `ok`, and the CLI exits 1."
-    import throughput_bench.mapping as M
+    import throughput_bench.studies.mapping as M
     monkeypatch.setattr(M, '_model_alone', lambda *a, **k: (1.0, 0.9, 1.1))  # 1 tile/s: far below what the passes will show
     # four passes: with two, one slow pass on a busy host (t = 12.7) puts the interval's low end under zero, and nothing is beyond it
     r = map_raster(scene, model='resnet18', size=64, overlap=0, batch_size=8, workers=0, passes=4, threads=1,
@@ -174,7 +174,7 @@ def test_an_impossible_share_is_a_measurement_error_never_an_ok_row(scene, tmp_p
 
 def test_map_runs_with_the_allocator_it_names(scene, tmp_path):
     "`--allocator` of a preloaded one: the command starts itself again with it, and the row names it (checked in-process)."
-    from throughput_bench.allocator import library_path
+    from throughput_bench.machine.allocator import library_path
     allocator = 'jemalloc' if library_path('jemalloc') else 'tcmalloc'
     if library_path(allocator) is None: pytest.skip("neither tcmalloc nor jemalloc is installed")
     r = tbench(str(scene), '--model', 'resnet18', '--size', '64', '--batch-size', '8', '--workers', '0', '--passes', '2',

@@ -5,7 +5,7 @@ import numpy as np, pytest
 from conftest import tbench, FAST
 from throughput_bench.core import BenchSpec, BenchError, BACKEND_GROUP
 from throughput_bench.backends import base
-from throughput_bench.store import read_results
+from throughput_bench.analyse.store import read_results
 
 PLUGIN = Path(__file__).parent / 'plugins' / 'tbench_torchscript'
 
@@ -43,15 +43,15 @@ def test_a_plugin_backend_is_measured_in_the_workers_and_checked_against_eager(t
     assert hw['runtimes']['tbench-torchscript'] == md.version('tbench-torchscript'), hw.get('runtimes')  # its version, as a runtime's
 
 def test_tune_screens_what_the_plugin_says_and_takes_it_by_default():
-    from throughput_bench.tune import candidates
+    from throughput_bench.studies.tune import candidates
     words = candidates('cpu', 2, ['pytorch', 'torchscript'], [1], ['fp32', 'bf16'])
     assert [w for w in words if 'torchscript' in w] == ['backend=torchscript batch=1 threads=2 precision=fp32',
                                                         'backend=torchscript batch=1 threads=1 precision=fp32']  # fp32 only: what it runs
 
 def test_a_plugin_backend_is_served(tmp_path):
     import httpx, torch
-    from throughput_bench.serving import ServerProcess, npy_bytes
-    from throughput_bench.backend import build_model
+    from throughput_bench.serve.serving import ServerProcess, npy_bytes
+    from throughput_bench.backends.model import build_model
     x = np.random.default_rng(1).standard_normal((2, 3, 32, 32)).astype(np.float32)
     with ServerProcess('--model', 'resnet18', '--input-size', '32', '--device', 'cpu', '--backend', 'torchscript', ready_timeout=240) as s:
         r = httpx.post(f"{s.url}/v1/infer", files={'input_array': ('input_array', npy_bytes(x))}, timeout=60)
@@ -67,6 +67,6 @@ def test_a_plugin_that_does_not_load_is_one_line(monkeypatch):
     with pytest.raises(BenchError, match="backend 'broken' .* could not be loaded: ModuleNotFoundError"): base.get_backend('broken')
 
 def test_the_hardware_record_lists_the_builtin_backends_packages():
-    from throughput_bench.hardware import RUNTIME_PACKAGES
+    from throughput_bench.machine.hardware import RUNTIME_PACKAGES
     builtin = [n for n, where in base.BACKENDS.items() if where.startswith('throughput_bench.')]
     assert set(RUNTIME_PACKAGES) == {p for n in builtin for p in base.get_backend(n).packages}

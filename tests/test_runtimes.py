@@ -5,7 +5,7 @@ import pytest
 from conftest import FAST_API
 from throughput_bench import api
 from throughput_bench.core import BenchSpec, BenchError
-from throughput_bench.store import read_results, ResultStore
+from throughput_bench.analyse.store import read_results, ResultStore
 from throughput_bench.backends import base, export
 from throughput_bench.backends.pytorch import PyTorch
 
@@ -90,7 +90,7 @@ def test_the_gate_marks_a_wrong_backend_wrong_and_the_report_never_ranks_it(tmp_
     assert (ok.status, wrong.status, wrong.backend) == ('ok', 'wrong', 'wrong-test')
     assert wrong.max_rel_diff == pytest.approx(0.1, rel=1e-3) and wrong.tolerance == 1e-3
     assert wrong.error.startswith('outputs differ from fp32 eager: max relative difference 0.1 > tolerance 0.001')
-    from throughput_bench.charts import best_rows, summary_markdown
+    from throughput_bench.analyse.charts import best_rows, summary_markdown
     rows = read_results(tmp_path / 'r')
     best = best_rows(rows)
     assert best.backend.tolist() == ['pytorch']  # never ranked
@@ -110,8 +110,8 @@ def test_asking_for_an_unknown_or_missing_runtime_is_one_line(cli, tmp_path, mon
 def test_a_served_runtime_answers_what_the_measured_model_computes(tmp_path):
     "`tbench serve --backend onnxruntime`: the server's answer is the fp32 eager model's output (the same seeded weights, the same graph `tbench infer` measures)."
     import io, httpx, torch
-    from throughput_bench.serving import ServerProcess, npy_bytes
-    from throughput_bench.backend import build_model
+    from throughput_bench.serve.serving import ServerProcess, npy_bytes
+    from throughput_bench.backends.model import build_model
     x = np.random.default_rng(1).standard_normal((2, 3, 32, 32)).astype(np.float32)
     with ServerProcess('--model', 'resnet18', '--input-size', '32', '--device', 'cpu', '--backend', 'onnxruntime',
                        '--cache-dir', str(tmp_path / 'exported'), ready_timeout=240) as s:
@@ -132,7 +132,7 @@ def test_a_runtime_runs_once_whatever_compile_modes_and_layouts_pytorch_was_aske
         ('pytorch', 'default', True), ('pytorch', 'max-autotune', True), ('onnxruntime', 'none', False)]
 
 def test_the_speedup_chart_sets_each_runtime_against_fp32_eager_pytorch(sweep_dir):
-    from throughput_bench.charts import best_rows, speedups
+    from throughput_bench.analyse.charts import best_rows, speedups
     d, _ = sweep_dir
     sp = speedups(best_rows(read_results(d / 'results')))
     assert sorted(sp.backend.unique()) == ['onnxruntime', 'openvino'] and (sp.speedup > 0).all()  # eager PyTorch is the base, never a bar

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import numpy as np, pytest, httpx
 from conftest import tbench, BIN
-from throughput_bench.serving import ServerProcess, npy_bytes, untar_npy, free_port
+from throughput_bench.serve.serving import ServerProcess, npy_bytes, untar_npy, free_port
 
 pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
 
@@ -97,7 +97,7 @@ def test_each_scenario_writes_rows_with_ordered_percentiles(server, tmp_path):
     assert float(got[0]['latency_ci_low_ms']) <= float(got[0]['latency_mean_ms']) <= float(got[0]['latency_ci_high_ms'])
     assert got[4]['valid'] == 'INVALID' and got[4]['invalid_reason'] and float(got[4]['target_qps']) == 20
     assert {g['latency_source'] for g in got} == {'loadgen', 'client'}
-    from throughput_bench.store import read_results  # the rows read back as what they are: text as text, flags as flags
+    from throughput_bench.analyse.store import read_results  # the rows read back as what they are: text as text, flags as flags
     df = read_results(f)
     assert json.loads(df.server_metadata[0])['model'] == 'resnet18' and df.max_qps.dtype == bool and df.valid.tolist()[-1] == 'INVALID'
     assert df.latency_p999_ms.dtype.kind == 'f' and df.request_form[0] == 'samples=1 steps=8'
@@ -159,7 +159,7 @@ def test_serve_refuses_a_port_in_use(tmp_path):
 def test_sigterm_stops_the_server_quietly_and_says_so(tmp_path):
     "SIGTERM to `tbench serve`: exit 143, one line saying it stopped, no LitServe traceback (its monitor thread once logged a BrokenPipeError), no process left."
     import sys, psutil
-    from throughput_bench.serving import wait_ready
+    from throughput_bench.serve.serving import wait_ready
     port = free_port()
     p = subprocess.Popen([sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', *SERVE, '--port', str(port)],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -5,8 +5,8 @@ import psutil, pytest
 from conftest import FAST_API
 from throughput_bench.api import infer, collect
 from throughput_bench.core import BenchError
-from throughput_bench.store import read_results, ResultStore, row_key
-from throughput_bench.slurm import load_manifest, make_executor, sbatch_parameters
+from throughput_bench.analyse.store import read_results, ResultStore, row_key
+from throughput_bench.scale.slurm import load_manifest, make_executor, sbatch_parameters
 
 pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
 
@@ -51,16 +51,16 @@ def test_a_killed_job_takes_its_workers_with_it_and_leaves_one_error_row(tmp_pat
     assert len(df) == 1 and df.status[0] == 'error' and f"job {job} ENDED" in df.error[0] and 'log ' in df.error[0], df.error[0]
     assert collect(out, quiet=True)['errors'] == 0 and len(read_results(out)) == 1   # recorded once, and nothing beside it
     # the error row went where the device's rows go (it once went to slurm_debug.csv, a partition's name)
-    from throughput_bench.hardware import device_slug
-    from throughput_bench.devices import resolve_device
+    from throughput_bench.machine.hardware import device_slug
+    from throughput_bench.machine.devices import resolve_device
     assert [f.name for f in out.glob('*.csv')] == [f"{device_slug(resolve_device('cpu'))}.csv"]
     # measured again: the ok row supersedes the error row, which stays as history and is never counted as a failure
     again = infer(['resnet18'], results_dir=out, retry_failed=True, slurm_wait=True, **LOCAL, **FAST_API)
     assert again.new.sum() == 1 and (again[again.new].state == 'COMPLETED').all(), again
     df = read_results(out)
     assert df.status.tolist() == ['error', 'ok'] and len({row_key(r) for r in ResultStore(out, df.source[0][:-4]).rows()}) == 1
-    from throughput_bench.store import superseded
-    from throughput_bench.charts import summary_markdown, best_rows
+    from throughput_bench.analyse.store import superseded
+    from throughput_bench.analyse.charts import summary_markdown, best_rows
     assert superseded(df).tolist() == [True, False]
     md = summary_markdown(df, best_rows(df))
     assert '0 failed, 1 failed before and measured since' in md and '## Not measured' not in md, md[:400]

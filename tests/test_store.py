@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from conftest import SHARED
 from throughput_bench.core import BenchSpec, BenchResult, COLUMNS, SEED_COLUMNS
-from throughput_bench.devices import result_from_spec
-from throughput_bench.store import ResultStore, read_results
+from throughput_bench.machine.devices import result_from_spec
+from throughput_bench.analyse.store import ResultStore, read_results
 
 REF = Path(__file__).parent / 'fixtures' / 'throughput-bench'  # the seed tool's files (MIT), copied: see its NOTICE.md
 
@@ -81,7 +81,7 @@ def test_the_seed_tools_oom_rows_read_back_as_oom(tmp_path):
 def test_the_seed_tools_file_resumes_whatever_the_batch_and_threads(tmp_path):
     "Every configuration the seed tool's H100 file holds is done for this tool's planner: its key leaves out batch and threads."
     import shutil
-    from throughput_bench.sweep import plan, expand
+    from throughput_bench.scale.sweep import plan, expand
     shutil.copy(REF / 'nvidia_h100_nvl.csv', tmp_path / 'nvidia_h100_nvl.csv')
     store = ResultStore(tmp_path, 'nvidia_h100_nvl')
     ref = pd.read_csv(REF / 'nvidia_h100_nvl.csv')

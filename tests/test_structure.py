@@ -23,7 +23,7 @@ def test_help_imports_no_torch(tmp_path):
 
 def test_report_and_globe_import_no_torch(tmp_path):
     from throughput_bench.core import BenchResult
-    from throughput_bench.store import ResultStore
+    from throughput_bench.analyse.store import ResultStore
     s = ResultStore(tmp_path / 'results', 'cpu_test', 'Test CPU')
     s.append(BenchResult(model_name='resnet18', precision='fp32', gpu_name='Test CPU', batch_size=2, throughput_mean=10.0,
                          input_channels=3, input_size=32, device='cpu', device_type='cpu', throughput_ci_low=9.0, throughput_ci_high=11.0))
@@ -34,7 +34,7 @@ for args in (['report', 'results', '--output', 'rep', '--formats', 'png'], ['glo
     except SystemExit as e: assert not e.code, e.code
 """, tmp_path)
     assert (tmp_path / 'rep' / 'summary.md').is_file() and (tmp_path / 'globe' / 'index.html').is_file()
-    assert 'throughput_bench.charts' in mods and not {'torch', 'timm'} & mods
+    assert 'throughput_bench.analyse.charts' in mods and not {'torch', 'timm'} & mods
 
 def test_option_help_is_the_api_docment():
     "A flag's help is written once, as its `api.sweep` parameter's docment: `tbench train --help` and `tbench infer --help` say the same as the API."
@@ -64,7 +64,7 @@ def test_notebooks_are_named_as_their_modules_and_none_imports_a_later_one():
     import ast
     mods = _package_modules()
     assert len(mods) > 25
-    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 27_sweep.ipynb exports sweep
+    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 27_scale_sweep.ipynb exports scale.sweep
     later = []
     for name, (n, _, src) in mods.items():
         pkg = name.rsplit('.', 1)[0] if '.' in name else ''
@@ -128,13 +128,13 @@ def test_every_flag_lands_on_its_option(argv, field, value):
 
 @pytest.mark.parametrize('cls,fn,parser', [('core.ServeOptions', 'api.serve', 'serve_parser'),
                                            ('core.LatencyOptions', 'api.latency', 'latency_parser'),
-                                           ('mapping.MapOptions', 'mapping.map_raster', None)])
+                                           ('studies.mapping.MapOptions', 'studies.mapping.map_raster', None)])
 def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
     "`tbench serve`, `latency` and `map` as `infer`: the function's parameters and docs are its options class's fields, and so are its flags."
     import dataclasses, inspect, importlib
     from fastcore.docments import docments
     from throughput_bench import cli
-    get = lambda s: getattr(importlib.import_module('throughput_bench.' + s.split('.')[0]), s.split('.')[1])
+    get = lambda s: getattr(importlib.import_module('throughput_bench.' + s.rsplit('.', 1)[0]), s.rsplit('.', 1)[1])
     O, f = get(cls), get(fn)
     fields = [x.name for x in dataclasses.fields(O)]
     assert list(inspect.signature(f).parameters) == fields
@@ -153,7 +153,7 @@ def _functions():
                 a = node.args
                 yield f"{name}.{node.name}", node.end_lineno - node.lineno + 1, len(a.posonlyargs + a.args + a.kwonlyargs)
 
-PUBLIC = {'compare.compare', 'tune.tune'}  # public functions whose parameters are their documented options
+PUBLIC = {'studies.compare.compare', 'studies.tune.tune'}  # public functions whose parameters are their documented options
 
 def test_functions_are_small():
     "No function of the package over 60 lines or 15 parameters, but public functions whose parameters are their options."

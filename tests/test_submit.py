@@ -12,8 +12,8 @@ def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, **
     "A results folder as a sweep writes it: three rows through `ResultStore`, this machine's hardware record."
     import torch as T, numpy as np
     from throughput_bench.core import BenchResult, ci_halfwidth
-    from throughput_bench.store import ResultStore
-    from throughput_bench.hardware import fingerprint
+    from throughput_bench.analyse.store import ResultStore
+    from throughput_bench.machine.hardware import fingerprint
     s = ResultStore(root, slug, label)
     hw = fingerprint(T.device('cpu')); s.write_hardware(hw); s.update_index()
     hw['gpu_name'] = label; s.write_hardware(hw)  # the rows' device, as a sweep on it writes both

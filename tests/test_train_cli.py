@@ -2,7 +2,7 @@
 import json, math
 import pytest
 from conftest import tbench, FAST
-from throughput_bench.store import read_results
+from throughput_bench.analyse.store import read_results
 from throughput_bench.core import BenchError
 
 def only_csv(work):
@@ -47,11 +47,11 @@ def test_ready_steady_go(work):
     assert int(kv['n_items']) == df.iterations[0] * 4 and math.isclose(float(kv['throughput']), int(kv['n_items']) / float(kv['duration']), rel_tol=1e-3)
     assert (kv['model'], kv['bs'], kv['fp16']) == ('resnet18', '4', 'False')
     # logged through the same W&B code as tbench: the row's run_id is the offline run's id
-    from throughput_bench.tracking import read_offline_runs
+    from throughput_bench.analyse.tracking import read_offline_runs
     runs = read_offline_runs(work / 'wandb')
     assert list(df['mode']) == ['training'] and df.batch_size[0] == 4 and list(runs.run_id) == [df.run_id[0]]
     assert runs.throughput_mean[0] == df.throughput_mean[0]
-    from throughput_bench.tracking import inspect_run, offline_run_dirs
+    from throughput_bench.analyse.tracking import inspect_run, offline_run_dirs
     assert inspect_run(offline_run_dirs(work / 'wandb')[0])['name'] == 'rsg-resnet18-bs4'  # --wnb_run names the run
     printed = float(lines[-9].split(': ')[-1].split()[0])
     assert math.isclose(printed, df.throughput_mean[0], rel_tol=1e-3)

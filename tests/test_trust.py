@@ -9,9 +9,9 @@ from scipy import stats
 from conftest import tbench, FAST, FAST_API, BIN
 from throughput_bench import infer
 from throughput_bench.core import BenchSpec, BenchResult
-from throughput_bench.devices import result_from_spec
-from throughput_bench.store import ResultStore, read_results
-import throughput_bench.sweep as sw
+from throughput_bench.machine.devices import result_from_spec
+from throughput_bench.analyse.store import ResultStore, read_results
+import throughput_bench.scale.sweep as sw
 
 def csv_of(d):
     files = sorted((Path(d) / 'results').glob('*.csv'))

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from throughput_bench.core import find_steps
-from throughput_bench.store import latest, superseded, time_rank
-from throughput_bench.timeline import find_changes, standing_regressions, histories
+from throughput_bench.analyse.store import latest, superseded, time_rank
+from throughput_bench.analyse.timeline import find_changes, standing_regressions, histories
 from test_history import rows_of
 
 # ---- history: each step sized between its own neighbours ----
@@ -66,9 +66,9 @@ from pathlib import Path
 from conftest import FAST_API
 from throughput_bench import infer
 from throughput_bench.core import BenchResult, rerun_interval
-from throughput_bench.drift import (DriftBook, MAX_REF_RUNS, append_record, config_drift, machine_drift, read_record,
+from throughput_bench.measure.drift import (DriftBook, MAX_REF_RUNS, append_record, config_drift, machine_drift, read_record,
                                     record_line, record_path, reference_drift, scan_record)
-from throughput_bench.store import ResultStore
+from throughput_bench.analyse.store import ResultStore
 
 def rline(run, key='a', mean=100.0, half=0.01, when='2026-11-25T10:00:00', ref=100.0):
     r = dict(status='ok', model_name=key, mode='inference', precision='fp32', batch_size=8, threads=2,
@@ -150,7 +150,7 @@ def test_the_drift_bound_keeps_coverage_with_three_reruns():
 # ---- energy: out of the counter's range is left empty with the reason; a failing counter costs the cells only ----
 
 import time
-from throughput_bench.energy import Counter, Meter, MAX_WATTS
+from throughput_bench.machine.energy import Counter, Meter, MAX_WATTS
 
 def meter_of(values:list, wraps:tuple=(), step_s:float=0.001)->Meter:
     "A meter over a counter that reads `values` in turn (an exception in the list is raised)."
@@ -206,7 +206,7 @@ def test_a_preload_and_an_arena_limit_are_on_the_row_and_the_hardware_record(wor
 
 import csv as _csv, hashlib, shutil
 from test_submit import results
-from throughput_bench.submit import check_folder, leaderboard, RULES_VERSION
+from throughput_bench.analyse.submit import check_folder, leaderboard, RULES_VERSION
 
 def packed(cli, tmp_path, **kw)->Path:
     "A passing submission folder, packed by `tbench submit`."

@@ -4,8 +4,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import tbench, FAST, SHARED
-from throughput_bench.store import read_results
-from throughput_bench.tracking import load_results, offline_run_dirs
+from throughput_bench.analyse.store import read_results
+from throughput_bench.analyse.tracking import load_results, offline_run_dirs
 
 REF = Path(__file__).parent / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv'  # the seed tool's file (MIT), copied
 OFFLINE = [a if a != 'disabled' else 'offline' for a in FAST]
@@ -54,7 +54,7 @@ def test_report_reads_the_seed_tools_file_beside_ours(work, cli):
     import matplotlib.image as mpimg
     assert max(mpimg.imread(p).shape[0] for p in out.glob('*.png')) <= 4000  # no chart taller than ~4,000 px
     # the overview holds every model once per device it ran on, and summary.md opens with the same table
-    from throughput_bench.charts import best_rows, native_rows, overview_rows
+    from throughput_bench.analyse.charts import best_rows, native_rows, overview_rows
     ov = overview_rows(native_rows(best_rows(read_results(REF, ours))))
     assert not ov.duplicated(['label', 'device']).any() and set(ov.device) == {'H100 NVL', 'H200', 'Xeon', 'AMD EPYC'}
     assert len(ov) == sum(native_rows(best_rows(read_results(REF, ours))).query("mode == 'inference'").groupby('device').label.nunique())

@@ -225,6 +225,13 @@ class BenchSpec:
         "A compact one-line label for progress bars and warnings: `config_words` of what ran (no study or stage)."
         return config_words(self, SHORT_WORDS)
 
+    def parts(self)->dict:
+        """The configuration as the tree its fields declare: `model`, `workload`, `input`, `runtime` (the runtime's own
+        settings are its `backend_options`, typed by the backend's `options`), `process`, `study`; each its fields."""
+        out = {}
+        for f in FIELDS: out.setdefault(f.part, {})[f.name] = getattr(self, f.name)
+        return out
+
     def options(self)->dict:
         """The `api.sweep` keyword arguments (each field's `flag`) that measure this configuration again; defaults left
         out but where the sweep's own default depends on the device (`always='command'`)."""
@@ -274,7 +281,7 @@ FIELD = {f.name: f for f in FIELDS}
 BenchSpec.KEY, BenchSpec.KEY_DEFAULTS = KEY, KEY_DEFAULTS  # as before: `BenchSpec.KEY`
 
 def fields_in(where:str)->tuple:
-    "The fields that summaries of kind `where` say (`fields_in('bar')`: what every chart bar says), in the order of words."
+    "The fields that summaries of kind `where` say (`fields_in('bar')`: what every chart bar says), in words' order."
     return tuple(f.name for f in FIELDS if f.says(where))
 
 
@@ -794,7 +801,8 @@ class ServeOptions:
     max_batch_per_request:int=64
     # the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)
     backend:str='pytorch'
-    # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY`)
+    # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY`; default:
+    # the runtime's own choice)
     backend_options:str=''
     # the C memory allocator of the model workers: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults)
     allocator:str='glibc'

@@ -30,14 +30,20 @@ ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 TEMPLATE = Path(__file__).resolve().parent / 'site_template'
 
-SECTIONS = {  # the sidebar: what a user does -> the pages (page stems); a page not listed goes under Reference
-    'Measure': ['inference', 'training', 'timing', 'flops', 'contention', 'allocator', 'drift', 'compare', 'tune', 'mapping'],
-    'Runtimes': ['backend', 'backends_base', 'backends_pytorch', 'backends_export', 'backends_ort', 'backends_ov', 'write_a_backend'],
-    'Serve': ['serving', 'loadgen'],
-    'Scale': ['sweep', 'distributed', 'ddp', 'slurm'],
-    'Analyse': ['results', 'store', 'charts', 'timeline', 'tracking', 'coverage', 'globe', 'submit'],
-    'Reference': ['api', 'cli', 'core', 'devices', 'hardware', 'registry', 'geo'],
+SECTIONS = {  # the sidebar: one section a folder of the package, its pages listed first, then the folder's others
+    'Measure': ['measure_inference', 'measure_training', 'measure_timing', 'measure_flops', 'measure_drift'],
+    'Studies': ['studies_compare', 'studies_tune', 'studies_mapping'],
+    'Runtimes': ['backends_base', 'backends_model', 'backends_pytorch', 'backends_export', 'backends_ort', 'backends_ov',
+                 'write_a_backend'],
+    'Serve': ['serve_serving', 'serve_loadgen'],
+    'Scale': ['scale_sweep', 'scale_launch', 'scale_distributed', 'ddp', 'scale_slurm'],
+    'Analyse': ['results', 'analyse_store', 'analyse_charts', 'analyse_timeline', 'analyse_tracking'],
+    'Machine': ['machine_devices', 'machine_hardware'],
+    'Backbones': ['backbones_registry', 'backbones_geo'],
+    'Reference': ['api', 'cli', 'core'],
 }
+FOLDERS = {'measure': 'Measure', 'studies': 'Studies', 'backends': 'Runtimes', 'serve': 'Serve', 'scale': 'Scale',
+           'analyse': 'Analyse', 'machine': 'Machine', 'backbones': 'Backbones'}  # a page's folder: its section
 
 def directives(src:str)->set:
     "The nbdev directives (`#| hide`, `#| export`, ...) at the top of a code cell."
@@ -185,12 +191,15 @@ def withhold_example(nb, why:str):
 def sidebar(pages:list, current:str)->str:
     "The sidebar's HTML: Home, then each section's pages (titles escaped), the Globe Race with Analyse."
     by_stem = {n[:-5]: (n, t) for n, t in pages if n != 'index.html'}
-    placed = {s for ss in SECTIONS.values() for s in ss}
+    listed = {s for ss in SECTIONS.values() for s in ss}
+    section = lambda stem: FOLDERS.get(stem.split('_')[0], 'Reference')
+    placed = listed | {k for k in by_stem if section(k) != 'Reference'}
     cur = ' class="current"'
     link = lambda n, t: f'<a href="{n}"{cur if n == current else ""}>{html.escape(t)}</a>'
     out = [link('index.html', 'Home')]
     for sec, stems in SECTIONS.items():
         items = [by_stem[s] for s in stems if s in by_stem]
+        if sec != 'Reference': items += [v for k, v in sorted(by_stem.items()) if k not in listed and section(k) == sec]
         if sec == 'Reference': items += [v for k, v in sorted(by_stem.items()) if k not in placed]
         if not items and sec != 'Analyse': continue
         out.append(f'<h2>{sec}</h2>' + ''.join(link(n, t) for n, t in items) + ('<a href="globe/index.html">Globe Race</a>' if sec == 'Analyse' else ''))

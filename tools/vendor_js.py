@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENDOR = ROOT / 'throughput_bench' / 'globe_assets' / 'vendor'
 sys.path.insert(0, str(ROOT))
-from throughput_bench.globe import VENDORED  # {package: (version, [files in the package])}
+from throughput_bench.analyse.globe import VENDORED  # {package: (version, [files in the package])}
 
 def pack(pkg:str, version:str, tmp:Path)->Path:
     "`npm pack pkg@version` into `tmp`; the tarball, its integrity checked against what npm reports."

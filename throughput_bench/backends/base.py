@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 import numpy as np
 from ..core import *
-from ..devices import *
+from ..machine.devices import *
 
 # %% auto #0
 __all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'plugin_backends', 'register',

@@ -6,8 +6,8 @@
 from __future__ import annotations
 import dataclasses, torch
 from ..core import *
-from ..devices import *
-from ..backend import maybe_compile, predictor, synthetic_input, loader_input
+from ..machine.devices import *
+from .model import maybe_compile, predictor, synthetic_input, loader_input
 from .base import Backend, Prepared
 
 # %% auto #0
