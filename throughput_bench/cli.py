@@ -99,9 +99,11 @@ class Parser(argparse.ArgumentParser):
         return g
 
 def with_alias(add, names, kw):
-    "Call `add(*names, **kw)`, then `add` the underscore spellings of `names` as the same option, left out of `--help`."
+    """Call `add(*names, **kw)`, then `add` the underscore spellings of `names` and the one-value spellings of a list
+    flag (`--quant` for `--quantizations`, `PLURALS`) as the same option, left out of `--help`."""
     action = add(*names, **kw)
-    extra = both_spellings(names)[len(names):]
+    one = [k for k, v in PLURALS.items() if v in names and k not in names]
+    extra = both_spellings(list(names) + one)[len(names):]
     if extra:
         alias = {k: v for k, v in kw.items() if k not in ('help', 'required', 'metavar')} | dict(
             dest=action.dest, help=argparse.SUPPRESS
@@ -664,7 +666,8 @@ def map_parser(parser=None)->Parser:
                      ('--batch-size', dict(type=positive_int)), ('--workers', dict(type=int)),
                      ('--prefetch', dict(type=positive_int)), ('--passes', dict(type=positive_int)),
                      ('--out-channels', dict(type=positive_int)), ('--output-raster', {}), ('--device', {}),
-                     ('--precision', dict(choices=PRECISIONS)), ('--backend', {}), ('--backend-options', {}),
+                     ('--precision', dict(choices=PRECISIONS)), ('--quant', dict(choices=QUANTS)), ('--backend', {}),
+                     ('--backend-options', {}),
                      ('--compile-mode', dict(choices=COMPILE_MODES)), ('--channels-last', dict(action='store_true')),
                      ('--threads', dict(type=positive_int)), ('--allocator', dict(choices=ALLOCATORS)),
                      ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}),

@@ -9,18 +9,19 @@ from dataclasses import dataclass, field, asdict, fields
 from typing import Optional, Iterable
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'COMPILE_MODES', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'FIELDS', 'KEY',
-           'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND', 'BACKEND_GROUP',
-           'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError',
-           'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field', 'BenchSpec', 'fields_in',
-           'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task', 'command_line',
-           'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
-           'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio',
-           'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
+__all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
+           'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND',
+           'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS',
+           'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field', 'BenchSpec',
+           'fields_in', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task',
+           'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth',
+           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
+           'step_ratio', 'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
 COMPILE_MODES = ('none', 'default', 'reduce-overhead', 'max-autotune')
+QUANTS = ('none', 'int8')  # the model as trained, or quantized to int8 (calibrated static quantization)
 DATA_MODES = ('synthetic', 'dataloader')
 # the C memory allocator a worker runs with (`allocator`: what each is and how it is set)
 ALLOCATORS = ('glibc', 'glibc-retain', 'tcmalloc', 'jemalloc')
@@ -122,6 +123,7 @@ class Field:
     swept:bool = False        # the option takes a list (and `--precision` is a second spelling of `--precisions`)
     word:Optional[str] = None # its `key=value` word in `tbench compare` and `tune` (`compile=default`)
     integer:bool = False      # its word takes a whole number
+    choices:tuple = ()        # the values it takes, where they are a fixed few (`PRECISIONS`)
     alias:str = ''            # one more spelling of its flag (`--size`)
     later:bool = False        # added after the first results files: a row that leaves it empty meant the default
 
@@ -150,7 +152,10 @@ class BenchSpec:
     # one of `PRECISIONS`
     precision:str = _F('fp32', part='runtime', key=2, always='words command',
                       said='bar summary compared varied served board',
-                      flag='precisions', swept=True, word='precision')
+                      flag='precisions', swept=True, word='precision', choices=PRECISIONS)
+    # one of `QUANTS`: `int8`, the model quantized with calibration (its weights and activations int8) on the runtime
+    quant:str = _F('none', part='runtime', key=20, said='bar summary compared varied served board',
+                   flag='quantizations', swept=True, word='quant', alias='quant', choices=QUANTS, later=True)
     # the runtime that runs the model: one of `backends.base.BACKENDS`
     backend:str = _F('pytorch', part='runtime', key=14, always='settings command',
                     said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
@@ -161,7 +166,7 @@ class BenchSpec:
     # one of `COMPILE_MODES`
     compile_mode:str = _F('none', part='runtime', key=3, form='compile={}', always='command',
                          said='bar summary compared varied served board', flag='compile_modes', swept=True,
-                         word='compile')
+                         word='compile', choices=COMPILE_MODES)
     # NHWC memory layout
     channels_last:bool = _F(False, part='runtime', key=5, form='NHWC', said='summary compared served',
                            flag='channels_last', word='channels_last', later=True)
@@ -170,7 +175,7 @@ class BenchSpec:
                               word='threads', integer=True)
     # the C memory allocator of the worker process: one of `ALLOCATORS` (glibc at its defaults: a plain process's)
     allocator:str = _F('glibc', part='process', key=19, said='summary compared varied served board', flag='allocators',
-                       swept=True, word='allocator', later=True)
+                       swept=True, word='allocator', choices=ALLOCATORS, later=True)
     # training only: `sgd` or `adamw`
     optimizer:str = _F('none', part='workload', key=10, said='bar board', flag='optimizers', swept=True, later=True)
     # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
@@ -211,6 +216,8 @@ class BenchSpec:
     # seconds a collective may wait before the process group gives up (a dead rank)
     ddp_timeout:float = 300.0
     cache_dir:Optional[str] = None           # where exported models are kept (None: ~/.cache/throughput_bench)
+    # an image folder (one folder a class) whose images calibrate int8 (None: synthetic images from a fixed seed)
+    images:Optional[str] = None
 
     @property
     def in_chans(self)->int:
@@ -520,6 +527,11 @@ class BenchResult:
     # what the worker ran with that no flag names and that changes its speed: its preloaded libraries, glibc's malloc
     # settings and tunables, OpenMP's (`allocator.process_env`; '' none, or an older row)
     process_env:str = ''
+    quant:str = ''                          # `int8`: the model was quantized ('' or `none`: as trained)
+    quantize_seconds:Optional[float] = None # calibrating and quantizing it (None: taken from the cache, or not int8)
+    quant_calibration:str = ''              # what calibrated it: `synthetic, 32 images` or the folder and its count
+    # what its accuracy rests on where it computes in less than fp32 (`accuracy unchecked: random weights`)
+    accuracy_check:str = ''
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."
@@ -782,6 +794,7 @@ class ServeOptions:
     model:str # a registry or timm name
     device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
     precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
+    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino; default none)
     # none default reduce-overhead max-autotune, compiled before the server says ready (default none)
     compile_mode:str='none'
     channels_last:bool=False # NHWC memory layout
@@ -813,9 +826,9 @@ class ServeOptions:
                    max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
                    max_request_mb=(float, False), port=(int, False), timeout=(float, False),
                    max_batch_per_request=(int, False))
-    CHOICES = dict(precision=PRECISIONS, compile_mode=COMPILE_MODES, allocator=ALLOCATORS,
+    CHOICES = dict(precision=PRECISIONS, quant=QUANTS, compile_mode=COMPILE_MODES, allocator=ALLOCATORS,
                    log_level=('critical', 'error', 'warning', 'info', 'debug'))
-    GROUPS = {'the model': 'model device precision compile_mode backend backend_options cache_dir channels_last '
+    GROUPS = {'the model': 'model device precision quant compile_mode backend backend_options cache_dir channels_last '
                            'input_channels input_size timesteps threads allocator',
               'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
                             'log_level timeout'}

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/15_backends_base.ipynb #465dd0f7
 from __future__ import annotations
-import difflib, importlib, importlib.metadata, importlib.util, math
+import dataclasses, difflib, importlib, importlib.metadata, importlib.util, math
 from dataclasses import dataclass
 from typing import Callable, Optional
 import numpy as np
@@ -78,12 +78,15 @@ class Prepared:
     build_seconds:Optional[float] = None
     # `probe(batch)`: a synthetic-batch step for the CPU memory and time guard (None: no guard)
     probe:Optional[Callable] = None
+    quantize_seconds:Optional[float] = None  # calibrating and quantizing the model (None: none, or a cached one)
+    quant_calibration:str = ''               # what calibrated it (`calibration_images`)
 
 class Backend:
     "One way to run a model: what it can run, what it needs, and how it prepares a model."
     name:str = ''
     package:Optional[str] = None      # the Python module it needs (None: torch, always there)
     precisions:tuple = ('fp32',)
+    quants:tuple = ('none',)          # `QUANTS` it runs (int8: it quantizes the model itself, with calibration)
     compile_modes:tuple = ('none',)
     layouts:tuple = (False,)          # channels_last values it runs
     devices:tuple = ('cpu',)
@@ -130,7 +133,7 @@ class Backend:
         "Why this backend cannot run `spec`, or None."
         dev = spec.device.split(':')[0]
         for what, v, ok in (('mode', spec.mode, self.modes), ('device', dev, self.devices),
-                            ('precision', spec.precision, self.precisions),
+                            ('precision', spec.precision, self.precisions), ('quantization', spec.quant, self.quants),
                             ('compile mode', spec.compile_mode, self.compile_modes),
                             ('data mode', spec.data_mode, self.data_modes)):
             if v not in ok: return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
@@ -146,7 +149,9 @@ class Backend:
     def __repr__(self): return f"{type(self).__name__}({self.name!r})"
 
 # %% ../../nbs/15_backends_base.ipynb #05ce6a78
-TOLERANCES = {'fp32': 1e-3, 'tf32': 1e-2, 'fp16': 1e-2, 'bf16': 8e-2}  # on max_rel_diff: max |out - ref| / max |ref|
+# on max_rel_diff: max |out - ref| / max |ref|; int8: the outputs of a calibrated int8 model of random weights, with
+# room (a calibration that fails, e.g. on constant images, is off by 1 or more)
+TOLERANCES = {'fp32': 1e-3, 'tf32': 1e-2, 'fp16': 1e-2, 'bf16': 8e-2, 'int8': 0.25}
 # images of the fixed input the reference runs (the configuration runs its own batch, the first ones compared)
 GATE_SAMPLES = 8
 
@@ -155,12 +160,15 @@ def needs_gate(spec:BenchSpec)->bool:
     return spec.mode == 'inference' and not (
         spec.backend == 'pytorch'
         and spec.precision == 'fp32'
+        and spec.quant in ('none', '')
         and spec.compile_mode == 'none'
         and not spec.channels_last
     )
 
 def tolerance(spec:BenchSpec, device, tf32:bool=False)->float:
     "The largest `max_rel_diff` the configuration may have: by the dtype it computes in (TF32 for fp32 where it is on)."
+    if spec.quant == 'int8':  # int8, the rest computed in the precision asked for
+        return max(TOLERANCES['int8'], tolerance(dataclasses.replace(spec, quant='none'), device, tf32))
     dt = str(compute_dtype(spec.precision, device)).replace('torch.', '')
     key = {'float32': 'tf32' if tf32 else 'fp32', 'float16': 'fp16', 'bfloat16': 'bf16'}[dt]
     return TOLERANCES[key]

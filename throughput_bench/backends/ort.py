@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 from ..core import *
 from .base import Backend, Prepared
-from .export import onnx_model
+from .export import onnx_model, quantized_onnx
 
 # %% auto #0
 __all__ = ['BACKENDS', 'BACKEND', 'OnnxRuntime', 'OnnxRuntimeTensorRT']
@@ -19,17 +19,22 @@ class OnnxRuntime(Backend):
     devices = ('cpu', 'cuda')
     provider = {'cpu': 'CPUExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
     options = {'mode': ('sequential', 'parallel'), 'inter_threads': int}
+    quants = ('none', 'int8')  # int8: static QDQ quantization of the exported graph (`export.quantized_onnx`), CPU only
     # the exporter's and the runtime's (the GPU build has its own name)
     packages = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu')
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
-        "On a CPU, fp32: its defaults, and with several threads its parallel executor with as many inter-op threads."
+        """On a CPU, fp32: its defaults, with several threads its parallel executor with as many inter-op threads, and
+        int8 where the CPU multiplies int8 natively."""
         if device_type != 'cpu' or device_type not in self.devices or precision != 'fp32': return []
-        return [''] + ([f"mode=parallel inter_threads={threads}"] if threads and threads > 1 else [])
+        from throughput_bench.machine.devices import quant_support
+        int8 = ['quant=int8'] if quant_support('int8', 'cpu') is None else []
+        return [''] + ([f"mode=parallel inter_threads={threads}"] if threads and threads > 1 else []) + int8
 
     def unsupported(self, spec:BenchSpec)->Optional[str]:
         why = super().unsupported(spec)
         if why: return why
+        if spec.quant == 'int8' and not spec.device.startswith('cpu'): return f"{self.name} runs int8 on a CPU here"
         import onnxruntime as ort
         p = self.provider[spec.device.split(':')[0]]
         if p not in ort.get_available_providers():
@@ -55,6 +60,8 @@ class OnnxRuntime(Backend):
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
         import time, numpy as np, onnxruntime as ort
         path, export_s, cached = onnx_model(model, spec)
+        quant_s, calibration = None, ''
+        if spec.quant == 'int8': path, quant_s, calibration = quantized_onnx(path, spec)
         t0 = time.perf_counter(); sess = self.session(path, spec, device); build_s = time.perf_counter() - t0
         name = sess.get_inputs()[0].name
         so = sess.get_session_options()
@@ -74,7 +81,8 @@ class OnnxRuntime(Backend):
             return (lambda: sess.run_with_iobinding(io)), batch
 
         return Prepared(step=step, output=lambda x: sess.run(None, {name: x.numpy()}), settings=settings,
-                        version=ort.__version__, export_seconds=export_s, export_cached=cached, build_seconds=build_s)
+                        version=ort.__version__, export_seconds=export_s, export_cached=cached, build_seconds=build_s,
+                        quantize_seconds=quant_s, quant_calibration=calibration)
 
 class OnnxRuntimeTensorRT(OnnxRuntime):
     "ONNX Runtime with its TensorRT execution provider (CUDA; the engine is built on the first call)."

@@ -6,8 +6,9 @@
 from __future__ import annotations
 from typing import Optional
 from ..core import *
-from .base import Backend, Prepared
-from .export import onnx_model
+from .base import Backend, Prepared, RUNTIMES_EXTRA
+from .export import onnx_model, calibration_images
+from ..backbones.registry import get_model
 
 # %% auto #0
 __all__ = ['BACKEND', 'OpenVINO']
@@ -22,6 +23,7 @@ class OpenVINO(Backend):
     # fp32, and the reduced precisions its CPU plugin runs on native units (the graph stays fp32; OpenVINO computes in
     # the precision its `INFERENCE_PRECISION_HINT` names, and silently in f32 where the CPU has no such units)
     precisions = ('fp32', 'bf16', 'fp16')
+    quants = ('none', 'int8')  # int8: post-training quantization with NNCF (`quantized_ir`)
     HINTS = {'fp32': 'f32', 'bf16': 'bf16', 'fp16': 'f16'}
     UNITS = {'bf16': 'BF16', 'fp16': 'FP16'}  # the CPU plugin's OPTIMIZATION_CAPABILITIES entry for each
 
@@ -30,7 +32,7 @@ class OpenVINO(Backend):
         import openvino as ov
         return list(ov.Core().get_property('CPU', 'OPTIMIZATION_CAPABILITIES'))
 
-    def unsupported(self, spec:BenchSpec)->Optional[str]:
+    def _unsupported(self, spec:BenchSpec)->Optional[str]:
         why = super().unsupported(spec)
         if why or spec.precision == 'fp32': return why
         caps = self.capabilities()
@@ -41,10 +43,12 @@ class OpenVINO(Backend):
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
         """On a CPU, fp32 and each precision it runs natively there: the hint its guide recommends for the batch
-        (LATENCY at 1, THROUGHPUT above), and the other one."""
+        (LATENCY at 1, THROUGHPUT above), and the other one; in fp32, int8 where the CPU multiplies int8 natively."""
         if device_type not in self.devices or precision not in self.precisions: return []
         if precision != 'fp32' and self.UNITS[precision] not in self.capabilities(): return []
-        return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"]
+        from throughput_bench.machine.devices import quant_support
+        int8 = ['quant=int8'] if precision == 'fp32' and quant_support('int8', 'cpu') is None else []
+        return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"] + int8
 
     def compiled(self, core, graph, spec:BenchSpec, batch:int):
         """`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or
@@ -62,10 +66,42 @@ class OpenVINO(Backend):
             raise RuntimeError(f"OpenVINO compiled the model in {got}, not {spec.precision}, on this CPU")
         return cm, hint
 
+    def unsupported(self, spec:BenchSpec)->Optional[str]:
+        why = self._unsupported(spec)
+        if why or spec.quant != 'int8': return why
+        import importlib.util
+        return None if importlib.util.find_spec('nncf') else f"{self.name} int8 quantizes with NNCF: {RUNTIMES_EXTRA}"
+
+    def quantized_ir(self, core, path, spec:BenchSpec)->tuple:
+        """`(int8 model, seconds quantizing or None, what calibrated it)`: the graph at `path` quantized by NNCF on
+        `export.calibration_images` (its default preset; the transformer model type for ViTs), cached beside it."""
+        import hashlib, os, tempfile, contextlib, io, logging, time
+        from pathlib import Path
+        from filelock import FileLock
+        import openvino as ov
+        x, said = calibration_images(spec)
+        vit = get_model(spec.model_name).type == 'vit'
+        q = Path(path).parent / f"model.ov-int8-{hashlib.sha256((said + str(vit)).encode()).hexdigest()[:12]}.xml"
+        with FileLock(str(q) + '.lock'):
+            if q.is_file(): return core.read_model(str(q)), None, said
+            import nncf
+            t0 = time.perf_counter()
+            data = nncf.Dataset([x[i:i + 1] for i in range(len(x))])
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                nncf.set_log_level(logging.ERROR)
+                qm = nncf.quantize(core.read_model(str(path)), data, subset_size=len(x),
+                                   model_type=nncf.ModelType.TRANSFORMER if vit else None)
+            with tempfile.TemporaryDirectory(dir=q.parent) as d:
+                ov.save_model(qm, str(Path(d) / 'm.xml'))
+                os.replace(Path(d) / 'm.bin', q.with_suffix('.bin')); os.replace(Path(d) / 'm.xml', q)
+            return qm, time.perf_counter() - t0, said
+
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
         import time, numpy as np, openvino as ov
         path, export_s, cached = onnx_model(model, spec)
         core = ov.Core(); graph = core.read_model(str(path))
+        quant_s, calibration = None, ''
+        if spec.quant == 'int8': graph, quant_s, calibration = self.quantized_ir(core, path, spec)
         made = {}  # batch -> (compiled model, hint, seconds to compile)
         def get(batch):
             if batch not in made:
@@ -73,7 +109,8 @@ class OpenVINO(Backend):
                 cm, hint = self.compiled(core, graph, spec, batch)
                 made[batch] = (cm, hint, time.perf_counter() - t0)
             return made[batch]
-        p = Prepared(step=None, output=None, version=ov.get_version(), export_seconds=export_s, export_cached=cached)
+        p = Prepared(step=None, output=None, version=ov.get_version(), export_seconds=export_s, export_cached=cached,
+                     quantize_seconds=quant_s, quant_calibration=calibration)
         def step(batch:int):
             cm, hint, secs = get(batch); p.build_seconds = secs
             x = np.random.default_rng(0).standard_normal(

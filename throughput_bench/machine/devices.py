@@ -10,8 +10,9 @@ from ..core import *
 from ..core import _vm_status
 
 # %% auto #0
-__all__ = ['resolve_device', 'synchronize', 'reset_peak_memory', 'peak_memory_mb', 'autocast_dtype', 'precision_dtypes',
-           'compute_dtype', 'precision_support', 'set_tf32', 'tf32_active', 'autocast', 'result_from_spec']
+__all__ = ['INT8_UNITS', 'resolve_device', 'synchronize', 'reset_peak_memory', 'peak_memory_mb', 'autocast_dtype',
+           'precision_dtypes', 'compute_dtype', 'precision_support', 'quant_support', 'set_tf32', 'tf32_active',
+           'autocast', 'result_from_spec']
 
 # %% ../../nbs/02_machine_devices.ipynb #3f3800ed
 def resolve_device(name:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
@@ -100,6 +101,16 @@ def precision_support(precision:str, device:torch.device, explicit:bool=False)->
     return (f"{precision} computes in {name}, which this CPU has no native units for (no {units}): "
             "PyTorch would emulate it; ask for it by name to measure anyway")
 
+# %% ../../nbs/02_machine_devices.ipynb #d6253cba
+INT8_UNITS = {'avx512_vnni', 'avx_vnni', 'amx_int8'}  # the x86 instructions that multiply int8 in hardware
+
+def quant_support(quant:str, device)->Optional[str]:
+    """None if `quant` runs natively on `device` (a `torch.device` or its type); otherwise the reason it is skipped:
+    int8 on a CPU without int8 dot-product units (VNNI, AMX) is slower than fp32, not a speed-up worth a row."""
+    if quant in ('none', '', None) or getattr(device, 'type', str(device)).split(':')[0] != 'cpu': return None
+    if cpu_features() & INT8_UNITS: return None
+    return f"int8 needs int8 dot-product units (one of {', '.join(sorted(INT8_UNITS))}); this CPU has none"
+
 # %% ../../nbs/02_machine_devices.ipynb #44ecf24d
 def set_tf32(enabled:bool):
     "Let (or forbid) fp32 matmuls and cuDNN convolutions use TF32 on CUDA."
@@ -125,14 +136,9 @@ def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     import timm
 
-    d = dict(model_name=spec.model_name, mode=spec.mode, backend=spec.backend, backend_options=spec.backend_options,
-             study=spec.study, stage=spec.stage,
-             allocator=spec.allocator, num_classes=spec.num_classes, world_size=spec.world_size,
-             precision=spec.precision, compiled=spec.compile_mode != 'none', compile_mode=spec.compile_mode,
-             batch_size=spec.batch_size, batch_requested=spec.batch_size, channels_last=spec.channels_last,
-             input_channels=spec.input_channels, input_size=spec.input_size, device=spec.device,
-             device_type=torch.device(spec.device).type, data_mode=spec.data_mode, threads=spec.threads,
-             optimizer=spec.optimizer, lr=spec.lr if spec.mode == 'training' else None, timesteps=spec.timesteps,
-             pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '', timm_version=timm.__version__,
-             timestamp=now_iso())
+    d = {f.name: getattr(spec, f.name) for f in FIELDS}  # the configuration's identity, each field as declared
+    d |= dict(compiled=spec.compile_mode != 'none', batch_requested=spec.batch_size, device=spec.device,
+              device_type=torch.device(spec.device).type, lr=spec.lr if spec.mode == 'training' else None,
+              pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '', timm_version=timm.__version__,
+              timestamp=now_iso())
     return BenchResult(**(d | kw))

@@ -306,7 +306,8 @@ def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     "Fill `peak_tflops`, `mfu` and `mfu_measured` of `res` (a `BenchResult`)."
     if res.status != 'ok' or not res.gflops_per_sample: return res
     dev = torch.device(res.device or 'cpu')
-    dt = matmul_dtype(res.precision, dev, bool(res.tf32_enabled))
+    # an int8 model multiplies in int8 (its peak: VNNI's 4x fp32's FMA rate, AMX's int8 tiles), whatever its precision
+    dt = 'int8' if getattr(res, 'quant', '') == 'int8' else matmul_dtype(res.precision, dev, bool(res.tf32_enabled))
     res.tflops_achieved = res.throughput_mean * res.gflops_per_sample / 1e3
     res.peak_tflops = peak_override or device_peak(hw, dev.type, dt, res.threads)
     ceiling = (hw.get('ceilings') or {}).get('gemm_tflops', {}).get(dt)

@@ -295,6 +295,11 @@ class SweepOptions:
     # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without
     # native units unless named)
     precisions:Optional[list]=None
+    # none int8: int8 quantizes the model with calibration on onnxruntime and openvino, on a CPU with int8 dot-product
+    # units (VNNI or AMX; default none)
+    quantizations:Optional[list]=None
+    # an image folder (one folder a class) whose images calibrate int8 (default: synthetic images from a fixed seed)
+    images:Optional[str]=None
     # none default reduce-overhead max-autotune (default: none default on CUDA, none elsewhere)
     compile_modes:Optional[list]=None
     batch_sizes:Optional[list]=None # default: 512 (256 training) on GPU, 32 on CPU; halves on OOM
@@ -401,13 +406,13 @@ class SweepOptions:
                    wait_idle=(float, True), busy_threshold=(float, False), peak_tflops=(float, False),
                    wandb_init_timeout=(float, False), lr=(float, False), nproc=(int, False), ddp_timeout=(float, False),
                    slurm_gpus_per_node=(int, True), slurm_time=(int, False), slurm_array_parallelism=(int, False))
-    CHOICES = dict(mode=('inference', 'training'), precisions=PRECISIONS, compile_modes=COMPILE_MODES,
-                   allocators=ALLOCATORS, wandb=('disabled', 'offline', 'online', 'auto'), optimizers=('sgd', 'adamw'),
-                   slurm_group_by=('model', 'config'), slurm_executor=('slurm', 'local'), conventions=CONVENTIONS)
+    CHOICES = dict(mode=('inference', 'training'), wandb=('disabled', 'offline', 'online', 'auto'),
+                   optimizers=('sgd', 'adamw'), slurm_group_by=('model', 'config'), slurm_executor=('slurm', 'local'),
+                   conventions=CONVENTIONS) | {f.flag: f.choices for f in FIELDS if f.choices}  # the fields' own
     # `--help` shows the first groups; those in `MORE` only with `--help-all`
     GROUPS = {'what to measure': 'models precisions compile_modes batch_sizes channels_last input_channels input_size '
                                  'timesteps dataloader workers',
-              'inference': 'backends backend_options geo_compare output',
+              'inference': 'backends backend_options quantizations images geo_compare output',
               'training': 'optimizers lr breakdown nproc ddp_timeout',
               'where it runs': 'device gpu_id threads allocators tf32 force max_step_seconds max_memory_mb',
               'how long, and a busy machine': 'budget_minutes repeats row_ci min_repeats max_repeats config_seconds '
@@ -583,6 +588,8 @@ def configurations(o:SweepOptions, dev)->list:
                           options=o.backend_options or '')
     if o.mode == 'training': specs = [dataclasses.replace(s, optimizer=x, lr=o.lr) for s in specs for x in o.optimizers]
     specs = [dataclasses.replace(s, allocator=a) for s in specs for a in dict.fromkeys(o.allocators or ['glibc'])]
+    quants = dict.fromkeys(o.quantizations or ['none'])
+    specs = [dataclasses.replace(s, quant=q, images=o.images) for s in specs for q in quants]
     if o.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
         specs = [
             dataclasses.replace(s, world_size=w, ddp_timeout=o.ddp_timeout, probe_batch=False, max_step_seconds=None)
@@ -674,12 +681,17 @@ def within_budget(su:Setup, minutes:float, n:int, started:Optional[float]=None)-
 WIDE = 0.10  # a row whose 95% interval is wider than this (relative half-width) ranks nothing (`submit.MAX_HALF_WIDTH`)
 
 def rerun_command(rows:list, o:SweepOptions)->str:
-    "The command that measures `rows` (their models and precisions, as `o` asked) again, on a quiet host."
-    models = list(dict.fromkeys(r.model_name for r in rows))
-    precisions = list(dict.fromkeys(r.precision for r in rows))
-    words = ['tbench', 'train' if o.mode == 'training' else 'infer', '--models', *models, '--precisions', *precisions,
-             '--device', o.device]
+    """The command that measures `rows` again, on a quiet host: each swept field's values among them (the field table's
+    flags; a field at its default everywhere left out, but those a command always names), as `o` asked the rest."""
+    words = ['tbench', 'train' if o.mode == 'training' else 'infer', '--device', o.device]
+    for f in FIELDS:
+        cells = (getattr(r, f.name) for r in rows)  # an empty cell: the default (an older row's)
+        vals = list(dict.fromkeys(str(f.default) if v in ('', None) else str(v) for v in cells))
+        if not f.swept or f.name == 'batch_size': continue
+        if all(f.usual(v) for v in vals) and 'command' not in f.always: continue
+        words += ['--' + f.flag.replace('_', '-'), *vals]
     if o.input_size: words += ['--input-size', str(o.input_size)]
+    if o.backend_options: words += ['--backend-options', o.backend_options]
     if o.batch_sizes: words += ['--batch-sizes', *map(str, o.batch_sizes)]
     if o.results_dir != 'results': words += ['--results-dir', str(o.results_dir)]
     return shlex.join(words + ['--rerun', '--wait-idle', '60'])
@@ -701,7 +713,7 @@ def rerun_note(new:list, o:SweepOptions, seconds:float)->str:
            'each configuration needs at least 3 worker processes for an interval')
     if not bad: return f"{head}: {why}"
     from throughput_bench.scale.sweep import spread
-    said = ', '.join(f"{r.model_name} {r.precision}"
+    said = ', '.join(config_words(r, ('model_name',) + fields_in('bar'))
                      + (spread(r.throughput_mean, r.throughput_ci_low, r.throughput_ci_high) or ' (no interval)')
                      for r in bad[:4])
     how = 'on a quiet host' if busy else 'with more time (more worker processes: no --budget-minutes)'

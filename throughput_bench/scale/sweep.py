@@ -90,7 +90,8 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
         )
     if spec.mode == 'training' and spec.precision == 'fp16':
         return "pure fp16 training diverges without loss scaling: use amp"
-    return precision_support(spec.precision, torch.device(spec.device), spec.explicit_precision)
+    dev = torch.device(spec.device)
+    return precision_support(spec.precision, dev, spec.explicit_precision) or quant_support(spec.quant, dev)
 
 def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=False)->Plan:
     "Split `specs` into to-run, already-done and skipped, against `store`."

@@ -56,10 +56,8 @@ def parse_config(text:str)->dict:
         seen.add(name)
         if k not in _WORDS: opts.append(w); continue
         f = _WORDS[k]
-        if f == 'backend': v = _choice(text, k, v, list(BACKENDS))
-        elif f == 'precision': v = _choice(text, k, v, PRECISIONS)
-        elif f == 'compile_mode': v = _choice(text, k, v, COMPILE_MODES)
-        elif f == 'allocator': v = _choice(text, k, v, ALLOCATORS)
+        if f == 'backend': v = _choice(text, k, v, list(BACKENDS))  # the runtimes installed: known at run time
+        elif FIELD[f].choices: v = _choice(text, k, v, FIELD[f].choices)
         if f in _INT:
             if not v.isdigit() or int(v) < 1:
                 raise BenchError(f"configuration {text!r}: {k} takes a whole number of at least 1, not {v!r}")
@@ -238,13 +236,12 @@ def compare(model:str, # a registry or timm name
 
 def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
     "The one configuration of options `o` with the fields `words` sets (`parse_config`'s), measured as named."
-    b = launch.check(dataclasses.replace(
-        o, batch_sizes=[words.get('batch_size', batch)], precisions=[words.get('precision', precision)],
-        compile_modes=[words.get('compile_mode', 'none')], channels_last=words.get('channels_last', False),
-        backends=[words.get('backend', 'pytorch')], backend_options=words.get('backend_options', ''),
-        allocators=[words.get('allocator', 'glibc')], threads=words.get('threads', o.threads),
-        input_size=words.get('input_size', o.input_size),
-        input_channels=words.get('input_channels', o.input_channels), timesteps=words.get('timesteps', o.timesteps)))
+    kw, usual = {}, {'batch_size': batch, 'precision': precision}
+    for f in FIELDS:  # each setting a configuration can name (its `word`), else its default (a list flag) or `o`'s
+        if not f.flag or not (f.word or f.name == 'backend_options'): continue
+        v = words.get(f.name, usual.get(f.name, f.default if f.swept else getattr(o, f.flag)))
+        kw[f.flag] = [v] if f.swept else v
+    b = launch.check(dataclasses.replace(o, **kw))
     (s,) = launch.configurations(b, dev)
     return dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True)
 

@@ -627,6 +627,7 @@ class MapOptions:
     output_raster:Optional[str]=None # the GeoTIFF to write (default: <results_dir>/maps/<raster>.<model>.tif)
     device:str='auto' # auto | cpu | cuda | cuda:N (default auto: CUDA if present, else CPU)
     precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
+    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino; default none)
     backend:str='pytorch' # pytorch onnxruntime openvino (default pytorch)
     backend_options:str='' # the runtime's own settings as key=value words (default: the runtime's own choice)
     compile_mode:str='none' # none default reduce-overhead max-autotune: torch.compile of the model (default none)
@@ -651,6 +652,7 @@ def check_map_options(o:MapOptions)->MapOptions:
     if o.precision not in PRECISIONS:
         raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
     if (why := missing_allocator(o.allocator)): raise BenchError(why)
+    if o.quant not in QUANTS: raise BenchError(f"unknown quantization {o.quant!r} (quantizations: {', '.join(QUANTS)})")
     if o.compile_mode not in COMPILE_MODES:
         raise BenchError(f"unknown compile mode {o.compile_mode!r} (compile modes: {', '.join(COMPILE_MODES)})")
     if o.synthetic and o.raster: raise BenchError("give a raster or --synthetic, not both")
@@ -690,7 +692,7 @@ def plan_map(o:MapOptions)->MapPlan:
     spec = BenchSpec(o.model, mode='mapping', precision=o.precision, batch_size=o.batch_size, input_channels=len(bands),
                      input_size=size, device=str(dev), threads=o.threads, backend=o.backend,
                      backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words,
-                     allocator=o.allocator, compile_mode=o.compile_mode, channels_last=o.channels_last)
+                     allocator=o.allocator, compile_mode=o.compile_mode, channels_last=o.channels_last, quant=o.quant)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
     store.ensure_writable()
     return MapPlan(spec, facts, bands, dev, store, out)

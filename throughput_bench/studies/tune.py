@@ -178,9 +178,9 @@ def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[Ben
     them); empty where the winner is plain eager."""
     import torch, pandas as pd
     cpu = su.device.type == 'cpu'
-    eager = dataclasses.replace(win, backend='pytorch', backend_options='', precision='fp32', compile_mode='none',
-                                channels_last=False, threads=torch.get_num_threads() if cpu else None, cache_dir=None,
-                                allocator='glibc')
+    # every runtime and process field at its default (eager fp32 PyTorch, no quantization, glibc's malloc)
+    plain = {f.name: f.default for f in FIELDS if f.part in ('runtime', 'process')}
+    eager = dataclasses.replace(win, **plain | dict(threads=torch.get_num_threads() if cpu else None, cache_dir=None))
     if eager.key() == win.key(): return pd.DataFrame()
     specs, labels = [eager, win], ['fp32 eager', win.settings()]
     if best_eager is not None and best_eager.key() not in (eager.key(), win.key()):
