@@ -9,14 +9,14 @@ correctness gate's max relative difference; random weights: accuracy unchecked).
 import argparse, sys
 from throughput_bench.studies.compare import compare, parse_config
 from throughput_bench.analyse.store import read_results
-from throughput_bench.machine.devices import quant_support, precision_support
+from throughput_bench.machine.devices import quant_support
 from throughput_bench.backends.ov import BACKEND as OV
 
 def configs(backend:str)->list:
-    "fp32 first (the base of every ratio), then int8, then bf16 where it runs natively."
-    import torch
+    "fp32 first (the base of every ratio), then int8, then bf16 where the backend runs it natively here."
+    from throughput_bench.backends.base import get_backend
     out = [f"backend={backend}", f"backend={backend} quant=int8"]
-    if precision_support('bf16', torch.device('cpu')) is None and (backend != 'openvino' or 'BF16' in OV.capabilities()):
+    if 'bf16' in get_backend(backend).precisions and (backend != 'openvino' or 'BF16' in OV.capabilities()):
         out.append(f"backend={backend} precision=bf16")
     return out
 
