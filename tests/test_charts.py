@@ -8,11 +8,11 @@ from throughput_bench.analyse.charts import best_rows, chart_throughput, chart_c
 BASE = dict(gpu_name='Intel(R) Xeon(R) Processor', mode='inference', model_name='resnet18', precision='fp32', compile_mode='none',
             channels_last=False, input_channels=3, input_size=224, data_mode='synthetic', optimizer='none', status='ok', batch_size=8,
             threads=1, backend='pytorch', backend_options='', timesteps=1, num_classes=np.nan, world_size=np.nan, study='', stage='',
-            map_options='', allocator='glibc')
+            map_options='', allocator='glibc', quant='none')
 # each field of the key, and a second value for it (the mode and the model have charts and panels of their own; the batch: the best is drawn)
 OTHER = {'precision': 'bf16', 'compile_mode': 'default', 'channels_last': True, 'input_channels': 4, 'input_size': 64, 'data_mode': 'dataloader',
          'threads': 2, 'optimizer': 'adamw', 'timesteps': 4, 'num_classes': 10, 'world_size': 2, 'backend': 'openvino',
-         'backend_options': 'hint=LATENCY', 'batch_size': 32, 'allocator': 'tcmalloc'}
+         'backend_options': 'hint=LATENCY', 'batch_size': 32, 'allocator': 'tcmalloc', 'quant': 'int8'}
 
 def test_every_key_field_is_covered():
     assert set(OTHER) | {'mode', 'model_name', 'study', 'stage', 'map_options'} == set(BenchSpec.KEY)
@@ -37,7 +37,7 @@ def test_rows_that_differ_in_one_field_are_never_one_bar(field):
             cov = chart_coverage(best)
             km2 = 180.0 * (best.loc[best.throughput_mean.idxmax(), 'input_size'] * 10) ** 2 / 1e6  # the faster row's km²/s at 10 m
             assert round(km2, 6) in _widths(cov), field
-        if field in ('precision', 'compile_mode', 'backend', 'allocator'):  # a variant of fp32 eager PyTorch: its speed-up is drawn
+        if field in ('precision', 'compile_mode', 'backend', 'allocator', 'quant'):  # a variant of fp32 eager PyTorch: its speed-up is drawn
             assert 1.8 in _widths(chart_speedup(best)), field
         plt.close('all')
 
