@@ -682,14 +682,15 @@ WIDE = 0.10  # a row whose 95% interval is wider than this (relative half-width)
 
 def rerun_command(rows:list, o:SweepOptions)->str:
     """The command that measures `rows` again, on a quiet host: each swept field's values among them (the field table's
-    flags; a field at its default everywhere left out, but those a command always names), as `o` asked the rest."""
-    words = ['tbench', 'train' if o.mode == 'training' else 'infer', '--device', o.device]
+    flags; a field at its default in every row left out, but the models and precisions), as `o` asked the rest."""
+    words = ['tbench', 'train' if o.mode == 'training' else 'infer']
     for f in FIELDS:
         cells = (getattr(r, f.name) for r in rows)  # an empty cell: the default (an older row's)
         vals = list(dict.fromkeys(str(f.default) if v in ('', None) else str(v) for v in cells))
         if not f.swept or f.name == 'batch_size': continue
-        if all(f.usual(v) for v in vals) and 'command' not in f.always: continue
+        if all(f.usual(v) for v in vals) and 'words' not in f.always: continue
         words += ['--' + f.flag.replace('_', '-'), *vals]
+    words += ['--device', o.device]
     if o.input_size: words += ['--input-size', str(o.input_size)]
     if o.backend_options: words += ['--backend-options', o.backend_options]
     if o.batch_sizes: words += ['--batch-sizes', *map(str, o.batch_sizes)]
