@@ -77,3 +77,8 @@ def test_a_configuration_is_a_tree_of_its_parts():
     assert parts['runtime'] == {'precision': 'bf16', 'quant': 'none', 'backend': 'openvino',
                                 'backend_options': 'hint=LATENCY', 'compile_mode': 'none', 'channels_last': False}
     assert sum(len(v) for v in parts.values()) == len(KEY)
+
+def test_a_stored_row_has_a_column_for_every_field():
+    "`BenchResult` is the row flattened where it is stored: each field of the configuration is one of its columns."
+    from throughput_bench.core import COLUMNS
+    assert set(KEY) <= set(COLUMNS), set(KEY) - set(COLUMNS)
