@@ -488,6 +488,7 @@ def check_together(o:SweepOptions):
 def check(o:SweepOptions)->SweepOptions:
     "`o` checked before anything is built (a one-line `BenchError` for the first wrong option), its backends settled."
     check_words(o); check_numbers(o); check_together(o)
+    if o.images and not Path(o.images).is_dir(): raise BenchError(f"--images {o.images}: no such folder")
     o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
                             backends=check_backends(o.backends, o.mode))
     for m in o.model_names(): check_model(get_model(m))
