@@ -201,6 +201,9 @@ def add_options(p:Parser, O=None, drop:tuple=()):
         for name in names.split():
             flags, kw = option_flag(name, O)
             g.add_argument(*flags, **kw)
+            if name == 'weights':  # in one word
+                g.add_argument('--pretrained', dest='weights', action='store_const', const='pretrained',
+                               default=argparse.SUPPRESS, help="timm's pretrained weights (--weights pretrained)")
         if title in getattr(O, 'MORE', ()): p.more = getattr(p, 'more', []) + [g]
     if getattr(p, 'more', None):
         p.add_argument('--help-all', action=HelpAll, help="every flag, the groups --help leaves out included")

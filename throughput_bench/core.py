@@ -180,6 +180,10 @@ class BenchSpec:
     optimizer:str = _F('none', part='workload', key=10, said='bar board', flag='optimizers', swept=True, later=True)
     # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
     num_classes:Optional[int] = _F(None, part='model', key=12, form='{} classes', said='summary')
+    # the model's weights: '' random from a fixed seed; `pretrained`, timm's; or a file (`.safetensors`, or a `.pt`/`.pth`
+    # state dict, read without unpickling)
+    weights:str = _F('', part='model', key=21, form='weights={}', said='summary', flag='weights', word='weights',
+                     later=True)
     # training under DistributedDataParallel on this many processes (None: one plain process)
     world_size:Optional[int] = _F(None, part='process', key=13, form='DDP×{}', said='bar', flag='nproc')
     # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
@@ -216,8 +220,11 @@ class BenchSpec:
     # seconds a collective may wait before the process group gives up (a dead rank)
     ddp_timeout:float = 300.0
     cache_dir:Optional[str] = None           # where exported models are kept (None: ~/.cache/throughput_bench)
-    # an image folder (one folder a class) whose images calibrate int8 (None: synthetic images from a fixed seed)
+    # an image folder (one folder a class) whose images calibrate int8 and check the accuracy of what computes in less
+    # than fp32 (None: synthetic images from a fixed seed, no accuracy check)
     images:Optional[str] = None
+    # the most top-1 accuracy (points) a row may lose to fp32 eager on `images`' labels; beyond it the row is `wrong`
+    accuracy_gate:float = 1.0
 
     @property
     def in_chans(self)->int:
@@ -530,8 +537,19 @@ class BenchResult:
     quant:str = ''                          # `int8`: the model was quantized ('' or `none`: as trained)
     quantize_seconds:Optional[float] = None # calibrating and quantizing it (None: taken from the cache, or not int8)
     quant_calibration:str = ''              # what calibrated it: `synthetic, 32 images` or the folder and its count
-    # what its accuracy rests on where it computes in less than fp32 (`accuracy unchecked: random weights`)
+    # what its accuracy rests on where it computes in less than fp32: its top-1 agreement with fp32 eager and accuracy
+    # on `images`, in words, or why it is unchecked (`accuracy unchecked: random weights`)
     accuracy_check:str = ''
+    weights:str = ''                        # '' random (a fixed seed), `pretrained` (timm's), or the file read
+    accuracy_images:Optional[int] = None    # images of the folder the accuracy check read
+    top1_agreement:Optional[float] = None   # share of them whose top-1 class is fp32 eager's
+    top1_agreement_ci_low:Optional[float] = None  # its 95% interval (Wilson)
+    top1_agreement_ci_high:Optional[float] = None
+    top1_fp32:Optional[float] = None        # top-1 accuracy of fp32 eager on the folder's labels (None: no labels)
+    top1:Optional[float] = None             # and of this configuration
+    top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval for paired images (Newcombe)
+    top1_drop_ci_low:Optional[float] = None
+    top1_drop_ci_high:Optional[float] = None
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."

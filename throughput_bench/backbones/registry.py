@@ -12,7 +12,7 @@ import importlib.util
 
 # %% auto #0
 __all__ = ['REGISTRY', 'GEO', 'GEO_NAMES', 'UNAVAILABLE', 'GEO_MODULES', 'ModelInfo', 'suggest', 'get_model', 'check_model',
-           'input_problem', 'build', 'n_params', 'count_params', 'model_table']
+           'input_problem', 'build', 'build_timm', 'n_params', 'count_params', 'model_table']
 
 # %% ../../nbs/05_backbones_registry.ipynb #ded48224
 @dataclass
@@ -210,17 +210,27 @@ def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Opti
     return None
 
 def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, timesteps:int=1,
-          num_classes:Optional[int]=None)->torch.nn.Module:
+          num_classes:Optional[int]=None, pretrained:bool=False)->torch.nn.Module:
     """A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None); a timm model
-    with a `num_classes` head if given (geo encoders have none)."""
-    import timm
+    with a `num_classes` head if given (geo encoders have none); with `pretrained`, timm's weights (downloaded where
+    the machine can; each request bounded by the hub's timeouts), a failure in one line."""
     channels, size = channels or info.channels, size or info.size
     why = input_problem(info, channels, size, timesteps)
     if why: raise BenchError(why)
     if info.is_geo:
+        if pretrained: raise BenchError(f"--weights pretrained: {info.name} is built with random weights here")
         from throughput_bench.backbones.geo import build_geo
         return build_geo(info, channels, size, timesteps)
-    kw = dict(pretrained=False, in_chans=channels) | info.kwargs | ({'num_classes': num_classes} if num_classes else {})
+    if pretrained:
+        try: return build_timm(info, size, dict(pretrained=True, in_chans=channels), num_classes)
+        except Exception as e:
+            raise BenchError(f"pretrained weights of {info.name}: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+    return build_timm(info, size, dict(pretrained=False, in_chans=channels), num_classes)
+
+def build_timm(info:ModelInfo, size:int, kw:dict, num_classes:Optional[int]=None)->torch.nn.Module:
+    "`timm.create_model` of `info` with `kw` at `size` (a ViT's `img_size` where it takes one)."
+    import timm
+    kw = kw | info.kwargs | ({'num_classes': num_classes} if num_classes else {})
     if info.type != 'cnn' and size != info.size: kw['img_size'] = size
     try: return timm.create_model(info.timm_name, **kw)
     except TypeError as e:

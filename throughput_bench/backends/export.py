@@ -11,8 +11,9 @@ from ..core import *
 import importlib.metadata as md
 
 # %% auto #0
-__all__ = ['OPSET', 'CALIBRATION_IMAGES', 'QUANTIZED_OPS', 'MEAN', 'STD', 'export_versions', 'weights_digest', 'export_key',
-           'cache_root', 'onnx_model', 'calibration_images', 'quantized_onnx']
+__all__ = ['OPSET', 'CALIBRATION_IMAGES', 'ACCURACY_IMAGES', 'IMAGE_SUFFIXES', 'QUANTIZED_OPS', 'MEAN', 'STD', 'export_versions',
+           'weights_digest', 'export_key', 'cache_root', 'onnx_model', 'image_files', 'split_images', 'read_images',
+           'files_digest', 'calibration_images', 'quiet_logging', 'quantized_onnx']
 
 # %% ../../nbs/17_backends_export.ipynb #bbb8e165
 OPSET = 18
@@ -80,37 +81,65 @@ def onnx_model(model, spec:BenchSpec)->tuple:
     return entry / 'model.onnx', seconds, False
 
 # %% ../../nbs/17_backends_export.ipynb #9f99ea70
-CALIBRATION_IMAGES = 300  # NNCF's default subset; ONNX Runtime's calibration reads the same images
+CALIBRATION_IMAGES = 300  # NNCF's default subset; ONNX Runtime's and PyTorch's calibration read the same images
+ACCURACY_IMAGES = 1000    # the most images of the folder the accuracy check reads (those that calibrate excluded)
+IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.webp')
 # the operators ONNX Runtime quantizes: the matrix products, where int8 pays; a ViT-Tiny of random weights with every
 # quantizable operator in int8 was 0.28 off fp32 (its norms and softmax), with these 0.11
 QUANTIZED_OPS = ['Conv', 'MatMul', 'Gemm']
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)  # ImageNet's, as timm's classifiers are trained
 
+def image_files(folder:str)->list:
+    """The images under `folder` (an image folder: one sub-folder a class), in one fixed shuffled order (seed 0), so
+    that any first part of it holds every class; a folder without images is a one-line `BenchError`."""
+    import numpy as np
+    files = sorted(p for p in Path(folder).rglob('*') if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    if not files: raise BenchError(f"--images {folder}: no {', '.join(IMAGE_SUFFIXES)} image under it")
+    return [files[i] for i in np.random.default_rng(0).permutation(len(files))]
+
+def split_images(files:list, n:int=CALIBRATION_IMAGES)->tuple:
+    """`(files that calibrate, files that check accuracy)`: the first `n` (at most half the folder) calibrate; the
+    next `ACCURACY_IMAGES` check, so no image is both."""
+    k = min(n, len(files) // 2) if len(files) > 1 else len(files)
+    return files[:k], files[k:k + ACCURACY_IMAGES]
+
+def read_images(files:list, size:int)->'np.ndarray':
+    "`files` as one float32 array: each resized (short side `size`), centre-cropped to `size`², normalised as ImageNet."
+    import numpy as np
+    from PIL import Image
+    out = []
+    for f in files:
+        im = Image.open(f).convert('RGB'); w, h = im.size; k = size / min(w, h)
+        im = im.resize((max(size, round(w * k)), max(size, round(h * k))), Image.BILINEAR)
+        l, t = (im.size[0] - size) // 2, (im.size[1] - size) // 2
+        a = np.asarray(im.crop((l, t, l + size, t + size)), np.float32) / 255
+        out.append(((a - MEAN) / STD).transpose(2, 0, 1))
+    return np.stack(out).astype(np.float32)
+
+def files_digest(files:list)->str:
+    "A short fingerprint of which files (names and sizes) a step read: part of the cache keys made from them."
+    return hashlib.sha256('|'.join(f"{f}:{f.stat().st_size}" for f in files).encode()).hexdigest()[:8]
+
 def calibration_images(spec:BenchSpec, n:int=CALIBRATION_IMAGES)->tuple:
-    """`(float32 array of n images, what they are in words)`: from `spec.images` (an image folder, 3-channel inputs),
-    else synthetic from a fixed seed (the gate's distribution)."""
+    """`(float32 array of the images that calibrate, what they are in words)`: `split_images`'s first part of
+    `spec.images` (an image folder, 3-channel inputs), else `n` synthetic images from a fixed seed (the gate's
+    distribution)."""
     import numpy as np
     if not spec.images:
         x = np.random.default_rng(1).standard_normal((n, spec.in_chans, spec.input_size, spec.input_size), np.float32)
         return x, f"synthetic, {n} images"
-    from PIL import Image
-    files = sorted(p for p in Path(spec.images).rglob('*') if p.suffix.lower() in ('.jpg', '.jpeg', '.png', '.webp'))
-    if not files: raise BenchError(f"--images {spec.images}: no .jpg, .jpeg, .png or .webp image under it")
     if spec.in_chans != 3:
         raise BenchError(f"--images: an image folder holds RGB images; this input has {spec.in_chans} channels")
-    s, out = spec.input_size, []
-    for f in files[:n]:
-        im = Image.open(f).convert('RGB'); w, h = im.size; k = s / min(w, h)
-        im = im.resize((max(s, round(w * k)), max(s, round(h * k))), Image.BILINEAR)
-        l, t = (im.size[0] - s) // 2, (im.size[1] - s) // 2
-        a = np.asarray(im.crop((l, t, l + s, t + s)), np.float32) / 255
-        out.append(((a - MEAN) / STD).transpose(2, 0, 1))
-    return np.stack(out).astype(np.float32), f"{spec.images}, {len(out)} images"
+    files = image_files(spec.images)
+    cal, _ = split_images(files, n)
+    return read_images(cal, spec.input_size), f"{spec.images}: {len(cal)} of {len(files)} images ({files_digest(cal)})"
+
 
 # %% ../../nbs/17_backends_export.ipynb #f2de3e9e
 @contextlib.contextmanager
-def _quiet_logging():
-    "The quantizer's notes on the root logger (`Axis 1 is out-of-range for weight ...`) kept off the user's screen."
+def quiet_logging():
+    """The quantizers' notes on the loggers (`Axis 1 is out-of-range for weight ...`, torchao's on import) kept off the
+    user's screen."""
     import logging
     logging.disable(logging.WARNING)
     try: yield
@@ -139,7 +168,7 @@ def quantized_onnx(path:Path, spec:BenchSpec)->tuple:
             class Images(CalibrationDataReader):
                 def __init__(self): self.it = iter(x[i:i + 16] for i in range(0, len(x), 16))
                 def get_next(self): return (lambda b: None if b is None else {'x': b})(next(self.it, None))
-            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), _quiet_logging():
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), quiet_logging():
                 warnings.simplefilter('ignore')
                 quantize_static(str(src), str(Path(d) / 'q.onnx'), Images(), quant_format=QuantFormat.QDQ,
                                 per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,

@@ -13,8 +13,8 @@ from ..backbones.registry import get_model, build
 from ..machine.hardware import device_name, device_memory_gb
 
 # %% auto #0
-__all__ = ['TOO_LARGE', 'build_model', 'setup_run', 'describe_model', 'maybe_compile', 'predictor', 'synthetic_input',
-           'RandomImages', 'loader_input', 'is_oom', 'one_line', 'describe_device']
+__all__ = ['TOO_LARGE', 'build_model', 'load_weights', 'setup_run', 'describe_model', 'maybe_compile', 'predictor',
+           'synthetic_input', 'RandomImages', 'loader_input', 'is_oom', 'one_line', 'describe_device']
 
 # %% ../../nbs/11_backends_model.ipynb #34ff163a
 def build_model(spec:BenchSpec)->tuple:
@@ -25,8 +25,30 @@ def build_model(spec:BenchSpec)->tuple:
     set_tf32(spec.tf32)
     info = get_model(spec.model_name)
     torch.manual_seed(0)
-    model = build(info, spec.input_channels, spec.input_size, spec.timesteps or 1, num_classes=spec.num_classes)
+    model = build(info, spec.input_channels, spec.input_size, spec.timesteps or 1, num_classes=spec.num_classes,
+                  pretrained=spec.weights == 'pretrained')
+    if spec.weights not in ('', 'pretrained'): load_weights(model, spec.weights)
     return device, info, model.to(device=device)
+
+def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
+    """`model` with the weights of the file at `path`: `.safetensors`, or a `.pt`/`.pth` state dict (or a checkpoint
+    holding one under `state_dict`, `model` or `state_dict_ema`) read with `weights_only` (no code is unpickled); a
+    file that is not one, or does not fit the model, is a one-line `BenchError`."""
+    try:
+        if str(path).endswith('.safetensors'):
+            from safetensors.torch import load_file
+            sd = load_file(str(path))
+        else: sd = torch.load(path, map_location='cpu', weights_only=True)
+    except Exception as e: raise BenchError(f"--weights {path}: not a weights file ({one_line(e)})")
+    if isinstance(sd, dict):
+        sd = next((sd[k] for k in ('state_dict', 'model', 'state_dict_ema') if isinstance(sd.get(k), dict)), sd)
+    if not isinstance(sd, dict): raise BenchError(f"--weights {path}: holds a {type(sd).__name__}, not a state dict")
+    sd = {k.removeprefix('module.'): v for k, v in sd.items()}  # saved from DistributedDataParallel
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    if missing or unexpected:
+        raise BenchError(f"--weights {path}: does not fit the model ({len(missing)} missing, e.g. "
+                         f"{(missing or ['-'])[0]}; {len(unexpected)} unexpected, e.g. {(unexpected or ['-'])[0]})")
+    return model
 
 def setup_run(spec:BenchSpec):
     "`(device, model info, model, dtype)` for `spec`: `build_model`'s, in the precision's dtype and layout."

@@ -4,14 +4,16 @@
 
 # %% ../../nbs/16_backends_pytorch.ipynb #c35b9d85
 from __future__ import annotations
-import dataclasses, torch
+import dataclasses, importlib.util, time, torch
+from typing import Optional
 from ..core import *
 from ..machine.devices import *
 from .model import maybe_compile, predictor, synthetic_input, loader_input
-from .base import Backend, Prepared
+from .base import Backend, Prepared, RUNTIMES_EXTRA
+from .export import calibration_images, quiet_logging
 
 # %% auto #0
-__all__ = ['BACKEND', 'inference_step', 'PyTorch']
+__all__ = ['BACKEND', 'inference_step', 'PyTorch', 'quantized_pt2e', 'int8_problem']
 
 # %% ../../nbs/16_backends_pytorch.ipynb #974cc825
 def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
@@ -29,25 +31,71 @@ class PyTorch(Backend):
     name, package = 'pytorch', None
     precisions, compile_modes, layouts = PRECISIONS, COMPILE_MODES, (False, True)
     devices, modes, data_modes = ('cpu', 'cuda', 'mps'), ('inference', 'training'), DATA_MODES
+    quants = ('none', 'int8')  # int8: PT2E (`quantized_pt2e`), compiled with freezing, on a CPU
+    packages = ('torchao',)
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
-        "Eager, NHWC and each compile mode worth its time here, in every precision."
-        return ['', 'channels_last=1'] + [f"compile={c}" for c in compile_modes] if device_type in self.devices else []
+        """Eager, NHWC and each compile mode worth its time here, in every precision; int8 compiled (in fp32) where
+        compiling is and the CPU multiplies int8 natively."""
+        from throughput_bench.machine.devices import quant_support
+        if device_type not in self.devices: return []
+        int8 = [f"quant=int8 compile={c}" for c in compile_modes[:1]
+                if precision == 'fp32' and quant_support('int8', device_type) is None
+                and not int8_problem(BenchSpec('', device=device_type, quant='int8', compile_mode=c))]
+        return ['', 'channels_last=1'] + [f"compile={c}" for c in compile_modes] + int8
+
+    def unsupported(self, spec:BenchSpec)->Optional[str]:
+        return super().unsupported(spec) or (int8_problem(spec) if spec.quant == 'int8' else None)
 
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
         dtype, _ = precision_dtypes(spec.precision, device)
-        model = model.to(dtype=dtype)
+        quant_s, calibration = None, ''
+        if spec.quant == 'int8': model, quant_s, calibration = quantized_pt2e(model.eval(), spec)
+        else: model = model.to(dtype=dtype).eval()
         if spec.channels_last: model = model.to(memory_format=torch.channels_last)
-        model = maybe_compile(model.eval(), spec.compile_mode)
+        model = maybe_compile(model, spec.compile_mode)
+        # Inductor folds the int8 weights into oneDNN's pre-packed kernels: at every compile, for this model only
+        if spec.quant == 'int8': model = torch._inductor.config.patch(freezing=True)(model)
         f = predictor(model, spec, device, dtype)
         settings = (
             f"compile={spec.compile_mode}"
             + (" channels_last" if spec.channels_last else '')
+            + (" int8=pt2e-x86-inductor freezing" if spec.quant == 'int8' else '')
             + f" threads={torch.get_num_threads()}"
         )
         synthetic = dataclasses.replace(spec, data_mode='synthetic')
         return Prepared(step=lambda batch: (inference_step(model, spec, batch, device, dtype), batch),
                         output=lambda x: f(x), settings=settings, version=torch.__version__,
-                        probe=lambda batch: inference_step(model, synthetic, batch, device, dtype))
+                        probe=lambda batch: inference_step(model, synthetic, batch, device, dtype),
+                        quantize_seconds=quant_s, quant_calibration=calibration)
 
 BACKEND = PyTorch()
+
+# %% ../../nbs/16_backends_pytorch.ipynb #d64f4f98
+def quantized_pt2e(model:torch.nn.Module, spec:BenchSpec)->tuple:
+    """`(int8 module, seconds quantizing, what calibrated it)`: `model` (fp32, eval, on the CPU) captured with its batch
+    dynamic, observed by torchao's `X86InductorQuantizer` on `export.calibration_images`, converted."""
+    with quiet_logging():  # torchao's notes on import
+        from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, convert_pt2e
+        import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
+    x, said = calibration_images(spec)
+    t0 = time.perf_counter()
+    batch = torch.export.Dim('batch', min=1, max=4096)
+    graph = torch.export.export(model, (torch.from_numpy(x[:2]),), dynamic_shapes=({0: batch},)).module()
+    quantizer = xiq.X86InductorQuantizer().set_global(xiq.get_default_x86_inductor_quantization_config())
+    observed = prepare_pt2e(graph, quantizer)
+    with torch.no_grad():
+        for i in range(0, len(x), 16): observed(torch.from_numpy(x[i:i + 16]))
+    return convert_pt2e(observed), time.perf_counter() - t0, said
+
+def int8_problem(spec:BenchSpec)->Optional[str]:
+    "Why PyTorch cannot run `spec` in int8 (PT2E on a CPU, compiled, fp32 around it, its own layout), or None."
+    if not spec.device.startswith('cpu'): return "pytorch runs int8 on a CPU (X86InductorQuantizer)"
+    if spec.compile_mode == 'none':
+        return ("pytorch runs int8 compiled: Inductor lowers it to oneDNN's int8 kernels, eager computes it in fp32 "
+                "(add --compile-modes default)")
+    if spec.precision != 'fp32': return f"pytorch int8 keeps the rest of the model in fp32, not {spec.precision}"
+    if spec.channels_last: return "pytorch int8 chooses its own memory layout (no channels_last)"
+    if importlib.util.find_spec('torchao') is None: return f"pytorch int8 quantizes with torchao: {RUNTIMES_EXTRA}"
+    return None
+

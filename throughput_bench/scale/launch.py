@@ -295,11 +295,15 @@ class SweepOptions:
     # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without
     # native units unless named)
     precisions:Optional[list]=None
-    # none int8: int8 quantizes the model with calibration on onnxruntime and openvino, on a CPU with int8 dot-product
-    # units (VNNI or AMX; default none)
+    # none int8: int8 quantizes the model with calibration on onnxruntime, openvino and pytorch (compiled), on a CPU
+    # with int8 dot-product units (VNNI or AMX; default none)
     quantizations:Optional[list]=None
-    # an image folder (one folder a class) whose images calibrate int8 (default: synthetic images from a fixed seed)
+    # an image folder (one folder a class) whose images calibrate int8 and check the top-1 accuracy of int8, bf16 and
+    # fp16 rows against fp32 eager (default: synthetic images from a fixed seed, accuracy unchecked)
     images:Optional[str]=None
+    # with --images named by class (0..N-1, or ImageNet's n01440764...): the most top-1 accuracy, in points, a row may
+    # lose to fp32 eager before it is wrong (default 1)
+    accuracy_gate:float=1.0
     # none default reduce-overhead max-autotune (default: none default on CUDA, none elsewhere)
     compile_modes:Optional[list]=None
     batch_sizes:Optional[list]=None # default: 512 (256 training) on GPU, 32 on CPU; halves on OOM
@@ -308,6 +312,9 @@ class SweepOptions:
     max_memory_mb:Optional[float]=None # CPU: the most peak RSS a configuration may use (default: 90% of what is free)
     channels_last:bool=False # NHWC memory layout
     input_channels:Optional[int]=None # default: the model's native channels
+    # pretrained (timm's, downloaded where this machine can) or a weights file (.safetensors, or a .pt/.pth state dict,
+    # read without unpickling); default: random weights from a fixed seed
+    weights:Optional[str]=None
     input_size:Optional[int]=None # default: the model's native size
     timesteps:int=1 # frames per sample, for geo encoders with a time axis (default 1)
     dataloader:bool=False # end to end: DataLoader workers, pinned memory, host-to-device copy
@@ -396,7 +403,7 @@ class SweepOptions:
 
     # What a field's type cannot say: the numbers' kind and whether 0 is allowed, the words a field takes, and how the
     # options group in `--help`. `check` and the CLI's flags both read these (one place, not two).
-    NUMBERS = dict(batch_sizes=(int, False), threads=(int, False), gpu_id=(int, True), input_channels=(int, False),
+    NUMBERS = dict(batch_sizes=(int, False), threads=(int, False), accuracy_gate=(float, True), gpu_id=(int, True), input_channels=(int, False),
                    input_size=(int, False), timesteps=(int, False), workers=(int, True), max_step_seconds=(float, True),
                    max_memory_mb=(float, False), warmup=(int, True), warmup_seconds=(float, True),
                    min_seconds=(float, True), max_seconds=(float, False), target_ci=(float, False),
@@ -410,9 +417,9 @@ class SweepOptions:
                    optimizers=('sgd', 'adamw'), slurm_group_by=('model', 'config'), slurm_executor=('slurm', 'local'),
                    conventions=CONVENTIONS) | {f.flag: f.choices for f in FIELDS if f.choices}  # the fields' own
     # `--help` shows the first groups; those in `MORE` only with `--help-all`
-    GROUPS = {'what to measure': 'models precisions compile_modes batch_sizes channels_last input_channels input_size '
-                                 'timesteps dataloader workers',
-              'inference': 'backends backend_options quantizations images geo_compare output',
+    GROUPS = {'what to measure': 'models weights precisions compile_modes batch_sizes channels_last input_channels '
+                                 'input_size timesteps dataloader workers',
+              'inference': 'backends backend_options quantizations images accuracy_gate geo_compare output',
               'training': 'optimizers lr breakdown nproc ddp_timeout',
               'where it runs': 'device gpu_id threads allocators tf32 force max_step_seconds max_memory_mb',
               'how long, and a busy machine': 'budget_minutes repeats row_ci min_repeats max_repeats config_seconds '
@@ -489,6 +496,8 @@ def check(o:SweepOptions)->SweepOptions:
     "`o` checked before anything is built (a one-line `BenchError` for the first wrong option), its backends settled."
     check_words(o); check_numbers(o); check_together(o)
     if o.images and not Path(o.images).is_dir(): raise BenchError(f"--images {o.images}: no such folder")
+    if o.weights not in (None, '', 'pretrained') and not Path(o.weights).is_file():
+        raise BenchError(f"--weights {o.weights}: no such file (pretrained, or a .safetensors, .pt or .pth file)")
     o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
                             backends=check_backends(o.backends, o.mode))
     for m in o.model_names(): check_model(get_model(m))
@@ -590,7 +599,8 @@ def configurations(o:SweepOptions, dev)->list:
     if o.mode == 'training': specs = [dataclasses.replace(s, optimizer=x, lr=o.lr) for s in specs for x in o.optimizers]
     specs = [dataclasses.replace(s, allocator=a) for s in specs for a in dict.fromkeys(o.allocators or ['glibc'])]
     quants = dict.fromkeys(o.quantizations or ['none'])
-    specs = [dataclasses.replace(s, quant=q, images=o.images) for s in specs for q in quants]
+    specs = [dataclasses.replace(s, quant=q, images=o.images, accuracy_gate=o.accuracy_gate, weights=o.weights or '')
+             for s in specs for q in quants]
     if o.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
         specs = [
             dataclasses.replace(s, world_size=w, ddp_timeout=o.ddp_timeout, probe_batch=False, max_step_seconds=None)
