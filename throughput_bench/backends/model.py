@@ -39,12 +39,15 @@ def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
             from safetensors.torch import load_file
             sd = load_file(str(path))
         else: sd = torch.load(path, map_location='cpu', weights_only=True)
-    except Exception as e: raise BenchError(f"--weights {path}: not a weights file ({one_line(e)})")
+    except Exception as e:  # `one_line`, below
+        raise BenchError(f"--weights {path}: not a weights file ({type(e).__name__}: {str(e).split('. ')[0][:150]})")
     if isinstance(sd, dict):
         sd = next((sd[k] for k in ('state_dict', 'model', 'state_dict_ema') if isinstance(sd.get(k), dict)), sd)
     if not isinstance(sd, dict): raise BenchError(f"--weights {path}: holds a {type(sd).__name__}, not a state dict")
     sd = {k.removeprefix('module.'): v for k, v in sd.items()}  # saved from DistributedDataParallel
-    missing, unexpected = model.load_state_dict(sd, strict=False)
+    try: missing, unexpected = model.load_state_dict(sd, strict=False)
+    except RuntimeError as e:  # a tensor of another shape
+        raise BenchError(f"--weights {path}: does not fit the model ({' '.join(str(e).split()[6:])[:200]})")
     if missing or unexpected:
         raise BenchError(f"--weights {path}: does not fit the model ({len(missing)} missing, e.g. "
                          f"{(missing or ['-'])[0]}; {len(unexpected)} unexpected, e.g. {(unexpected or ['-'])[0]})")
