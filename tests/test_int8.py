@@ -46,10 +46,13 @@ def test_without_int8_units_the_row_is_skipped_with_the_reason(monkeypatch):
     assert why and 'int8 dot-product units' in why
     assert skip_reason(BenchSpec('resnet18', input_channels=3, input_size=32, backend='onnxruntime')) is None
 
-def test_a_runtime_that_does_not_quantize_says_so():
+def test_eager_pytorch_int8_says_it_runs_compiled_and_how():
     from throughput_bench.scale.sweep import skip_reason
     why = skip_reason(BenchSpec('resnet18', input_channels=3, input_size=32, quant='int8'))  # eager PyTorch
-    assert 'pytorch runs quantization none, not int8' in why
+    assert why.startswith('pytorch runs int8 compiled') and '--compile-modes default' in why
+    why = skip_reason(BenchSpec('resnet18', input_channels=3, input_size=32, quant='int8', compile_mode='default',
+                                precision='bf16', explicit_precision=True))
+    assert why == 'pytorch int8 keeps the rest of the model in fp32, not bf16'
 
 def test_quant_is_a_word_a_flag_and_a_column_that_reads_back(tmp_path):
     from throughput_bench.studies.compare import parse_config

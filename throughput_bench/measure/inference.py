@@ -4,7 +4,8 @@
 
 # %% ../../nbs/22_measure_inference.ipynb #e6553664
 from __future__ import annotations
-import gc, time, math, dataclasses, psutil, torch
+import gc, re, json, time, math, hashlib, dataclasses, psutil, torch
+from pathlib import Path
 from typing import Optional
 from ..core import *
 from ..machine.devices import *
@@ -13,14 +14,17 @@ from ..backends.model import build_model, is_oom, one_line, describe_device, des
 from ..backends.base import (get_backend, needs_gate, tolerance, gate_input, gate_outputs, as_samples, judge,
                                             GATE_SAMPLES)
 from .timing import TimingConfig, measure
+from ..backends.export import (image_files, split_images, read_images, files_digest, export_key,
+                                             weights_digest, cache_root)
 from ..machine.energy import Meter
 from .flops import gflops_per_sample
 from ..machine.hardware import device_name, device_memory_gb, load_average
 from ..machine.contention import gpu_clocks
 
 # %% auto #0
-__all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'reference_output',
-           'run_inference']
+__all__ = ['UNCHECKED', 'peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result',
+           'wilson', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference', 'judge_accuracy',
+           'reference_output', 'run_inference']
 
 # %% ../../nbs/22_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -82,6 +86,103 @@ def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional
     return res
 
 
+# %% ../../nbs/22_measure_inference.ipynb #25d00a43
+UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the check could not answer
+
+def wilson(k:int, n:int, z:float=1.96)->tuple:
+    "The Wilson score interval `(low, high)` of a proportion of `k` in `n`."
+    if n == 0: return (0.0, 1.0)
+    p, d = k / n, 1 + z * z / n
+    c, h = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+def paired_drop(ref_ok, cfg_ok, z:float=1.96)->tuple:
+    """`(drop, low, high)` in points: fp32 eager's top-1 accuracy less the configuration's, both measured on the same
+    images (`ref_ok`, `cfg_ok`: whether each was right), with Newcombe's interval for paired proportions (method 10)."""
+    import numpy as np
+    r, c = np.asarray(ref_ok, bool), np.asarray(cfg_ok, bool); n = len(r)
+    a, b, cc, d = (r & c).sum(), (r & ~c).sum(), (~r & c).sum(), (~r & ~c).sum()
+    p1, p2 = (a + b) / n, (a + cc) / n
+    (l1, u1), (l2, u2) = wilson(a + b, n, z), wilson(a + cc, n, z)
+    den = math.sqrt(float((a + b) * (cc + d) * (a + cc) * (b + d)))
+    phi = float(a * d - b * cc) / den if den else 0.0
+    lo = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    hi = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return 100 * (p1 - p2), 100 * (p1 - p2 - lo), 100 * (p1 - p2 + hi)
+
+# %% ../../nbs/22_measure_inference.ipynb #a07e47ff
+def checks_accuracy(spec:BenchSpec)->bool:
+    "Whether `spec` computes in less than fp32 and so gets the accuracy check."
+    return spec.mode == 'inference' and (spec.quant not in ('none', '') or spec.precision != 'fp32')
+
+def folder_labels(files:list, folder:str, num_classes:int)->Optional['np.ndarray']:
+    """Each image's class from its sub-folder's name, where the names are classes of the model's head: `0`…`N-1`, or
+    ImageNet's WordNet ids for a 1000-class head; None where they are not."""
+    import numpy as np
+    names = [Path(f).relative_to(folder).parts[0] if len(Path(f).relative_to(folder).parts) > 1 else '' for f in files]
+    if all(n.isdigit() and int(n) < num_classes for n in names): return np.array([int(n) for n in names])
+    if num_classes == 1000 and all(re.fullmatch(r'n\d{8}', n) for n in names):
+        from timm.data import ImageNetInfo
+        index = {w: i for i, w in enumerate(ImageNetInfo().label_names())}
+        if all(n in index for n in names): return np.array([index[n] for n in names])
+    return None
+
+def top1(run, files:list, size:int, batch:int)->'np.ndarray':
+    "The top-1 class `run` (a backend's `output`, `batch` images a call) gives each image of `files`, 64 files a read."
+    import numpy as np
+    out, chunk = [], max(batch, 64 // batch * batch)
+    for i in range(0, len(files), chunk):
+        out.append(gate_outputs(run, torch.from_numpy(read_images(files[i:i + chunk], size)), batch).argmax(1))
+    return np.concatenate(out)
+
+# %% ../../nbs/22_measure_inference.ipynb #a9dd86a7
+def accuracy_reference(model, spec:BenchSpec, device)->Optional[dict]:
+    """fp32 eager's answers on the check's images (`files`, their `labels` or None, `top1`), kept in the cache keyed
+    by the model's weights and the files; None where `spec` gets no check (no `--images`, not a classifier of RGB
+    images)."""
+    import numpy as np
+    classes = getattr(model, 'num_classes', None)
+    if not (checks_accuracy(spec) and spec.images and classes and spec.in_chans == 3): return None
+    files = split_images(image_files(spec.images))[1]
+    if not files: return None
+    key = hashlib.sha256((export_key(spec, weights_digest(model)) + files_digest(files)).encode()).hexdigest()[:16]
+    path = cache_root(spec) / 'accuracy' / f"{key}.json"
+    try: ref = np.array(json.loads(path.read_text())['top1'], dtype=np.int64)
+    except (OSError, ValueError, KeyError, TypeError): ref = None
+    if ref is None or ref.shape != (len(files),):
+        with torch.inference_mode(): ref = top1(lambda x: model(x.to(device)), files, spec.input_size, 64)
+        keep_json(path, {'top1': ref.tolist()})
+    return dict(files=files, labels=folder_labels(files, spec.images, classes), top1=ref)
+
+def judge_accuracy(res:BenchResult, spec:BenchSpec, acc:Optional[dict], run, batch:int)->BenchResult:
+    """Put the accuracy check's figures and words on the row (`run`: the configuration's `output`, `batch` images a
+    call); a drop beyond `spec.accuracy_gate` makes it `wrong`."""
+    if not checks_accuracy(spec): return res
+    if acc is None:
+        why = 'random weights' if not spec.weights else 'no --images' if not spec.images else 'not an RGB classifier'
+        res.accuracy_check = f"{UNCHECKED}: {why}"; return res
+    got = top1(run, acc['files'], spec.input_size, batch)
+    n, same = len(got), int((got == acc['top1']).sum())
+    res.accuracy_images, res.top1_agreement = n, same / n
+    res.top1_agreement_ci_low, res.top1_agreement_ci_high = wilson(same, n)
+    words = (f"top-1 agreement {100 * same / n:.1f}% [{100 * res.top1_agreement_ci_low:.1f}, "
+             f"{100 * res.top1_agreement_ci_high:.1f}] with fp32 eager over {n} images")
+    if acc['labels'] is None:
+        res.accuracy_check = f"{words}; {UNCHECKED}: the folders are not named by class"; return res
+    ref_ok, ok = acc['top1'] == acc['labels'], got == acc['labels']
+    res.top1_fp32, res.top1 = float(ref_ok.mean()), float(ok.mean())
+    res.top1_drop, res.top1_drop_ci_low, res.top1_drop_ci_high = paired_drop(ref_ok, ok)
+    words += (f"; top-1 {100 * res.top1:.1f}% against fp32 eager's {100 * res.top1_fp32:.1f}%: drop "
+              f"{res.top1_drop:.1f} points [{res.top1_drop_ci_low:.1f}, {res.top1_drop_ci_high:.1f}]")
+    if not spec.weights: words += f"; {UNCHECKED}: random weights"
+    elif res.top1_drop > spec.accuracy_gate:
+        res.status = 'wrong'
+        res.error = (f"top-1 accuracy dropped {res.top1_drop:.1f} points [{res.top1_drop_ci_low:.1f}, "
+                     f"{res.top1_drop_ci_high:.1f}] from fp32 eager > gate {spec.accuracy_gate:g}"
+                     + (f"; {res.error}" if res.error else ''))
+    res.accuracy_check = words
+    return res
+
 # %% ../../nbs/22_measure_inference.ipynb #e1e2b09f
 def reference_output(model, spec:BenchSpec, device)->tuple:
     "`(fixed input, fp32 eager outputs of its first images)`: what the correctness gate compares a configuration with."
@@ -105,6 +206,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         params = n_params(model)
         gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
         x_ref, ref = reference_output(model, spec, device) if needs_gate(spec) else (None, None)
+        acc = accuracy_reference(model, spec, device)  # before the backend casts or quantizes the model
         prep = be.prepare(model, spec, device)
         batch = spec.batch_size
         if device.type == 'cpu' and prep.probe and spec.compile_mode == 'none' and spec.probe_batch:
@@ -123,8 +225,6 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         res.backend_settings, res.backend_version = prep.settings, prep.version
         res.export_seconds, res.export_cached = prep.export_seconds, prep.export_cached
         res.quantize_seconds, res.quant_calibration = prep.quantize_seconds, prep.quant_calibration
-        if spec.quant not in ('none', '') or spec.precision != 'fp32':  # computed in less than fp32: what accuracy?
-            res.accuracy_check = 'accuracy unchecked: random weights'  # the outputs' agreement is the gate's
         # building the runtime's executable; its first call (a TensorRT engine) is in `compile_seconds`
         if spec.backend != 'pytorch':
             res.compile_seconds = (prep.build_seconds or 0) + tm.first_call_seconds
@@ -132,6 +232,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
             if device.type == 'cuda': res.peak_memory_mb = None
         if ref is not None:
             res = judge(res, ref, gate_outputs(prep.output, x_ref, batch), tolerance(spec, device, res.tf32_enabled))
+        res = judge_accuracy(res, spec, acc, prep.output, batch)
     except Exception as e:
         # this backend cannot run it (the plan skips these first)
         if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)
