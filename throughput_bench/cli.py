@@ -648,7 +648,7 @@ def cmd_tune(a):
             )
         print("Pareto front (img/s, p99 latency, peak memory; energy: unmeasured here):")
         print(r.front[cols[:-1]].to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for s in r.allocators + r.compile: print(s)
+    for s in r.allocators + r.compile + r.accuracy: print(s)
     for s in r.versus_eager.get('sentence', []): print(s)
     print(f"measure the winner again: {r.command}")
     if r.chart: print(f"chart: {r.chart}")

@@ -10,13 +10,14 @@ from typing import Optional, Iterable
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
-           'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'COMMAND',
-           'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS',
-           'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field', 'BenchSpec',
-           'fields_in', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult', 'model_task',
-           'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth',
-           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
-           'step_ratio', 'split_scores', 'find_steps', 'ServeOptions', 'LatencyOptions']
+           'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'UNCHECKED',
+           'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR',
+           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field',
+           'BenchSpec', 'fields_in', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
+           'model_task', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors',
+           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift',
+           'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'ServeOptions',
+           'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -538,7 +539,7 @@ class BenchResult:
     quantize_seconds:Optional[float] = None # calibrating and quantizing it (None: taken from the cache, or not int8)
     quant_calibration:str = ''              # what calibrated it: `synthetic, 32 images` or the folder and its count
     # what its accuracy rests on where it computes in less than fp32: its top-1 agreement with fp32 eager and accuracy
-    # on `images`, in words, or why it is unchecked (`accuracy unchecked: random weights`)
+    # on `images`, in words, or why it is unchecked (`UNCHECKED`: `accuracy unchecked: random weights`)
     accuracy_check:str = ''
     weights:str = ''                        # '' random (a fixed seed), `pretrained` (timm's), or the file read
     accuracy_images:Optional[int] = None    # images of the folder the accuracy check read
@@ -561,6 +562,12 @@ def model_task(source:str)->str:
     return 'feature-extraction' if source == 'geo' else 'classification'
 
 COLUMNS = [f.name for f in fields(BenchResult)]
+UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
+
+def accuracy_checked(row)->bool:
+    "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: figures, and no `UNCHECKED` in its words."
+    text = str(getattr(row, 'accuracy_check', None) if not isinstance(row, dict) else row.get('accuracy_check') or '')
+    return text not in ('', 'None', 'nan') and UNCHECKED not in text
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
 
 # %% ../nbs/00_core.ipynb #bacd6dfa

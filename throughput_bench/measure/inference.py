@@ -22,8 +22,8 @@ from ..machine.hardware import device_name, device_memory_gb, load_average
 from ..machine.contention import gpu_clocks
 
 # %% auto #0
-__all__ = ['UNCHECKED', 'peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result',
-           'wilson', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference', 'judge_accuracy',
+__all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'wilson',
+           'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference', 'judge_accuracy',
            'reference_output', 'run_inference']
 
 # %% ../../nbs/22_measure_inference.ipynb #3e05cc54
@@ -87,8 +87,6 @@ def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional
 
 
 # %% ../../nbs/22_measure_inference.ipynb #25d00a43
-UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the check could not answer
-
 def wilson(k:int, n:int, z:float=1.96)->tuple:
     "The Wilson score interval `(low, high)` of a proportion of `k` in `n`."
     if n == 0: return (0.0, 1.0)

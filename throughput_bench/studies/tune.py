@@ -13,8 +13,8 @@ from ..scale import launch
 from .compare import parse_config, study_id, run_rounds, one_spec, _stored, _num
 
 # %% auto #0
-__all__ = ['CPU_COMPILE_MINUTES', 'candidates', 'front', 'TuneResult', 'tune_space', 'search', 'versus_eager', 'allocator_screen',
-           'tune_table', 'compile_payback', 'tune', 'draw_front']
+__all__ = ['CPU_COMPILE_MINUTES', 'candidates', 'front', 'TuneResult', 'best_eager', 'accuracy_said', 'tune_space', 'search',
+           'versus_eager', 'allocator_screen', 'tune_table', 'compile_payback', 'tune', 'draw_front']
 
 # %% ../../nbs/33_studies_tune.ipynb #a4cf9a6f
 def candidates(device_type:str, # `cpu` or `cuda`
@@ -76,6 +76,7 @@ class TuneResult:
     study:str
     allocators:list = dataclasses.field(default_factory=list)  # the allocator screen, a sentence per backend
     compile:list = dataclasses.field(default_factory=list)  # each compiled configuration's compile time and payback
+    accuracy:list = dataclasses.field(default_factory=list)  # what the winner's accuracy rests on, in sentences
 
 # %% ../../nbs/33_studies_tune.ipynb #895ded93
 def _union(*lists)->list:
@@ -86,9 +87,36 @@ def _union(*lists)->list:
     return list(out.values())
 
 def _rank(rows:dict, specs:list, key:str, low:bool=False)->list:
-    "`specs` that have an ok row, best first by `key` (their stored rows' values)."
+    """`specs` that have an ok row, best first by `key` (their stored rows' values); where any row's accuracy was
+    checked, rows whose accuracy is unchecked come after every other (`core.UNCHECKED`)."""
     ok = [s for s in specs if str(rows.get(s.key(), {}).get('status')) == 'ok']
-    return sorted(ok, key=lambda s: _num(rows[s.key()].get(key)) * (1 if low else -1))
+    checked = any(accuracy_checked(rows[s.key()]) for s in ok)
+    last = lambda s: checked and UNCHECKED in str(rows[s.key()].get('accuracy_check') or '')
+    return sorted(ok, key=lambda s: (last(s), _num(rows[s.key()].get(key)) * (1 if low else -1)))
+
+def best_eager(last:dict, specs:list)->Optional[BenchSpec]:
+    """The fastest eager PyTorch configuration (no compile, no quantization) any stage measured: the screen's too, where
+    none reached the last rung."""
+    return next((s for s in _rank(last, specs, 'throughput_mean')
+                 if s.backend == 'pytorch' and s.compile_mode == 'none' and s.quant in ('none', '')), None)
+
+def accuracy_said(last:dict, specs:list, win:BenchSpec)->list:
+    "What the winner's accuracy rests on, and the faster rows ranked below it for an unchecked accuracy, in sentences."
+    row, out = last[win.key()], []
+    text = str(row.get('accuracy_check') or '')
+    if UNCHECKED in text:
+        out.append(f"the winner computes in {win.quant if win.quant not in ('none', '') else win.precision}: its "
+                   f"{text}" + ("; --weights (or --pretrained) and --images DIR check it" if 'random' in text or
+                                'no --images' in text else ''))
+    elif text: out.append(f"the winner's accuracy: {text}")
+    tp = _num(row.get('throughput_mean'))
+    below = [s for s in _rank(last, specs, 'throughput_mean')
+             if UNCHECKED in str(last[s.key()].get('accuracy_check') or '')
+             and _num(last[s.key()].get('throughput_mean')) > tp]
+    if below and accuracy_checked(row):
+        out.append(f"{len(below)} faster configuration(s) ranked below it: their accuracy is unchecked "
+                   f"({below[0].settings()}: {_num(last[below[0].key()].get('throughput_mean')):.1f} img/s)")
+    return out
 
 def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     """Measure (or find stored) `specs` as stage `name` with `reps` processes each; their rows by the specs' keys
@@ -283,9 +311,8 @@ def tune(model:str, # a registry or timm name
     if not by_tp:
         raise BenchError(f"no configuration of {model} ran correctly here (study {tid} in {su.store.csv_path})")
     win = by_tp[0]
-    eager = next((s for s in by_tp if s.backend == 'pytorch' and s.compile_mode == 'none'), None)
     vs = versus_eager(win, tid, su, rounds=int(np.clip((budget - spent - alloc_s) / (2 * per_run), 3, 8)),
-                      best_eager=eager)
+                      best_eager=best_eager(last, specs))
     table = tune_table(specs, last)
     ok = table[table.status.eq('ok')].reset_index(drop=True)
     fr = front(ok).sort_values('throughput_mean', ascending=False)
@@ -293,7 +320,7 @@ def tune(model:str, # a registry or timm name
                        Path(results_dir) / f"tune-{model}-{su.store.slug}.png")
     best_b1 = dict(last[b1[0].key()], config=b1[0].settings()) if b1 else None
     res = TuneResult(table, dict(last[win.key()], config=win.settings()), best_b1, fr, win.command(str(su.device)),
-                     vs, chart, tid, alloc_said, compile_payback(table))
+                     vs, chart, tid, alloc_said, compile_payback(table), accuracy_said(last, specs, win))
     su.msg.log(f"done in {(time.monotonic() - t0) / 60:.1f} min")
     return res
 
