@@ -105,9 +105,10 @@ def accuracy_said(last:dict, specs:list, win:BenchSpec)->list:
     row, out = last[win.key()], []
     text = str(row.get('accuracy_check') or '')
     if UNCHECKED in text:
-        out.append(f"the winner computes in {win.quant if win.quant not in ('none', '') else win.precision}: its "
-                   f"{text}" + ("; --weights (or --pretrained) and --images DIR check it" if 'random' in text or
-                                'no --images' in text else ''))
+        why = text.split(UNCHECKED, 1)[1].lstrip(': ')
+        out.append(f"the winner computes in {win.quant if win.quant not in ('none', '') else win.precision} and its "
+                   f"accuracy is unchecked ({why})" + ("; --weights (or --pretrained) with --images DIR checks it"
+                                                       if 'random' in why or 'no --images' in why else ''))
     elif text: out.append(f"the winner's accuracy: {text}")
     tp = _num(row.get('throughput_mean'))
     below = [s for s in _rank(last, specs, 'throughput_mean')
