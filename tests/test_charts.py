@@ -12,7 +12,8 @@ BASE = dict(gpu_name='Intel(R) Xeon(R) Processor', mode='inference', model_name=
 # each field of the key, and a second value for it (the mode and the model have charts and panels of their own; the batch: the best is drawn)
 OTHER = {'precision': 'bf16', 'compile_mode': 'default', 'channels_last': True, 'input_channels': 4, 'input_size': 64, 'data_mode': 'dataloader',
          'threads': 2, 'optimizer': 'adamw', 'timesteps': 4, 'num_classes': 10, 'world_size': 2, 'backend': 'openvino',
-         'backend_options': 'hint=LATENCY', 'batch_size': 32, 'allocator': 'tcmalloc', 'quant': 'int8'}
+         'backend_options': 'hint=LATENCY', 'batch_size': 32, 'allocator': 'tcmalloc', 'quant': 'int8',
+         'weights': 'pretrained'}
 
 def test_every_key_field_is_covered():
     assert set(OTHER) | {'mode', 'model_name', 'study', 'stage', 'map_options'} == set(BenchSpec.KEY)

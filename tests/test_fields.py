@@ -10,8 +10,8 @@ STORED_KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', '
               'backend_options', 'study', 'stage', 'map_options', 'allocator')
 
 def test_the_key_keeps_the_order_stored_records_have():
-    "A field added later (issue 43's `quant`) goes at the end: the stored order of the others is kept."
-    assert KEY == STORED_KEY + ('quant',) == BenchSpec.KEY
+    "Fields added later (issue 43's `quant` and `weights`) go at the end: the stored order of the others is kept."
+    assert KEY == STORED_KEY + ('quant', 'weights') == BenchSpec.KEY
     assert sorted(f.key for f in FIELDS) == list(range(len(FIELDS)))
 
 def test_an_old_row_without_the_later_fields_resumes_as_its_spec():

@@ -203,7 +203,7 @@ def add_options(p:Parser, O=None, drop:tuple=()):
             g.add_argument(*flags, **kw)
             if name == 'weights':  # in one word
                 g.add_argument('--pretrained', dest='weights', action='store_const', const='pretrained',
-                               default=argparse.SUPPRESS, help="timm's pretrained weights (--weights pretrained)")
+                               default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # said in --weights' help
         if title in getattr(O, 'MORE', ()): p.more = getattr(p, 'more', []) + [g]
     if getattr(p, 'more', None):
         p.add_argument('--help-all', action=HelpAll, help="every flag, the groups --help leaves out included")
@@ -663,7 +663,7 @@ def map_parser(parser=None)->Parser:
     p.add_argument('raster', nargs='?', default=argparse.SUPPRESS, help="a GeoTIFF or COG to map (or --synthetic)")
     S = argparse.SUPPRESS
     p.add_argument('--synthetic', action='store_true', default=S)
-    for name, kw in (('--model', {}), ('--scene-size', dict(type=positive_int)),
+    for name, kw in (('--model', {}), ('--weights', {}), ('--scene-size', dict(type=positive_int)),
                      ('--scene-bands', dict(type=positive_int)), ('--bands', dict(nargs='+', type=positive_int)),
                      ('--size', dict(type=positive_int)), ('--overlap', dict(type=nonneg_float)),
                      ('--batch-size', dict(type=positive_int)), ('--workers', dict(type=int)),

@@ -181,8 +181,8 @@ class BenchSpec:
     optimizer:str = _F('none', part='workload', key=10, said='bar board', flag='optimizers', swept=True, later=True)
     # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
     num_classes:Optional[int] = _F(None, part='model', key=12, form='{} classes', said='summary')
-    # the model's weights: '' random from a fixed seed; `pretrained`, timm's; or a file (`.safetensors`, or a `.pt`/`.pth`
-    # state dict, read without unpickling)
+    # the model's weights: '' random from a fixed seed; `pretrained`, timm's; or a file (`.safetensors`, or a
+    # `.pt`/`.pth` state dict, read without unpickling)
     weights:str = _F('', part='model', key=21, form='weights={}', said='summary', flag='weights', word='weights',
                      later=True)
     # training under DistributedDataParallel on this many processes (None: one plain process)
@@ -565,7 +565,7 @@ COLUMNS = [f.name for f in fields(BenchResult)]
 UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
 
 def accuracy_checked(row)->bool:
-    "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: figures, and no `UNCHECKED` in its words."
+    "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: words without `UNCHECKED`."
     text = str(getattr(row, 'accuracy_check', None) if not isinstance(row, dict) else row.get('accuracy_check') or '')
     return text not in ('', 'None', 'nan') and UNCHECKED not in text
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
@@ -819,7 +819,9 @@ class ServeOptions:
     model:str # a registry or timm name
     device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
     precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
-    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino; default none)
+    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino, pytorch; default none)
+    # the model's weights: pretrained (timm's) or a weights file (.safetensors, .pt/.pth; default: random, a fixed seed)
+    weights:str=''
     # none default reduce-overhead max-autotune, compiled before the server says ready (default none)
     compile_mode:str='none'
     channels_last:bool=False # NHWC memory layout
@@ -853,11 +855,11 @@ class ServeOptions:
                    max_batch_per_request=(int, False))
     CHOICES = dict(precision=PRECISIONS, quant=QUANTS, compile_mode=COMPILE_MODES, allocator=ALLOCATORS,
                    log_level=('critical', 'error', 'warning', 'info', 'debug'))
-    GROUPS = {'the model': 'model device precision quant compile_mode backend backend_options cache_dir channels_last '
-                           'input_channels input_size timesteps threads allocator',
+    GROUPS = {'the model': 'model weights device precision quant compile_mode backend backend_options cache_dir '
+                           'channels_last input_channels input_size timesteps threads allocator',
               'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
                             'log_level timeout'}
-    TEXTS = ('model', 'device', 'host', 'cache_dir')
+    TEXTS = ('model', 'weights', 'device', 'host', 'cache_dir')
 
 # %% ../nbs/00_core.ipynb #3fc286a9
 @dataclass(frozen=True)

@@ -224,7 +224,8 @@ def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, 
     if pretrained:
         try: return build_timm(info, size, dict(pretrained=True, in_chans=channels), num_classes)
         except Exception as e:
-            raise BenchError(f"pretrained weights of {info.name}: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+            first = (str(e).splitlines() or [''])[0]
+            raise BenchError(f"pretrained weights of {info.name}: {type(e).__name__}: {first}")
     return build_timm(info, size, dict(pretrained=False, in_chans=channels), num_classes)
 
 def build_timm(info:ModelInfo, size:int, kw:dict, num_classes:Optional[int]=None)->torch.nn.Module:

@@ -312,8 +312,8 @@ class SweepOptions:
     max_memory_mb:Optional[float]=None # CPU: the most peak RSS a configuration may use (default: 90% of what is free)
     channels_last:bool=False # NHWC memory layout
     input_channels:Optional[int]=None # default: the model's native channels
-    # pretrained (timm's, downloaded where this machine can) or a weights file (.safetensors, or a .pt/.pth state dict,
-    # read without unpickling); default: random weights from a fixed seed
+    # pretrained (or --pretrained: timm's, downloaded where this machine can) or a weights file (.safetensors, or a
+    # .pt/.pth state dict, read without unpickling); default: random weights from a fixed seed
     weights:Optional[str]=None
     input_size:Optional[int]=None # default: the model's native size
     timesteps:int=1 # frames per sample, for geo encoders with a time axis (default 1)
@@ -403,7 +403,8 @@ class SweepOptions:
 
     # What a field's type cannot say: the numbers' kind and whether 0 is allowed, the words a field takes, and how the
     # options group in `--help`. `check` and the CLI's flags both read these (one place, not two).
-    NUMBERS = dict(batch_sizes=(int, False), threads=(int, False), accuracy_gate=(float, True), gpu_id=(int, True), input_channels=(int, False),
+    NUMBERS = dict(batch_sizes=(int, False), threads=(int, False), accuracy_gate=(float, True), gpu_id=(int, True),
+                   input_channels=(int, False),
                    input_size=(int, False), timesteps=(int, False), workers=(int, True), max_step_seconds=(float, True),
                    max_memory_mb=(float, False), warmup=(int, True), warmup_seconds=(float, True),
                    min_seconds=(float, True), max_seconds=(float, False), target_ci=(float, False),

@@ -492,6 +492,9 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
         elif not ok:
             status = f"{d['status']} [{len(notes) + 1}]"
             notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: {d['status']}: {d.get('error') or ''}")
+        elif accuracy_checked(d):  # what computing in int8 or bf16 cost, checked on the images
+            status = f"ok [{len(notes) + 1}]"
+            notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: {d['accuracy_check']}")
         rerun = spread(d['throughput_mean'], d.get('throughput_rerun_low'), d.get('throughput_rerun_high')).strip()
         ci = spread(d['throughput_mean'], d.get('throughput_ci_low'), d.get('throughput_ci_high'))
         rows.append({'model': d['model_name'], 'configuration': cfg,
@@ -501,6 +504,11 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
                      'mem MiB': _num(d.get('peak_memory_mb'), '.0f') if ok else '', 'status': status})
     for why, n in collections.Counter(str(d.get('error') or '') for d in every if d['status'] == 'skipped').items():
         notes.append(f"{n} skipped: {why}")
+    unchecked = [str(d.get('accuracy_check')).split(UNCHECKED, 1)[1].lstrip(': ') for d in ds
+                 if d['status'] == 'ok' and UNCHECKED in str(d.get('accuracy_check') or '')]
+    for why, n in collections.Counter(unchecked).items():
+        notes.append(f"{n} row(s) computed below fp32, accuracy unchecked: {why}"
+                     + (" (--weights or --pretrained, with --images DIR, checks it)" * (why == 'random weights')))
     t = pd.DataFrame(rows)
     if t.empty: return t, notes
     if t['re-run'].eq('').all(): t = t.drop(columns='re-run')

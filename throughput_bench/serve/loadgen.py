@@ -351,7 +351,7 @@ def server_fields(meta:dict, url:str)->dict:
                 model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''),
                 precision=meta.get('precision', ''), compile_mode=str(cm or ''), backend=str(meta.get('backend') or ''),
                 backend_options=str(meta.get('backend_options') or ''), allocator=str(meta.get('allocator') or ''),
-                quant=str(meta.get('quant') or ''),
+                quant=str(meta.get('quant') or ''), weights=str(meta.get('weights') or ''),
                 compiled=(cm not in ('none', '')) if cm else None,
                 channels_last=bool(meta['channels_last']) if 'channels_last' in meta else None,
                 input_channels=meta.get('input_channels'), input_size=meta.get('input_size'),

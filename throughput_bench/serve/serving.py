@@ -241,6 +241,7 @@ def server_metadata(
         backend_options=spec.backend_options,
         allocator=spec.allocator,
         quant=spec.quant,
+        weights=spec.weights,
         input_shape=[spec.in_chans, spec.input_size, spec.input_size],
         input_channels=spec.input_channels,
         input_size=spec.input_size,
@@ -382,7 +383,8 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     spec = BenchSpec(o.model, precision=o.precision, compile_mode=o.compile_mode, channels_last=o.channels_last,
                      input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size,
                      timesteps=o.timesteps, device=str(dev), threads=th, explicit_precision=True, backend=o.backend,
-                     cache_dir=o.cache_dir, backend_options=o.backend_options, allocator=o.allocator, quant=o.quant)
+                     cache_dir=o.cache_dir, backend_options=o.backend_options, allocator=o.allocator, quant=o.quant,
+                     weights=o.weights)
     be = get_backend(o.backend)
     be.parse_options(o.backend_options)  # the runtime's own words, checked by the runtime (a one-line error)
     if why := be.unsupported(spec): raise BenchError(why)

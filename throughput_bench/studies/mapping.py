@@ -627,7 +627,9 @@ class MapOptions:
     output_raster:Optional[str]=None # the GeoTIFF to write (default: <results_dir>/maps/<raster>.<model>.tif)
     device:str='auto' # auto | cpu | cuda | cuda:N (default auto: CUDA if present, else CPU)
     precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
-    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino; default none)
+    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino, pytorch; default none)
+    # the model's weights: pretrained (timm's) or a weights file (.safetensors, .pt/.pth; default: random, a fixed seed)
+    weights:str=''
     backend:str='pytorch' # pytorch onnxruntime openvino (default pytorch)
     backend_options:str='' # the runtime's own settings as key=value words (default: the runtime's own choice)
     compile_mode:str='none' # none default reduce-overhead max-autotune: torch.compile of the model (default none)
@@ -692,7 +694,8 @@ def plan_map(o:MapOptions)->MapPlan:
     spec = BenchSpec(o.model, mode='mapping', precision=o.precision, batch_size=o.batch_size, input_channels=len(bands),
                      input_size=size, device=str(dev), threads=o.threads, backend=o.backend,
                      backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words,
-                     allocator=o.allocator, compile_mode=o.compile_mode, channels_last=o.channels_last, quant=o.quant)
+                     allocator=o.allocator, compile_mode=o.compile_mode, channels_last=o.channels_last, quant=o.quant,
+                     weights=o.weights)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
     store.ensure_writable()
     return MapPlan(spec, facts, bands, dev, store, out)
