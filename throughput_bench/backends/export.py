@@ -13,7 +13,7 @@ import importlib.metadata as md
 # %% auto #0
 __all__ = ['OPSET', 'CALIBRATION_IMAGES', 'ACCURACY_IMAGES', 'IMAGE_SUFFIXES', 'QUANTIZED_OPS', 'MEAN', 'STD', 'export_versions',
            'weights_digest', 'export_key', 'cache_root', 'onnx_model', 'image_files', 'split_images', 'read_images',
-           'files_digest', 'calibration_images', 'quiet_logging', 'quantized_onnx']
+           'files_digest', 'calibration_images', 'quiet_logging', 'int8_mode', 'dynamic_onnx', 'quantized_onnx']
 
 # %% ../../nbs/16_backends_export.ipynb #bbb8e165
 OPSET = 18
@@ -145,13 +145,38 @@ def quiet_logging():
     try: yield
     finally: logging.disable(logging.NOTSET)
 
-def quantized_onnx(path:Path, spec:BenchSpec)->tuple:
+def int8_mode(path:Path)->str:
+    """`dynamic` where the graph's matrix products (`MatMul`, `Gemm`: a transformer's blocks, ConvNeXt's MLPs)
+    outnumber its convolutions, else `static`: how ONNX Runtime's int8 of it is fastest (measured below)."""
+    import onnx
+    ops = [n.op_type for n in onnx.load(str(path), load_external_data=False).graph.node]
+    return 'dynamic' if ops.count('MatMul') + ops.count('Gemm') > ops.count('Conv') else 'static'
+
+def dynamic_onnx(path:Path)->tuple:
+    """`(path of the int8 graph, seconds quantizing or None, what calibrated it)`: `path`'s matrix products quantized
+    dynamically (int8 weights per channel; activations ranged at run time, so nothing calibrates), cached beside it."""
+    from filelock import FileLock
+    from onnxruntime.quantization import quantize_dynamic, QuantType
+    q, said = path.parent / 'model.int8-dynamic.onnx', 'none: dynamic (activations ranged at run time)'
+    with FileLock(str(q) + '.lock'):
+        if q.is_file(): return q, None, said
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(dir=path.parent) as d, warnings.catch_warnings(), quiet_logging():
+            warnings.simplefilter('ignore')
+            quantize_dynamic(str(path), str(Path(d) / 'q.onnx'), weight_type=QuantType.QInt8, per_channel=True,
+                             op_types_to_quantize=['MatMul', 'Gemm'])
+            os.replace(Path(d) / 'q.onnx', q)
+        return q, time.perf_counter() - t0, said
+
+def quantized_onnx(path:Path, spec:BenchSpec, mode:str='static')->tuple:
     """`(path of the int8 graph, seconds quantizing or None, what calibrated it)`: `path`'s graph quantized by ONNX
-    Runtime (static, QDQ, int8 weights per channel, uint8 activations, min-max ranges), cached beside it."""
+    Runtime, `static` (QDQ, int8 weights per channel, uint8 activations, min-max ranges on `calibration_images`) or
+    `dynamic` (`dynamic_onnx`), cached beside it."""
     from filelock import FileLock
     import numpy as np
     from onnxruntime.quantization import (quantize_static, QuantFormat, QuantType, CalibrationDataReader,
                                           CalibrationMethod)
+    if mode == 'dynamic': return dynamic_onnx(path)
     x, said = calibration_images(spec)
     q = path.parent / f"model.int8-{hashlib.sha256(said.encode()).hexdigest()[:12]}.onnx"
     with FileLock(str(q) + '.lock'):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 from ..core import *
 from .base import Backend, Prepared
-from .export import onnx_model, quantized_onnx
+from .export import onnx_model, quantized_onnx, int8_mode
 
 # %% auto #0
 __all__ = ['BACKENDS', 'BACKEND', 'OnnxRuntime', 'OnnxRuntimeTensorRT']
@@ -18,8 +18,9 @@ class OnnxRuntime(Backend):
     name, package = 'onnxruntime', 'onnxruntime'
     devices = ('cpu', 'cuda')
     provider = {'cpu': 'CPUExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
-    options = {'mode': ('sequential', 'parallel'), 'inter_threads': int}
-    quants = ('none', 'int8')  # int8: static QDQ quantization of the exported graph (`export.quantized_onnx`), CPU only
+    # int8: static (calibrated) or dynamic quantization (default: `export.int8_mode`, by the graph's operators)
+    options = {'mode': ('sequential', 'parallel'), 'inter_threads': int, 'int8': ('static', 'dynamic')}
+    quants = ('none', 'int8')  # int8: quantization of the exported graph (`export.quantized_onnx`), CPU only
     # the exporter's and the runtime's (the GPU build has its own name)
     packages = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu')
 
@@ -61,7 +62,10 @@ class OnnxRuntime(Backend):
         import time, numpy as np, onnxruntime as ort
         path, export_s, cached = onnx_model(model, spec)
         quant_s, calibration = None, ''
-        if spec.quant == 'int8': path, quant_s, calibration = quantized_onnx(path, spec)
+        int8 = ''
+        if spec.quant == 'int8':
+            int8 = self.parse_options(spec.backend_options).get('int8') or int8_mode(path)
+            path, quant_s, calibration = quantized_onnx(path, spec, int8)
         t0 = time.perf_counter(); sess = self.session(path, spec, device); build_s = time.perf_counter() - t0
         name = sess.get_inputs()[0].name
         so = sess.get_session_options()
@@ -69,6 +73,7 @@ class OnnxRuntime(Backend):
             f"provider={sess.get_providers()[0]} graph_opt=all intra_threads={so.intra_op_num_threads or 'default'} "
             f"inter_threads={so.inter_op_num_threads} "
             f"mode={'parallel' if so.execution_mode == ort.ExecutionMode.ORT_PARALLEL else 'sequential'}"
+            + (f" int8={int8}" if int8 else '')
         )
         def step(batch:int):
             x = np.random.default_rng(0).standard_normal(
