@@ -623,9 +623,14 @@ def chart_comparisons(df:pd.DataFrame):
         ax.text(1, yi, '  no verdict: every round ran on a busy host', va='center', fontsize=8, color='#555')
     ax.axvline(1, color='k', lw=0.8, ls='--')
     ax.set_yticks(y, d.row, fontsize=8)
-    ax.set_xlim(min(0.9, d.ratio_low.min() * 0.95), max(1.1, d.ratio_high.max() * 1.05))
+    left = min(0.9, d.ratio_low.fillna(d.ratio).min() * 0.95)
+    right = max(1.1, d.ratio_high.fillna(d.ratio).max() * 1.05)
+    if right / left > 4:  # ratios from 0.9x to 40x (int8 against fp32 eager): equal steps for equal factors
+        ax.set_xscale('log'); ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5)))
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xlim(left, right)
     ax.set_ylim(-0.7, len(d) - 0.3)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.2f}×"))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.3g}×"))
     ax.set(xlabel='B / A throughput (bars: 95% CI over paired rounds)', ylabel=None)
     shared_legend(fig, [ax], 'Comparisons (tbench compare)'); return fig
 
