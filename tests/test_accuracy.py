@@ -100,3 +100,18 @@ def test_an_unchecked_row_says_why(trained, tmp_path):
     assert r.accuracy_check == 'accuracy unchecked: no --images' and r.top1_agreement is None
     r = run(spec(None, weights, tmp_path))  # fp32 eager: nothing to check
     assert r.accuracy_check == '' and r.top1_agreement is None
+
+def test_the_summary_says_each_checked_accuracy_and_counts_the_unchecked():
+    from throughput_bench.core import BenchResult
+    from throughput_bench.scale.sweep import summary_text
+    import pandas as pd
+    base = dict(model_name='resnet50', status='ok', batch_size=16, input_channels=3, input_size=224, throughput_mean=100.0,
+                throughput_ci_low=95.0, throughput_ci_high=105.0, backend='openvino')
+    checked = 'top-1 agreement 99.1% [98.3, 99.5] with fp32 eager over 1000 images'
+    rows = [BenchResult(**base, quant='int8', accuracy_check=checked),
+            BenchResult(**base, precision='bf16', accuracy_check='accuracy unchecked: random weights'),
+            BenchResult(**base, precision='fp16', accuracy_check='accuracy unchecked: random weights'),
+            BenchResult(**base, precision='fp32')]
+    text = summary_text(pd.DataFrame([r.to_row() for r in rows]))
+    assert f"[1] resnet50 " in text and checked in text.replace('\n    ', ' ')
+    assert '2 row(s) computed below fp32, accuracy unchecked: random weights' in text
