@@ -293,7 +293,7 @@ class SweepOptions:
     tf32:bool=True # let fp32 matmuls use TF32 on Ampere and newer (recorded on the row; default on)
     force:bool=False # measure even if other processes compute on the GPU
     # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without
-    # native units unless named)
+    # native units unless named; int8 is --quant int8)
     precisions:Optional[list]=None
     # none int8: int8 quantizes the model with calibration on onnxruntime, openvino and pytorch (compiled), on a CPU
     # with int8 dot-product units (VNNI or AMX; default none)

@@ -51,6 +51,7 @@ def parse_config(text:str)->dict:
         k, eq, v = w.partition('=')
         if not eq or not k or not v:
             raise BenchError(f"configuration {text!r}: write each setting as key=value, not {w!r}")
+        if k == 'precision' and v in QUANTS[1:]: k = 'quant'  # `precision=int8`: int8 quantization, the rest fp32
         name = _WORDS.get(k, k)
         if name in seen: raise BenchError(f"configuration {text!r}: {k} is set twice; say each setting once")
         seen.add(name)
