@@ -14,10 +14,10 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR',
            'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field',
            'BenchSpec', 'fields_in', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
-           'model_task', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors',
-           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift',
-           'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'ServeOptions',
-           'LatencyOptions']
+           'model_task', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors',
+           'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence',
+           'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps',
+           'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -564,6 +564,12 @@ def model_task(source:str)->str:
 COLUMNS = [f.name for f in fields(BenchResult)]
 UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
 
+def weights_problem(weights:Optional[str])->Optional[str]:
+    "Why `--weights` cannot be read (neither `pretrained` nor a file), or None."
+    from pathlib import Path
+    if weights in (None, '', 'pretrained') or Path(weights).is_file(): return None
+    return f"--weights {weights}: no such file (pretrained, or a .safetensors, .pt or .pth file)"
+
 def accuracy_checked(row)->bool:
     "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: words without `UNCHECKED`."
     text = str(getattr(row, 'accuracy_check', None) if not isinstance(row, dict) else row.get('accuracy_check') or '')
@@ -821,7 +827,7 @@ class ServeOptions:
     precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
     quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino, pytorch; default none)
     # the model's weights: pretrained (timm's) or a weights file (.safetensors, .pt/.pth; default: random, a fixed seed)
-    weights:str=''
+    weights:Optional[str]=None
     # none default reduce-overhead max-autotune, compiled before the server says ready (default none)
     compile_mode:str='none'
     channels_last:bool=False # NHWC memory layout

@@ -497,8 +497,7 @@ def check(o:SweepOptions)->SweepOptions:
     "`o` checked before anything is built (a one-line `BenchError` for the first wrong option), its backends settled."
     check_words(o); check_numbers(o); check_together(o)
     if o.images and not Path(o.images).is_dir(): raise BenchError(f"--images {o.images}: no such folder")
-    if o.weights not in (None, '', 'pretrained') and not Path(o.weights).is_file():
-        raise BenchError(f"--weights {o.weights}: no such file (pretrained, or a .safetensors, .pt or .pth file)")
+    if why := weights_problem(o.weights): raise BenchError(why)
     o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
                             backends=check_backends(o.backends, o.mode))
     for m in o.model_names(): check_model(get_model(m))

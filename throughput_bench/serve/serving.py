@@ -377,6 +377,7 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     # torch for the server only: `loadgen`, the client, imports this module
     from throughput_bench.machine.devices import resolve_device
     from throughput_bench.backends.base import get_backend
+    if why := weights_problem(o.weights): raise BenchError(why)  # before a worker starts
     info = get_model(o.model); check_model(info)
     dev = resolve_device(o.device)
     th = o.threads or (max(1, (os.cpu_count() or 1) // o.workers) if dev.type == 'cpu' else None)
@@ -384,7 +385,7 @@ def serve_spec(o:ServeOptions)->BenchSpec:
                      input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size,
                      timesteps=o.timesteps, device=str(dev), threads=th, explicit_precision=True, backend=o.backend,
                      cache_dir=o.cache_dir, backend_options=o.backend_options, allocator=o.allocator, quant=o.quant,
-                     weights=o.weights)
+                     weights=o.weights or '')
     be = get_backend(o.backend)
     be.parse_options(o.backend_options)  # the runtime's own words, checked by the runtime (a one-line error)
     if why := be.unsupported(spec): raise BenchError(why)

@@ -629,7 +629,7 @@ class MapOptions:
     precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
     quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino, pytorch; default none)
     # the model's weights: pretrained (timm's) or a weights file (.safetensors, .pt/.pth; default: random, a fixed seed)
-    weights:str=''
+    weights:Optional[str]=None
     backend:str='pytorch' # pytorch onnxruntime openvino (default pytorch)
     backend_options:str='' # the runtime's own settings as key=value words (default: the runtime's own choice)
     compile_mode:str='none' # none default reduce-overhead max-autotune: torch.compile of the model (default none)
@@ -655,6 +655,7 @@ def check_map_options(o:MapOptions)->MapOptions:
         raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
     if (why := missing_allocator(o.allocator)): raise BenchError(why)
     if o.quant not in QUANTS: raise BenchError(f"unknown quantization {o.quant!r} (quantizations: {', '.join(QUANTS)})")
+    if why := weights_problem(o.weights): raise BenchError(why)
     if o.compile_mode not in COMPILE_MODES:
         raise BenchError(f"unknown compile mode {o.compile_mode!r} (compile modes: {', '.join(COMPILE_MODES)})")
     if o.synthetic and o.raster: raise BenchError("give a raster or --synthetic, not both")
@@ -695,7 +696,7 @@ def plan_map(o:MapOptions)->MapPlan:
                      input_size=size, device=str(dev), threads=o.threads, backend=o.backend,
                      backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words,
                      allocator=o.allocator, compile_mode=o.compile_mode, channels_last=o.channels_last, quant=o.quant,
-                     weights=o.weights)
+                     weights=o.weights or '')
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
     store.ensure_writable()
     return MapPlan(spec, facts, bands, dev, store, out)
