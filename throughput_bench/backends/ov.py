@@ -19,7 +19,7 @@ class OpenVINO(Backend):
     name, package = 'openvino', 'openvino'
     devices = ('cpu',)
     options = {'hint': ('LATENCY', 'THROUGHPUT', 'CUMULATIVE_THROUGHPUT'), 'streams': int, 'requests': int}
-    packages = ('onnx', 'onnxscript', 'openvino')
+    packages = ('onnx', 'onnxscript', 'openvino', 'nncf')  # nncf: its int8
     # fp32, and the reduced precisions its CPU plugin runs on native units (the graph stays fp32; OpenVINO computes in
     # the precision its `INFERENCE_PRECISION_HINT` names, and silently in f32 where the CPU has no such units)
     precisions = ('fp32', 'bf16', 'fp16')

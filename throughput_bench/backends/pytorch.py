@@ -32,7 +32,7 @@ class PyTorch(Backend):
     precisions, compile_modes, layouts = PRECISIONS, COMPILE_MODES, (False, True)
     devices, modes, data_modes = ('cpu', 'cuda', 'mps'), ('inference', 'training'), DATA_MODES
     quants = ('none', 'int8')  # int8: PT2E (`quantized_pt2e`), compiled with freezing, on a CPU
-    packages = ('torchao',)
+    packages = ('torchao',)  # its int8 (torch and timm are on every row)
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
         """Eager, NHWC and each compile mode worth its time here, in every precision; int8 compiled (in fp32) where the

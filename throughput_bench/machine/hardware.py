@@ -140,7 +140,7 @@ def cpu_info()->dict:
                 cpu_vector_units=' '.join(units), host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
 
 # the built-in backends' `packages` (a test keeps them equal)
-RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino')
+RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino', 'nncf', 'torchao')
 
 def runtime_versions()->dict:
     """The installed versions of the runtimes' packages and of every package that adds a backend (read from their
