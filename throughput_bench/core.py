@@ -572,8 +572,8 @@ def weights_problem(weights:Optional[str])->Optional[str]:
 
 def accuracy_checked(row)->bool:
     "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: words without `UNCHECKED`."
-    text = str(getattr(row, 'accuracy_check', None) if not isinstance(row, dict) else row.get('accuracy_check') or '')
-    return text not in ('', 'None', 'nan') and UNCHECKED not in text
+    text = row.get('accuracy_check') if isinstance(row, dict) else getattr(row, 'accuracy_check', '')
+    return isinstance(text, str) and bool(text) and UNCHECKED not in text  # a CSV's empty cell reads as NaN
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
 
 # %% ../nbs/00_core.ipynb #bacd6dfa

@@ -221,12 +221,11 @@ def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, 
         if pretrained: raise BenchError(f"--weights pretrained: {info.name} is built with random weights here")
         from throughput_bench.backbones.geo import build_geo
         return build_geo(info, channels, size, timesteps)
-    if pretrained:
-        try: return build_timm(info, size, dict(pretrained=True, in_chans=channels), num_classes)
-        except Exception as e:
-            first = (str(e).splitlines() or [''])[0]
-            raise BenchError(f"pretrained weights of {info.name}: {type(e).__name__}: {first}")
-    return build_timm(info, size, dict(pretrained=False, in_chans=channels), num_classes)
+    try: return build_timm(info, size, dict(pretrained=pretrained, in_chans=channels), num_classes)
+    except Exception as e:
+        if not pretrained: raise
+        first = (str(e).splitlines() or [''])[0]
+        raise BenchError(f"pretrained weights of {info.name}: {type(e).__name__}: {first}")
 
 def build_timm(info:ModelInfo, size:int, kw:dict, num_classes:Optional[int]=None)->torch.nn.Module:
     "`timm.create_model` of `info` with `kw` at `size` (a ViT's `img_size` where it takes one)."

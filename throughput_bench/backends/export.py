@@ -172,11 +172,10 @@ def quantized_onnx(path:Path, spec:BenchSpec, mode:str='static')->tuple:
     """`(path of the int8 graph, seconds quantizing or None, what calibrated it)`: `path`'s graph quantized by ONNX
     Runtime, `static` (QDQ, int8 weights per channel, uint8 activations, min-max ranges on `calibration_images`) or
     `dynamic` (`dynamic_onnx`), cached beside it."""
+    if mode == 'dynamic': return dynamic_onnx(path)
     from filelock import FileLock
-    import numpy as np
     from onnxruntime.quantization import (quantize_static, QuantFormat, QuantType, CalibrationDataReader,
                                           CalibrationMethod)
-    if mode == 'dynamic': return dynamic_onnx(path)
     x, said = calibration_images(spec)
     q = path.parent / f"model.int8-{hashlib.sha256(said.encode()).hexdigest()[:12]}.onnx"
     with FileLock(str(q) + '.lock'):

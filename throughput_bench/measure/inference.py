@@ -87,21 +87,21 @@ def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional
 
 
 # %% ../../nbs/22_measure_inference.ipynb #25d00a43
-def wilson(k:int, n:int, z:float=1.96)->tuple:
-    "The Wilson score interval `(low, high)` of a proportion of `k` in `n`."
+def wilson(k:int, n:int)->tuple:
+    "The 95% Wilson score interval `(low, high)` of a proportion of `k` in `n` (scipy's)."
+    from scipy.stats import binomtest
     if n == 0: return (0.0, 1.0)
-    p, d = k / n, 1 + z * z / n
-    c, h = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, c - h), min(1.0, c + h)
+    ci = binomtest(int(k), int(n)).proportion_ci(method='wilson')
+    return float(ci.low), float(ci.high)
 
-def paired_drop(ref_ok, cfg_ok, z:float=1.96)->tuple:
+def paired_drop(ref_ok, cfg_ok)->tuple:
     """`(drop, low, high)` in points: fp32 eager's top-1 accuracy less the configuration's, both measured on the same
     images (`ref_ok`, `cfg_ok`: whether each was right), with Newcombe's interval for paired proportions (method 10)."""
     import numpy as np
     r, c = np.asarray(ref_ok, bool), np.asarray(cfg_ok, bool); n = len(r)
     a, b, cc, d = (r & c).sum(), (r & ~c).sum(), (~r & c).sum(), (~r & ~c).sum()
     p1, p2 = (a + b) / n, (a + cc) / n
-    (l1, u1), (l2, u2) = wilson(a + b, n, z), wilson(a + cc, n, z)
+    (l1, u1), (l2, u2) = wilson(a + b, n), wilson(a + cc, n)
     den = math.sqrt(float((a + b) * (cc + d) * (a + cc) * (b + d)))
     phi = float(a * d - b * cc) / den if den else 0.0
     lo = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
