@@ -82,3 +82,46 @@ def test_a_stored_row_has_a_column_for_every_field():
     "`BenchResult` is the row flattened where it is stored: each field of the configuration is one of its columns."
     from throughput_bench.core import COLUMNS
     assert set(KEY) <= set(COLUMNS), set(KEY) - set(COLUMNS)
+
+NEW_SETTING = '''
+    # the fusion pass: off on (default off)
+    fusion:str = _F('off', part='runtime', at=22, key=22, form='fusion={}', said='summary compared served',
+                    word='fusion', choices=('off', 'on'), later=True)
+'''
+
+CHECK_NEW_SETTING = '''
+import dataclasses, throughput_bench as tb
+from throughput_bench.core import KEY, KEY_DEFAULTS, BenchSpec, ServeOptions, config_words, config_key
+from throughput_bench.cli import main_parser
+from throughput_bench.studies.compare import parse_config
+from throughput_bench.studies.mapping import MapOptions
+from throughput_bench.serve.loadgen import server_fields
+assert tb.__file__.startswith(%r), tb.__file__
+assert KEY[-1] == 'fusion' and KEY_DEFAULTS['fusion'] == 'off'            # the key; an old row meant `off`
+s = BenchSpec('resnet18', fusion='on')
+assert config_words(s) == 'resnet18 fp32 bs=32 fusion=on' and 'fusion=on' in s.settings(), config_words(s)
+assert config_key({k: getattr(s, k) for k in KEY if k != 'fusion'})[-1] == 'off'
+assert parse_config('fusion=on batch=8')['fusion'] == 'on'                # compare and tune name it
+for argv in (['serve', '--model', 'resnet18', '--fusion', 'on'], ['map', '--synthetic', '--fusion', 'on']):
+    assert main_parser(argv).parse_args(argv).fusion == 'on', argv        # serve and map take it, with its choices
+assert ServeOptions('resnet18', fusion='on').fusion == 'on' and MapOptions(fusion='on').fusion == 'on'
+assert server_fields({'fusion': 'on'}, 'http://127.0.0.1:1')['fusion'] == 'on'  # what a server says of it
+print('reached')
+'''
+
+def test_a_setting_added_to_the_table_reaches_serve_map_compare_and_the_key_with_no_other_edit(tmp_path):
+    """The design's test (issue 42): a copy of the package with one more `_F` line in `Settings`, and nothing else
+    edited: the key, old rows, words, `compare`'s words, `tbench serve` and `tbench map` flags and the served metadata
+    all take it. (What it does not reach: `tbench infer`'s flag, a `SweepOptions` option; the CSV column, `BenchResult`.)"""
+    import shutil, subprocess, sys, throughput_bench
+    from pathlib import Path
+    src = Path(throughput_bench.__file__).parent
+    shutil.copytree(src, tmp_path / 'throughput_bench', ignore=shutil.ignore_patterns('__pycache__', 'globe_assets'))
+    core = tmp_path / 'throughput_bench' / 'core.py'
+    text = core.read_text()
+    anchor = "                     word='weights', later=True)\n"
+    assert text.count(anchor) == 1
+    core.write_text(text.replace(anchor, anchor + NEW_SETTING))
+    r = subprocess.run([sys.executable, '-c', CHECK_NEW_SETTING % str(tmp_path)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300, env={**__import__('os').environ, 'PYTHONPATH': str(tmp_path)})
+    assert r.returncode == 0 and 'reached' in r.stdout, r.stderr[-3000:]

@@ -128,7 +128,7 @@ def test_every_flag_lands_on_its_option(argv, field, value):
 
 @pytest.mark.parametrize('cls,fn,parser', [('core.ServeOptions', 'api.serve', 'serve_parser'),
                                            ('core.LatencyOptions', 'api.latency', 'latency_parser'),
-                                           ('studies.mapping.MapOptions', 'studies.mapping.map_raster', None)])
+                                           ('studies.mapping.MapOptions', 'studies.mapping.map_raster', 'map_parser')])
 def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
     "`tbench serve`, `latency` and `map` as `infer`: the function's parameters and docs are its options class's fields, and so are its flags."
     import dataclasses, inspect, importlib
@@ -137,7 +137,10 @@ def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
     get = lambda s: getattr(importlib.import_module('throughput_bench.' + s.rsplit('.', 1)[0]), s.rsplit('.', 1)[1])
     O, f = get(cls), get(fn)
     fields = [x.name for x in dataclasses.fields(O)]
-    assert list(inspect.signature(f).parameters) == fields
+    params = inspect.signature(f).parameters
+    assert sorted(params) == sorted(fields)
+    # its own options by position, in order; those of the parts it embeds (`Settings`, `Input`) by name
+    assert [k for k, p in params.items() if p.kind != p.KEYWORD_ONLY] == [x.name for x in dataclasses.fields(O) if not x.kw_only]
     for name in fields: assert docments(f)[name] == docments(O)[name] and docments(O)[name], name
     if parser:
         grouped = {n for names in O.GROUPS.values() for n in names.split()}

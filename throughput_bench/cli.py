@@ -102,7 +102,8 @@ def with_alias(add, names, kw):
     """Call `add(*names, **kw)`, then `add` the underscore spellings of `names` and the one-value spellings of a list
     flag (`--quant` for `--quantizations`, `PLURALS`) as the same option, left out of `--help`."""
     action = add(*names, **kw)
-    one = [k for k, v in PLURALS.items() if v in names and k not in names]
+    one = [k for k, v in PLURALS.items() if v in names and k not in names]  # `--quant` for `--quantizations`
+    one += [PLURALS[n] for n in names if n in PLURALS and PLURALS[n] not in names + tuple(one)]  # and the other way
     extra = both_spellings(list(names) + one)[len(names):]
     if extra:
         alias = {k: v for k, v in kw.items() if k not in ('help', 'required', 'metavar')} | dict(
@@ -163,6 +164,7 @@ SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
              'wandb_tags': dict(nargs='*'), 'slurm': dict(metavar='PARTITION'), 'output': dict(metavar='FILE.csv'),
              'backends': dict(metavar='BACKEND'), 'backend_options': dict(metavar="'KEY=VALUE ...'"),
              'form': dict(action='append', nargs=None, metavar='KEY=VALUE'), 'url': dict(flags=('url',)),
+             'raster': dict(flags=('raster',), nargs='?'),
              'client_cost': dict(flags=('--no-client-cost',), action='store_false',
                                  help="do not measure the client's own cost against /v1/null")}
 
@@ -660,26 +662,7 @@ PLURALS = ({'--' + f.flag[:-1].replace('_', '-'): '--' + f.flag.replace('_', '-'
 
 def map_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench map')
-    p.add_argument('raster', nargs='?', default=argparse.SUPPRESS, help="a GeoTIFF or COG to map (or --synthetic)")
-    S = argparse.SUPPRESS
-    p.add_argument('--synthetic', action='store_true', default=S)
-    for name, kw in (('--model', {}), ('--weights', {}), ('--scene-size', dict(type=positive_int)),
-                     ('--scene-bands', dict(type=positive_int)), ('--bands', dict(nargs='+', type=positive_int)),
-                     ('--size', dict(type=positive_int)), ('--overlap', dict(type=nonneg_float)),
-                     ('--batch-size', dict(type=positive_int)), ('--workers', dict(type=int)),
-                     ('--prefetch', dict(type=positive_int)), ('--passes', dict(type=positive_int)),
-                     ('--out-channels', dict(type=positive_int)), ('--output-raster', {}), ('--device', {}),
-                     ('--precision', dict(choices=PRECISIONS)), ('--quant', dict(choices=QUANTS)), ('--backend', {}),
-                     ('--backend-options', {}),
-                     ('--compile-mode', dict(choices=COMPILE_MODES)), ('--channels-last', dict(action='store_true')),
-                     ('--threads', dict(type=positive_int)), ('--allocator', dict(choices=ALLOCATORS)),
-                     ('--model-seconds', dict(type=positive_float)), ('--results-dir', {}),
-                     ('--wait-idle', dict(type=nonneg_float)), ('--busy-threshold', dict(type=positive_float))):
-        p.add_argument(name, *[a for a in [PLURALS.get(name)] if a], default=S, **kw)
-    p.add_argument('--rerun', action='store_true', default=S)
-    p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
-    p.add_argument('--quiet', action='store_true', default=S)
-    api_help(p, M.map_raster)
+    add_options(p, M.MapOptions)  # the settings every configuration has are `Settings`': a new one needs no edit here
     examples(p, """  tbench map --synthetic --model resnet18
   tbench map scene.tif --model dofa_base --overlap 0 --workers 2
   tbench map --synthetic --scene-size 1024 --model resnet50 --backend openvino --passes 5""")

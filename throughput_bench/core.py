@@ -13,11 +13,11 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'UNCHECKED',
            'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR',
            'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field',
-           'BenchSpec', 'fields_in', 'config_key', 'field_words', 'config_words', 'config_columns', 'BenchResult',
-           'model_task', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors',
-           'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence',
-           'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps',
-           'ServeOptions', 'LatencyOptions']
+           'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words', 'config_words',
+           'config_columns', 'BenchResult', 'model_task', 'weights_problem', 'accuracy_checked', 'command_line',
+           'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
+           'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio',
+           'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -107,12 +107,14 @@ def _canon(v)->str:
 
 @dataclass(frozen=True)
 class Field:
-    """One field of a configuration's identity and everything the package says of it, declared once on `BenchSpec`
-    (its `_F(...)`). The resume key, the defaults of old rows, the flags, the `key=value` words, the labels and the
-    charts' groupings are all read from `FIELDS`; no other table names fields."""
+    """One field of a configuration's identity and everything the package says of it, declared once (its `_F(...)`)
+    on the part that holds it: `Settings`, `Input` or `BenchSpec`. The resume key, the defaults of old rows, the
+    flags, the `key=value` words, the labels and the charts' groupings are all read from `FIELDS`; no other table
+    names fields."""
     name:str                  # the `BenchSpec` attribute and the CSV column (today's names: old files read back)
     default:object            # its value when nobody asks for another (`dataclasses.MISSING`: none)
     part:str                  # what it belongs to: `model`, `workload`, `input`, `runtime`, `process`, `study`
+    at:int                    # its place in words and labels (`resnet18 fp32 openvino threads=2 bs=8 3x224px`)
     key:int                   # its place in the resume key (drift records store keys in this order)
     form:str = '{}'           # how words say it: `compile={}`, `NHWC`, `bs={}`
     always:str = ''           # where it is said even at its default: `words`, `settings`, `command`
@@ -137,77 +139,101 @@ class Field:
         return self.default is not dataclasses.MISSING and _canon(v) == _canon(self.default)
 
 def _F(default=dataclasses.MISSING, **meta):
-    "A `BenchSpec` field that is part of a configuration's identity: its default and its `Field` metadata."
+    "A field that is part of a configuration's identity: its default and its `Field` metadata."
     return field(default=default, metadata={'field': meta})
 
 
 # %% ../nbs/00_core.ipynb #f72af79e
-@dataclass
-class BenchSpec:
-    """One configuration to measure. The fields made with `_F` are its identity (`FIELDS`), in the order words say
-    them; the rest say how to measure it."""
-    # registry or timm name
-    model_name:str = _F(part='model', key=1, always='words command', said='placed board', flag='models', swept=True)
-    # `inference` or `training`
-    mode:str = _F('inference', part='workload', key=0, said='placed around board', later=True)
-    # one of `PRECISIONS`
-    precision:str = _F('fp32', part='runtime', key=2, always='words command',
+@dataclass(kw_only=True)
+class Settings:
+    """What a configuration runs with besides its model, workload and input: the weights, the runtime and its own
+    settings, the arithmetic and the process. `BenchSpec`, `ServeOptions` and `MapOptions` embed this one type, so
+    `tbench serve` and `tbench map` take every setting `compare` and `tune` can name, and a setting added here reaches
+    all three (their flags, checks and help) with no other edit."""
+    # fp32 fp16 bf16 amp (default fp32)
+    precision:str = _F('fp32', part='runtime', at=2, key=2, always='words command',
                       said='bar summary compared varied served board',
                       flag='precisions', swept=True, word='precision', choices=PRECISIONS)
-    # one of `QUANTS`: `int8`, the model quantized with calibration (its weights and activations int8) on the runtime
-    quant:str = _F('none', part='runtime', key=20, said='bar summary compared varied served board',
+    # none int8: the model quantized by its runtime with calibration, weights and activations int8 (onnxruntime,
+    # openvino, pytorch compiled; default none)
+    quant:str = _F('none', part='runtime', at=3, key=20, said='bar summary compared varied served board',
                    flag='quantizations', swept=True, word='quant', alias='quant', choices=QUANTS, later=True)
-    # the runtime that runs the model: one of `backends.base.BACKENDS`
-    backend:str = _F('pytorch', part='runtime', key=14, always='settings command',
+    # the runtime: pytorch onnxruntime openvino, or another package's (the runtimes need the [runtimes] extra; default
+    # pytorch)
+    backend:str = _F('pytorch', part='runtime', at=4, key=14, always='settings command',
                     said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
                     later=True)
-    # the runtime's own settings as `key=value` words (`hint=THROUGHPUT streams=2`; '' its defaults)
-    backend_options:str = _F('', part='runtime', key=15, said='bar summary compared varied served',
+    # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY
+    # streams=2`; default: the runtime's own choice)
+    backend_options:str = _F('', part='runtime', at=5, key=15, said='bar summary compared varied served',
                             flag='backend_options', later=True)
-    # one of `COMPILE_MODES`
-    compile_mode:str = _F('none', part='runtime', key=3, form='compile={}', always='command',
+    # none default reduce-overhead max-autotune: torch.compile of the model (default none)
+    compile_mode:str = _F('none', part='runtime', at=6, key=3, form='compile={}', always='command',
                          said='bar summary compared varied served board', flag='compile_modes', swept=True,
                          word='compile', choices=COMPILE_MODES)
     # NHWC memory layout
-    channels_last:bool = _F(False, part='runtime', key=5, form='NHWC', said='summary compared served',
+    channels_last:bool = _F(False, part='runtime', at=7, key=5, form='NHWC', said='summary compared served',
                            flag='channels_last', word='channels_last', later=True)
-    # CPU intra-op threads; None: PyTorch's default
-    threads:Optional[int] = _F(None, part='process', key=9, form='threads={}', said='summary compared', flag='threads',
-                              word='threads', integer=True)
-    # the C memory allocator of the worker process: one of `ALLOCATORS` (glibc at its defaults: a plain process's)
-    allocator:str = _F('glibc', part='process', key=19, said='summary compared varied served board', flag='allocators',
-                       swept=True, word='allocator', choices=ALLOCATORS, later=True)
-    # training only: `sgd` or `adamw`
-    optimizer:str = _F('none', part='workload', key=10, said='bar board', flag='optimizers', swept=True, later=True)
-    # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
-    num_classes:Optional[int] = _F(None, part='model', key=12, form='{} classes', said='summary')
-    # the model's weights: '' random from a fixed seed; `pretrained`, timm's; or a file (`.safetensors`, or a
-    # `.pt`/`.pth` state dict, read without unpickling)
-    weights:str = _F('', part='model', key=21, form='weights={}', said='summary', flag='weights', word='weights',
-                     later=True)
-    # training under DistributedDataParallel on this many processes (None: one plain process)
-    world_size:Optional[int] = _F(None, part='process', key=13, form='DDP×{}', said='bar', flag='nproc')
-    # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
-    data_mode:str = _F('synthetic', part='workload', key=8, form='data={}', said='summary board', flag='dataloader',
-                      later=True)
-    # requested batch; may halve on OOM
-    batch_size:int = _F(32, part='workload', key=4, form='bs={}', always='words settings command',
-                       said='placed compared', flag='batch_sizes', swept=True, word='batch', integer=True)
-    # None: the model's native channels
-    input_channels:Optional[int] = _F(None, part='input', key=6, said='placed', flag='input_channels',
+    # CPU intra-op threads for the model (default: PyTorch's; a server shares the cores among its workers)
+    threads:Optional[int] = _F(None, part='process', at=8, key=9, form='threads={}', said='summary compared',
+                              flag='threads', word='threads', integer=True)
+    # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults)
+    allocator:str = _F('glibc', part='process', at=9, key=19, said='summary compared varied served board',
+                       flag='allocators', swept=True, word='allocator', choices=ALLOCATORS, later=True)
+    # the model's weights: pretrained (timm's) or a weights file (.safetensors, or a .pt/.pth state dict, read without
+    # unpickling; default: random, from a fixed seed)
+    weights:str = _F('', part='model', at=12, key=21, form='weights={}', said='summary served', flag='weights',
+                     word='weights', later=True)
+
+@dataclass(kw_only=True)
+class Input:
+    "The input a configuration feeds its model: `BenchSpec` and `ServeOptions` embed it."
+    # channels per frame (default: the model's native channels)
+    input_channels:Optional[int] = _F(None, part='input', at=16, key=6, said='placed', flag='input_channels',
                                      word='input_channels', integer=True)
-    # None: the model's native size
-    input_size:Optional[int] = _F(None, part='input', key=7, said='placed', flag='input_size', word='input_size',
-                                 integer=True, alias='size')
-    # frames per sample (geo encoders with a time axis)
-    timesteps:int = _F(1, part='input', key=11, form='{} frames', said='placed', flag='timesteps', word='timesteps',
-                      integer=True, later=True)
+    # height and width in px (default: the model's native size)
+    input_size:Optional[int] = _F(None, part='input', at=17, key=7, said='placed', flag='input_size',
+                                 word='input_size', integer=True, alias='size')
+    # frames per sample, for geo encoders with a time axis (default 1)
+    timesteps:int = _F(1, part='input', at=18, key=11, form='{} frames', said='placed', flag='timesteps',
+                      word='timesteps', integer=True, later=True)
+
+# `docments` of a class reads its own source, then its `__delwrap__`'s: a class that embeds the parts names `Settings`
+# there, and so reads their comments too (`tbench serve --help`'s texts are `Settings`' comments)
+Settings.__delwrap__ = Input
+
+def values_of(part, o)->dict:
+    "The fields of `part` (a class such as `Settings`) that `o` holds: what one configuration passes on to another."
+    return {f.name: getattr(o, f.name) for f in fields(part)}
+
+@dataclass
+class BenchSpec(Settings, Input):
+    """One configuration to measure: its model and workload, the `Settings` it runs with, its `Input`. The fields made
+    with `_F` are its identity (`FIELDS`); the rest say how to measure it."""
+    # registry or timm name
+    model_name:str = _F(part='model', at=0, key=1, always='words command', said='placed board', flag='models',
+                        swept=True)
+    # `inference`, `training`, `serving` or `mapping`
+    mode:str = _F('inference', part='workload', at=1, key=0, said='placed around board', later=True)
+    # training only: `sgd` or `adamw`
+    optimizer:str = _F('none', part='workload', at=10, key=10, said='bar board', flag='optimizers', swept=True,
+                       later=True)
+    # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
+    num_classes:Optional[int] = _F(None, part='model', at=11, key=12, form='{} classes', said='summary')
+    # training under DistributedDataParallel on this many processes (None: one plain process)
+    world_size:Optional[int] = _F(None, part='process', at=13, key=13, form='DDP×{}', said='bar', flag='nproc')
+    # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
+    data_mode:str = _F('synthetic', part='workload', at=14, key=8, form='data={}', said='summary board',
+                       flag='dataloader', later=True)
+    # requested batch; may halve on OOM
+    batch_size:int = _F(32, part='workload', at=15, key=4, form='bs={}', always='words settings command',
+                       said='placed compared', flag='batch_sizes', swept=True, word='batch', integer=True)
     # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
-    map_options:str = _F('', part='workload', key=18, later=True)
+    map_options:str = _F('', part='workload', at=19, key=18, later=True)
     # the comparison or tuning study a row belongs to ('' a plain sweep row)
-    study:str = _F('', part='study', key=16, said='around', later=True)
+    study:str = _F('', part='study', at=20, key=16, said='around', later=True)
     # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
-    stage:str = _F('', part='study', key=17, said='around', later=True)
+    stage:str = _F('', part='study', at=21, key=17, said='around', later=True)
     device:str = 'cpu'                   # resolved device string, e.g. `cpu`, `cuda:0`
     tf32:bool = True                     # allow TF32 for fp32 on CUDA
     lr:float = 0.0                       # training only: recorded, irrelevant to speed
@@ -226,6 +252,7 @@ class BenchSpec:
     images:Optional[str] = None
     # the most top-1 accuracy (points) a row may lose to fp32 eager on `images`' labels; beyond it the row is `wrong`
     accuracy_gate:float = 1.0
+    __delwrap__ = Settings  # `docments` reads the parts' comments too
 
     @property
     def in_chans(self)->int:
@@ -287,7 +314,8 @@ class BenchSpec:
         if self.backend_options: words.append(self.backend_options)
         return ' '.join(words) or 'the default'
 
-FIELDS = tuple(Field(f.name, f.default, **f.metadata['field']) for f in fields(BenchSpec) if 'field' in f.metadata)
+FIELDS = tuple(sorted((Field(f.name, f.default, **f.metadata['field']) for f in fields(BenchSpec)
+                      if 'field' in f.metadata), key=lambda f: f.at))
 # the configuration's identity: the resume key, and (less the batch) what charts, W&B and summaries group by
 KEY = tuple(f.name for f in sorted(FIELDS, key=lambda f: f.key))
 # what a row written before a field existed meant by leaving it empty
@@ -819,22 +847,26 @@ def find_steps(values, # a configuration's figures in time order (img/s)
 # %% ../nbs/00_core.ipynb #cb054fd5
 SCENARIOS = ('single-stream', 'server', 'offline')  # LoadGen's scenarios that `tbench latency` runs
 
-@dataclass(frozen=True)
-class ServeOptions:
-    "Every option of `tbench serve` (`api.serve`'s parameters are these fields, its flags made from them)."
+def names_of(*parts)->str:
+    "The field names of `parts` (classes such as `Settings`), in words' order: an options class's group of flags."
+    names = [f.name for p in parts for f in fields(p)]
+    return ' '.join(sorted(names, key=lambda k: FIELD[k].at if k in FIELD else len(FIELD)))
+
+def numbers_of(*parts)->dict:
+    "The `NUMBERS` of `parts`' fields (a whole number each, zero refused) for an options class that embeds them."
+    return {f.name: (int, False) for p in parts for f in fields(p) if f.name in FIELD and FIELD[f.name].integer}
+
+def choices_of(*parts)->dict:
+    "The `CHOICES` of `parts`' fields (those that take a fixed few values) for an options class that embeds them."
+    return {f.name: FIELD[f.name].choices for p in parts for f in fields(p) if FIELD.get(f.name, Field).choices}
+
+@dataclass
+class ServeOptions(Settings, Input):
+    """Every option of `tbench serve` (`api.serve`'s parameters are these fields, its flags made from them): the model,
+    the `Settings` and `Input` of any configuration, and the server's own."""
+    __delwrap__ = Settings  # `docments` reads the parts' comments too
     model:str # a registry or timm name
     device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
-    precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
-    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino, pytorch; default none)
-    # the model's weights: pretrained (timm's) or a weights file (.safetensors, .pt/.pth; default: random, a fixed seed)
-    weights:Optional[str]=None
-    # none default reduce-overhead max-autotune, compiled before the server says ready (default none)
-    compile_mode:str='none'
-    channels_last:bool=False # NHWC memory layout
-    input_channels:Optional[int]=None # default: the model's native channels
-    input_size:Optional[int]=None # default: the model's native size
-    timesteps:int=1 # frames per sample, for geo encoders with a time axis (default 1)
-    threads:Optional[int]=None # CPU threads per model worker (default: the cores shared among the workers)
     max_batch_size:int=1 # dynamic batching: up to this many requests per forward pass (default 1)
     batch_timeout_ms:float=5.0 # how long a batch waits to fill, ms (default 5)
     workers:int=1 # model worker processes per device (default 1)
@@ -845,27 +877,18 @@ class ServeOptions:
     timeout:float=60.0 # seconds a request may wait for the model before a 504 (default 60)
     # the most images one request may ask for (its array's images x `samples`); more get a 422 (default 64)
     max_batch_per_request:int=64
-    # the runtime: pytorch onnxruntime openvino (the runtimes need the [runtimes] extra; default pytorch)
-    backend:str='pytorch'
-    # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY`; default:
-    # the runtime's own choice)
-    backend_options:str=''
-    # the C memory allocator of the model workers: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults)
-    allocator:str='glibc'
     # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
     cache_dir:Optional[str]=None
 
-    NUMBERS = dict(input_channels=(int, False), input_size=(int, False), timesteps=(int, False), threads=(int, False),
-                   max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
-                   max_request_mb=(float, False), port=(int, False), timeout=(float, False),
-                   max_batch_per_request=(int, False))
-    CHOICES = dict(precision=PRECISIONS, quant=QUANTS, compile_mode=COMPILE_MODES, allocator=ALLOCATORS,
-                   log_level=('critical', 'error', 'warning', 'info', 'debug'))
-    GROUPS = {'the model': 'model weights device precision quant compile_mode backend backend_options cache_dir '
-                           'channels_last input_channels input_size timesteps threads allocator',
+    NUMBERS = numbers_of(Settings, Input) | dict(
+        max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
+        max_request_mb=(float, False), port=(int, False), timeout=(float, False), max_batch_per_request=(int, False))
+    CHOICES = choices_of(Settings) | dict(log_level=('critical', 'error', 'warning', 'info', 'debug'))
+    GROUPS = {'the model': 'model device cache_dir ' + names_of(Settings, Input),
               'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
                             'log_level timeout'}
-    TEXTS = ('model', 'weights', 'device', 'host', 'cache_dir')
+    TEXTS = ('model', 'device', 'host', 'cache_dir')
+
 
 # %% ../nbs/00_core.ipynb #3fc286a9
 @dataclass(frozen=True)

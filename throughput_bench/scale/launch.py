@@ -445,15 +445,17 @@ class SweepOptions:
 
 # %% ../../nbs/30_scale_launch.ipynb #3b137158
 def make_options(cls, args:tuple, kwargs:dict):
-    "An options dataclass `cls` from a call's arguments (positional ones in field order); a wrong one is one line."
+    """An options dataclass `cls` from a call's arguments (positional ones in the order of its own fields, those of
+    the parts it embeds by name only); a wrong one is one line."""
     names = [f.name for f in dataclasses.fields(cls)]
-    if len(args) > len(names):
-        raise BenchError(f"{len(args)} positional arguments given; there are {len(names)} options")
+    places = [f.name for f in dataclasses.fields(cls) if not f.kw_only]
+    if len(args) > len(places):
+        raise BenchError(f"{len(args)} positional arguments given; {len(places)} options take a position")
     for k in kwargs:
         if k not in names:
             close = difflib.get_close_matches(k, names, n=2)
             raise BenchError(f"unknown option {k!r}" + (f"; did you mean {' or '.join(close)}?" if close else ''))
-    given = dict(zip(names, args))
+    given = dict(zip(places, args))
     if twice := set(given) & set(kwargs): raise BenchError(f"{sorted(twice)[0]} given twice (by position and by name)")
     return cls(**given, **kwargs)
 
@@ -649,9 +651,10 @@ def takes_options(cls):
     def deco(f):
         ret = inspect.signature(f).return_annotation
         none = lambda v: inspect.Parameter.empty if v is dataclasses.MISSING else v  # a field without a default
-        f.__signature__ = inspect.Signature([inspect.Parameter(x.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                               default=none(x.default), annotation=x.type)
-                                             for x in dataclasses.fields(cls)], return_annotation=ret)
+        P = inspect.Parameter
+        kind = lambda x: P.KEYWORD_ONLY if x.kw_only else P.POSITIONAL_OR_KEYWORD  # an embedded part's: by name
+        ps = [P(x.name, kind(x), default=none(x.default), annotation=x.type) for x in dataclasses.fields(cls)]
+        f.__signature__ = inspect.Signature(sorted(ps, key=lambda p: p.kind), return_annotation=ret)
         f.__delwrap__ = cls  # `docments(f)` reads the fields' comments
         return f
     return deco

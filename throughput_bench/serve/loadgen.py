@@ -4,7 +4,7 @@
 
 # %% ../../nbs/25_serve_loadgen.ipynb #9913af96
 from __future__ import annotations
-import os, io, sys, json, math, time, shutil, threading, itertools, statistics, tarfile
+import os, io, sys, json, math, time, shutil, threading, itertools, statistics, tarfile, dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
@@ -18,8 +18,8 @@ from ..machine.hardware import device_name, device_memory_gb
 # %% auto #0
 __all__ = ['PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'answer_problem', 'HttpSUT',
            'early_stopping_queries', 'loadgen_settings', 'read_detail', 'summarise_run', 'run_loadgen', 'split_url',
-           'aggregate', 'server_dead', 'run_test', 'bisect_qps', 'client_cost', 'server_fields', 'serving_figures',
-           'serving_row', 'LatencyRun', 'fixed_load', 'max_qps', 'latency_tests']
+           'aggregate', 'server_dead', 'run_test', 'bisect_qps', 'client_cost', 'server_fields', 'said_setting',
+           'serving_figures', 'serving_row', 'LatencyRun', 'fixed_load', 'max_qps', 'latency_tests']
 
 # %% ../../nbs/25_serve_loadgen.ipynb #42612229
 def server_info(url:str, timeout:float=10.0)->dict:
@@ -349,14 +349,17 @@ def server_fields(meta:dict, url:str)->dict:
     cm = meta.get('compile_mode')
     return dict(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
                 model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''),
-                precision=meta.get('precision', ''), compile_mode=str(cm or ''), backend=str(meta.get('backend') or ''),
-                backend_options=str(meta.get('backend_options') or ''), allocator=str(meta.get('allocator') or ''),
-                quant=str(meta.get('quant') or ''), weights=str(meta.get('weights') or ''),
-                compiled=(cm not in ('none', '')) if cm else None,
-                channels_last=bool(meta['channels_last']) if 'channels_last' in meta else None,
-                input_channels=meta.get('input_channels'), input_size=meta.get('input_size'),
-                timesteps=meta.get('timesteps'), pytorch_version=str(versions.get('torch', '')),
+                **{f.name: said_setting(meta, f.name) for part in (Settings, Input) for f in dataclasses.fields(part)},
+                compiled=(cm not in ('none', '')) if cm else None, pytorch_version=str(versions.get('torch', '')),
                 cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')))
+
+def said_setting(meta:dict, k:str):
+    """Setting `k` as the server's metadata says it: a text ('' unsaid), a flag or a number (None unsaid); never the
+    default where it says nothing."""
+    f, v = FIELD[k], meta.get(k)
+    if isinstance(f.default, bool): return None if v is None else bool(v)
+    if f.integer: return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return '' if v is None else str(v)
 
 def serving_figures(res:BenchResult, t:dict, images:int)->BenchResult:
     """Fill `res` from a test's aggregate `t`: req/s and img/s with their CIs, latency percentiles, and the status (a

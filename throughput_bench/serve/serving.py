@@ -234,20 +234,10 @@ def server_metadata(
         family=info.family,
         type=info.type,
         task=model_task(info.source),
-        precision=spec.precision,
-        compile_mode=spec.compile_mode,
-        channels_last=spec.channels_last,
-        backend=spec.backend,
-        backend_options=spec.backend_options,
-        allocator=spec.allocator,
-        quant=spec.quant,
-        weights=spec.weights,
+        **values_of(Settings, spec),  # every setting, as the client's row records it (`loadgen.server_fields`)
+        **values_of(Input, spec),
         input_shape=[spec.in_chans, spec.input_size, spec.input_size],
-        input_channels=spec.input_channels,
-        input_size=spec.input_size,
-        timesteps=spec.timesteps,
         device=spec.device,
-        threads=spec.threads,
         max_batch_size=max_batch_size,
         batch_timeout_ms=batch_timeout_ms,
         workers=workers,
@@ -381,11 +371,9 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     info = get_model(o.model); check_model(info)
     dev = resolve_device(o.device)
     th = o.threads or (max(1, (os.cpu_count() or 1) // o.workers) if dev.type == 'cpu' else None)
-    spec = BenchSpec(o.model, precision=o.precision, compile_mode=o.compile_mode, channels_last=o.channels_last,
-                     input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size,
-                     timesteps=o.timesteps, device=str(dev), threads=th, explicit_precision=True, backend=o.backend,
-                     cache_dir=o.cache_dir, backend_options=o.backend_options, allocator=o.allocator, quant=o.quant,
-                     weights=o.weights or '')
+    native = dict(input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size, threads=th)
+    spec = BenchSpec(o.model, **values_of(Settings, o) | values_of(Input, o) | native, device=str(dev),
+                     explicit_precision=True, cache_dir=o.cache_dir)
     be = get_backend(o.backend)
     be.parse_options(o.backend_options)  # the runtime's own words, checked by the runtime (a one-line error)
     if why := be.unsupported(spec): raise BenchError(why)

@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 from ..core import *
 from ..analyse.land import EARTH_LAND_KM2
-from ..scale.launch import takes_options, make_options, Messages
+from ..scale.launch import takes_options, make_options, Messages, check_words, check_numbers
 from ..scale.launch import timing_config
 from ..backbones.registry import input_problem, get_model, check_model, n_params
 from ..analyse.store import read_results, row_key, ResultStore
@@ -605,11 +605,11 @@ def stored_row(store, spec:BenchSpec)->Optional[BenchResult]:
                           for k, v in row.items() if k in names})
 
 # %% ../../nbs/34_studies_mapping.ipynb #961b94aa
-@dataclass(frozen=True)
-class MapOptions:
-    """Every option of `tbench map` (`map_raster`'s parameters are these fields): the raster, the model, the pipeline,
-    the store."""
-    raster:Optional[str]=None # a GeoTIFF / COG to map (or `synthetic=True`)
+@dataclass
+class MapOptions(Settings):
+    """Every option of `tbench map` (`map_raster`'s parameters are these fields, its flags made from them): the raster,
+    the model and the `Settings` of any configuration, the pipeline, the store."""
+    raster:Optional[str]=None # a GeoTIFF or COG to map (or --synthetic)
     model:str='resnet18' # registry or timm name; a geo encoder needs the [geo] extra (default resnet18)
     # map the tool's own Sentinel-2 L2A-like scene (written once, cached in ~/.cache/throughput_bench/scenes or
     # $TB_CACHE_DIR)
@@ -626,18 +626,6 @@ class MapOptions:
     out_channels:int=3 # channels of the written embedding map (default 3)
     output_raster:Optional[str]=None # the GeoTIFF to write (default: <results_dir>/maps/<raster>.<model>.tif)
     device:str='auto' # auto | cpu | cuda | cuda:N (default auto: CUDA if present, else CPU)
-    precision:str='fp32' # fp32 fp16 bf16 amp (default fp32)
-    quant:str='none' # none int8: the model quantized by its runtime (onnxruntime, openvino, pytorch; default none)
-    # the model's weights: pretrained (timm's) or a weights file (.safetensors, .pt/.pth; default: random, a fixed seed)
-    weights:Optional[str]=None
-    backend:str='pytorch' # pytorch onnxruntime openvino (default pytorch)
-    backend_options:str='' # the runtime's own settings as key=value words (default: the runtime's own choice)
-    compile_mode:str='none' # none default reduce-overhead max-autotune: torch.compile of the model (default none)
-    channels_last:bool=False # NHWC memory layout
-    threads:Optional[int]=None # CPU intra-op threads for the model (default: PyTorch's)
-    # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults; `tbench map` starts
-    # itself again with a preloaded one)
-    allocator:str='glibc'
     model_seconds:float=3.0 # the longest timed phase of the model-only measurement (default 3)
     # seconds to wait for a busy host to go quiet before measuring (default 0: measure, and mark the row if busy)
     wait_idle:float=0.0
@@ -646,18 +634,27 @@ class MapOptions:
     rerun:bool=False # measure again a configuration already stored
     progress:bool=True # a progress bar per pass
     quiet:bool=False # no messages
+    __delwrap__ = Settings  # `docments` reads the parts' comments too
+
+    NUMBERS = numbers_of(Settings) | dict(
+        scene_size=(int, False), scene_bands=(int, False), bands=(int, False), size=(int, False),
+        overlap=(float, True), batch_size=(int, False), workers=(int, True), prefetch=(int, False),
+        passes=(int, False), out_channels=(int, False), model_seconds=(float, False), wait_idle=(float, True),
+        busy_threshold=(float, False))
+    CHOICES = choices_of(Settings)
+    GROUPS = {'the raster': 'raster synthetic scene_size scene_bands bands size overlap output_raster',
+              'the model': 'model device batch_size model_seconds ' + names_of(Settings),
+              'the pipeline': 'workers prefetch passes out_channels',
+              'the store and the host': 'results_dir rerun wait_idle busy_threshold progress quiet'}
+    TEXTS = ('raster', 'model', 'device', 'output_raster', 'results_dir')
 
 def check_map_options(o:MapOptions)->MapOptions:
     """`o` checked before anything is read (a one-line `BenchError` for the first wrong setting), `raster` the file to
     map."""
     check_map_args(o.overlap, o.workers, o.prefetch, o.batch_size, o.passes, o.out_channels)
-    if o.precision not in PRECISIONS:
-        raise BenchError(f"unknown precision {o.precision!r} (precisions: {', '.join(PRECISIONS)})")
+    check_words(o); check_numbers(o)  # every setting's choices and numbers, as `tbench serve` and `infer` check them
     if (why := missing_allocator(o.allocator)): raise BenchError(why)
-    if o.quant not in QUANTS: raise BenchError(f"unknown quantization {o.quant!r} (quantizations: {', '.join(QUANTS)})")
     if why := weights_problem(o.weights): raise BenchError(why)
-    if o.compile_mode not in COMPILE_MODES:
-        raise BenchError(f"unknown compile mode {o.compile_mode!r} (compile modes: {', '.join(COMPILE_MODES)})")
     if o.synthetic and o.raster: raise BenchError("give a raster or --synthetic, not both")
     if not o.synthetic and not o.raster: raise BenchError("no raster given: name a GeoTIFF, or use --synthetic")
     if not 0 <= o.wait_idle <= 86400: raise BenchError(f"--wait-idle must be 0 to 86400 seconds, got {o.wait_idle}")
@@ -692,11 +689,9 @@ def plan_map(o:MapOptions)->MapPlan:
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
     bands = list(o.bands) if o.bands else list(range(1, facts.bands + 1))
     words = map_options_text(o.overlap, o.workers, o.prefetch, facts.name, bands if len(bands) != facts.bands else None)
-    spec = BenchSpec(o.model, mode='mapping', precision=o.precision, batch_size=o.batch_size, input_channels=len(bands),
-                     input_size=size, device=str(dev), threads=o.threads, backend=o.backend,
-                     backend_options=o.backend_options, explicit_precision=True, probe_batch=False, map_options=words,
-                     allocator=o.allocator, compile_mode=o.compile_mode, channels_last=o.channels_last, quant=o.quant,
-                     weights=o.weights or '')
+    spec = BenchSpec(o.model, mode='mapping', **values_of(Settings, o), batch_size=o.batch_size,
+                     input_channels=len(bands), input_size=size, device=str(dev), explicit_precision=True,
+                     probe_batch=False, map_options=words)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
     store.ensure_writable()
     return MapPlan(spec, facts, bands, dev, store, out)
