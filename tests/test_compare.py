@@ -53,7 +53,7 @@ def test_stored_results_compare_what_both_hold_and_name_the_rest(work, cli):
         assert r.returncode == 0, r.stderr[-2000:]
     r = cli('compare', 'a', 'b', cwd=work)
     assert r.returncode == 0, r.stderr
-    assert 'not comparable (only in A, a): resnet18 fp32 bs=2 3x32' in r.stdout
+    assert 'not comparable (only in A, a): resnet18 fp32 bs=2 3x32px' in r.stdout
     assert 'geometric mean of B/A over the 1 configuration(s) both hold' in r.stdout
     line = next(l for l in r.stdout.splitlines() if l.strip().startswith('resnet18'))
     assert '[' in line  # two processes a side: the ratio has an interval

@@ -128,7 +128,7 @@ def test_timesteps(work):
 @pytest.mark.slow
 def test_geo_compare_pairs_baselines_with_each_geo_shape_and_reports(work, cli, capsys):
     infer(['resnet18', 'olmoearth_nano', 'galileo_nano'], geo_compare=True, precisions=['fp32'], results_dir=work / 'results', **(IN | dict(quiet=False)))
-    assert 'phase 2: resnet18 at 2 input shape(s): 12x128, 10x64' in capsys.readouterr().out
+    assert 'phase 2: resnet18 at 2 input shape(s): 12x128px, 10x64px' in capsys.readouterr().out
     df = read_results(csv_of(work))
     assert set(zip(df.model_name, df.input_channels, df.input_size)) == {
         ('olmoearth_nano', 12, 128), ('galileo_nano', 10, 64), ('resnet18', 12, 128), ('resnet18', 10, 64)}

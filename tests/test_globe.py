@@ -72,7 +72,7 @@ def test_two_models_race_shows_the_figures_python_computes(site, browser, tmp_pa
     page, problems = open_page(browser, url)
     page.select_option('#race-kind', 'models')
     page.select_option('#lane-0 .pick-device', 'H100 NVL')
-    page.select_option('#lane-0 .pick-model', 'resnet50 @ 3x224')
+    page.select_option('#lane-0 .pick-model', 'resnet50 @ 3x224px')
     page.select_option('#lane-1 .pick-model', 'galileo_nano')
     page.select_option('#race-gsd', '30')
     for lane, (model, c, size) in enumerate([('resnet50', 3, 224), ('galileo_nano', 10, 64)]):
@@ -108,8 +108,8 @@ def test_device_race_carries_the_interval(site, browser):
     page.select_option('#race-kind', 'devices')
     page.select_option('#lane-0 .pick-device', 'H100 NVL')
     page.select_option('#lane-1 .pick-device', 'Xeon')
-    page.select_option('#lane-0 .pick-model', 'resnet18 @ 3x224')
-    assert page.input_value('#lane-1 .pick-model') == 'resnet18 @ 3x224'
+    page.select_option('#lane-0 .pick-model', 'resnet18 @ 3x224px')
+    assert page.input_value('#lane-1 .pick-model') == 'resnet18 @ 3x224px'
     ours = OURS / 'cpu_intel_xeon_processor.csv'  # the Xeon's file (results/ holds more than one device)
     img_s, lo, hi = python_best(ours, 'resnet18', 3, 224)
     a = (224 * 10) ** 2 / 1e6

@@ -13,11 +13,12 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'UNCHECKED',
            'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR',
            'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field',
-           'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words', 'config_words',
-           'config_columns', 'BenchResult', 'model_task', 'weights_problem', 'accuracy_checked', 'command_line',
-           'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio',
-           'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio',
-           'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'ServeOptions', 'LatencyOptions']
+           'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words', 'input_words',
+           'config_words', 'config_columns', 'BenchResult', 'model_task', 'weights_problem', 'accuracy_checked',
+           'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth',
+           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
+           'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'ServeOptions',
+           'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -346,6 +347,14 @@ def field_words(k:str, v)->str:
     if not v or f is not None and f.usual(v) and 'words' not in f.always: return ''
     return (f.form if f is not None else '{}').format(v)
 
+def input_words(d, frames:bool=True)->str:
+    """The input a configuration (a `BenchSpec`, a row or a dict) feeds its model, the one way the package says it:
+    `3x224px`, and `3x224px 2 frames` for a time series (`frames=False`: the shape alone); '' where nothing says it."""
+    get = d.get if hasattr(d, 'get') else lambda k, default=None: getattr(d, k, default)
+    c, s = _canon(get('input_channels')), _canon(get('input_size'))
+    shape = f"{c or '?'}x{s or '?'}px" if c or s else ''
+    return ' '.join(w for w in (shape, field_words('timesteps', get('timesteps')) if frames else '') if w)
+
 def config_words(d, fields:Iterable=WORDS)->str:
     """A configuration (a `BenchSpec`, a row or a dict) in words, always in one order: `resnet18 fp32 openvino
     hint=LATENCY threads=2 bs=8 3x224px`. `fields` picks which; `input` is channels x size."""
@@ -355,9 +364,7 @@ def config_words(d, fields:Iterable=WORDS)->str:
     for k in WORDS:
         if k not in fields and not (k == 'input' and {'input_channels', 'input_size'} & set(fields)): continue
         if k == 'threads' and gpu: continue  # the host's threads do not make a GPU configuration
-        if k == 'input':
-            c, s = _canon(get('input_channels')), _canon(get('input_size'))
-            if c or s: out.append(f"{c or '?'}x{s or '?'}px")
+        if k == 'input': out.append(input_words(d, frames=False))  # the frames are a field of their own
         else: out.append(field_words(k, get(k)))
     return ' '.join(w for w in out if w)
 

@@ -12,8 +12,8 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines, matplotlib.colors
 import matplotlib.pyplot as plt
 import seaborn as sns
-from ..core import (BenchSpec, FIELD, fields_in, config_columns, config_words, paired_ratio, verdict, sentence, shorten,
-                                   plain_text)
+from ..core import (BenchSpec, FIELD, fields_in, config_columns, config_words, input_words, paired_ratio,
+                                   verdict, sentence, shorten, plain_text)
 from .land import add_coverage, EARTH_LAND_KM2
 from ..backbones.registry import GEO_NAMES, get_model
 from .store import superseded, latest
@@ -39,10 +39,8 @@ def device_label(name:str)->str:
 CONFIG = ['gpu_name'] + config_columns(batch=False)
 
 def input_label(df:pd.DataFrame)->pd.Series:
-    "`CxS` (and `xTt` for several timesteps) per row."
-    t = df.timesteps.fillna(1).astype(int) if 'timesteps' in df else pd.Series(1, index=df.index)
-    return (df.input_channels.astype('Int64').astype(str) + 'x' + df.input_size.astype('Int64').astype(str)
-            + np.where(t > 1, ' x' + t.astype(str) + 't', ''))
+    "Each row's input in `input_words` (`3x224px`, `3x224px 2 frames`): the one way the package says it."
+    return pd.Series([input_words(r) for r in df.to_dict('records')], index=df.index, dtype=object)
 
 def plain_rows(df:pd.DataFrame)->pd.Series:
     """Whether each row is a plain measurement, not a step of a comparison or a tuning (`study`): those have their own
@@ -408,9 +406,9 @@ def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     d = best[best['mode'].eq('inference')].copy()
     if d.empty: return d.assign(shape='', kind='')
     d['kind'] = np.where(d.model_name.isin(GEO_NAMES), 'geo encoder', 'timm baseline')
-    d['shape'] = (
-        (d.input_channels * d.timesteps.fillna(1)).astype(int).astype(str) + 'x' + d.input_size.astype(int).astype(str)
-    )
+    # the input tensor's shape (channels x frames): a baseline at 12x128px is paired with an encoder at 6x128px 2 frames
+    d['shape'] = [input_words(dict(input_channels=c * (t if t == t else 1), input_size=s))
+                  for c, t, s in zip(d.input_channels, d.timesteps, d.input_size)]
     geo = d[d.kind.eq('geo encoder')]
     shapes = set(zip(geo.device, geo['shape']))
     at_geo_shape = pd.Series([(a, b) in shapes for a, b in zip(d.device, d['shape'])], index=d.index)

@@ -66,7 +66,7 @@ def _mapping_rows(df)->list:
                     family=g('model_family') or '', kind=model_kind(g('model_name')), task=g('task') or '',
                     precision=g('precision'),
                     compile_mode=g('compile_mode'), channels_last=False, optimizer='none',
-                    input=f"{int(g('input_channels'))}x{int(g('input_size'))}",
+                    input=input_words(dict(input_channels=g('input_channels'), input_size=g('input_size'))),
                     input_channels=int(g('input_channels')), input_size=int(g('input_size')),
                     batch=int(g('batch_size')), params_M=_num(g('params_M'), 3), gflops=None,
                     peak_mb=_num(g('peak_memory_mb'), 1), contended=bool(g('contended', False)), native=True,

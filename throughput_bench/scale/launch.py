@@ -148,8 +148,9 @@ def geo_compare_specs(models:list, grid:tuple, kw:dict, log:Callable=print, base
     phase2 = [
         s for c, z in shapes for s in expand(base, *grid, input_channels=c, input_size=z, **(kw | {'timesteps': 1}))
     ]
+    said = ', '.join(input_words(dict(input_channels=c, input_size=z)) for c, z in shapes)
     log(f"geo-compare: phase 1: {len(geo)} geo encoder(s) at native inputs; phase 2: {', '.join(base)} at "
-        f"{len(shapes)} input shape(s): {', '.join(f'{c}x{z}' for c, z in shapes)}")
+        f"{len(shapes)} input shape(s): {said}")
     return phase1 + phase2
 
 # %% ../../nbs/30_scale_launch.ipynb #5eed0c02

@@ -393,10 +393,6 @@ def _num(v, fmt):
     try: return format(float(v), fmt) if v not in (None, '') and float(v) == float(v) else ''
     except (TypeError, ValueError): return ''
 
-def _input_label(d:dict)->str:
-    t = int(float(d.get('timesteps') or 1))
-    return f"{d.get('input_channels')}x{d.get('input_size')}" + (f" x{t}t" if t > 1 else '')
-
 def ci_text(mean, lo, hi, fmt:str='.1f')->str:
     "` [lo–hi]`, the one way an interval is written (an open end: `inf`); '' where there is none."
     try: m, l, h = float(mean), float(lo), float(hi)
@@ -431,7 +427,7 @@ def summary_table(results:list)->'pd.DataFrame':
                 + (f" DDP×{ws}" if ws not in ('', 'None', 'nan') else ''),
                 'configuration': config_words(d, SAID_IN_SUMMARY),
                 'batch': bs,
-                'input': _input_label(d),
+                'input': input_words(d),
                 'img/s': (_num(d['throughput_mean'], '.1f') + ci) if ok else '',
                 # where re-runs land (`drift`); `?`: provisional, too little history on this machine
                 're-run': (ci_text(d['throughput_mean'], d.get('throughput_rerun_low'), d.get('throughput_rerun_high'))
@@ -477,12 +473,12 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
     import pandas as pd
     every = [r.to_row() if isinstance(r, BenchResult) else dict(r) for r in results]
     ds = [d for d in every if d['status'] != 'skipped']  # said once per reason, under the table
-    inputs = {_input_label(d) for d in ds}
+    inputs = {input_words(d) for d in ds}
     rows, notes = [], []
     for d in sorted(ds, key=lambda d: d['status'] != 'ok'):
         ok, train = d['status'] == 'ok', (d.get('mode') or 'inference') == 'training'
         cfg = ' '.join(w for w in ('train' if train else '', config_words(d, SAID_IN_SUMMARY), f"bs={d['batch_size']}",
-                                   _input_label(d) + 'px' if len(inputs) > 1 else '') if w)
+                                   input_words(d) if len(inputs) > 1 else '') if w)
         status = 'ok' if ok else d['status']
         if ok and str(d.get('contended')).lower() == 'true':
             status = f"ok [{len(notes) + 1}]"

@@ -369,11 +369,6 @@ def compare_results(a, # results of A: a CSV file or a folder of them
     return t, only(A, B), only(B, A), geo
 
 def _label(row)->str:
-    "A stored row's configuration in a few words."
-    parts = [row.precision, f"bs={row.batch_size}", f"{row.input_channels}x{row.input_size}"]
-    if row.backend != 'pytorch': parts.insert(0, row.backend)
-    if row.compile_mode != 'none': parts.append(f"compile={row.compile_mode}")
-    if str(row.channels_last) == 'True': parts.append('NHWC')
-    if row['mode'] != 'inference': parts.append(row['mode'])
-    if row.backend_options: parts.append(row.backend_options)
-    return ' '.join(map(str, parts))
+    """A stored row's configuration in words (`config_words`): what two sides are matched on (`MATCH`), less the model
+    (its own column)."""
+    return config_words(row, [k for k in MATCH if k != 'model_name'])
