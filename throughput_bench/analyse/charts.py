@@ -284,7 +284,8 @@ def speedups(best:pd.DataFrame)->pd.DataFrame:
     # before the field existed) is at its default
     is_base = pd.Series(True, index=best.index)
     for f in VARIED:
-        if f in best: is_base &= best[f].map(FIELD[f].usual)
+        # a list, not `.map`: on an empty frame pandas 3 keeps the text dtype, and `&` with text is deprecated
+        if f in best: is_base &= pd.Series([FIELD[f].usual(v) for v in best[f]], index=best.index, dtype=bool)
     # one text key per row, not a join on the columns: pandas 2.2 cannot join on a level that is all blank
     k = (best[keys].apply(lambda c: c.map(str)).agg('\x1f'.join, axis=1) if len(best) else  # NaN: 'nan', in any pandas
          pd.Series([], dtype=str, index=best.index))
