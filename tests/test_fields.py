@@ -113,7 +113,7 @@ def test_a_setting_added_to_the_table_reaches_serve_map_compare_and_the_key_with
     """The design's test (issue 42): a copy of the package with one more `_F` line in `Settings`, and nothing else
     edited: the key, old rows, words, `compare`'s words, `tbench serve` and `tbench map` flags and the served metadata
     all take it. (What it does not reach: `tbench infer`'s flag, a `SweepOptions` option; the CSV column, `BenchResult`.)"""
-    import shutil, subprocess, sys, throughput_bench
+    import os, shutil, subprocess, sys, throughput_bench
     from pathlib import Path
     src = Path(throughput_bench.__file__).parent
     shutil.copytree(src, tmp_path / 'throughput_bench', ignore=shutil.ignore_patterns('__pycache__', 'globe_assets'))
@@ -123,5 +123,5 @@ def test_a_setting_added_to_the_table_reaches_serve_map_compare_and_the_key_with
     assert text.count(anchor) == 1
     core.write_text(text.replace(anchor, anchor + NEW_SETTING))
     r = subprocess.run([sys.executable, '-c', CHECK_NEW_SETTING % str(tmp_path)], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=300, env={**__import__('os').environ, 'PYTHONPATH': str(tmp_path)})
+                       text=True, timeout=300, env={**os.environ, 'PYTHONPATH': str(tmp_path)})
     assert r.returncode == 0 and 'reached' in r.stdout, r.stderr[-3000:]

@@ -865,7 +865,8 @@ def numbers_of(*parts)->dict:
 
 def choices_of(*parts)->dict:
     "The `CHOICES` of `parts`' fields (those that take a fixed few values) for an options class that embeds them."
-    return {f.name: FIELD[f.name].choices for p in parts for f in fields(p) if FIELD.get(f.name, Field).choices}
+    named = [FIELD[f.name] for p in parts for f in fields(p) if f.name in FIELD]
+    return {f.name: f.choices for f in named if f.choices}
 
 @dataclass
 class ServeOptions(Settings, Input):

@@ -408,8 +408,9 @@ def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
     if d.empty: return d.assign(shape='', kind='')
     d['kind'] = np.where(d.model_name.isin(GEO_NAMES), 'geo encoder', 'timm baseline')
     # the input tensor's shape (channels x frames): a baseline at 12x128px is paired with an encoder at 6x128px 2 frames
-    d['shape'] = [input_words(dict(input_channels=c * (t if t == t else 1), input_size=s))
-                  for c, t, s in zip(d.input_channels, d.timesteps, d.input_size)]
+    frames = d.timesteps.fillna(1)
+    d['shape'] = [input_words(dict(input_channels=c * t, input_size=s)) for c, t, s in zip(d.input_channels, frames,
+                                                                                             d.input_size)]
     geo = d[d.kind.eq('geo encoder')]
     shapes = set(zip(geo.device, geo['shape']))
     at_geo_shape = pd.Series([(a, b) in shapes for a, b in zip(d.device, d['shape'])], index=d.index)
