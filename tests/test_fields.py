@@ -36,8 +36,8 @@ def test_the_tables_that_named_fields_are_read_from_the_field_table():
     assert compare._INT == {f.name for f in FIELDS if f.integer}
     assert {w for w, n in compare._WORDS.items() if w != n} == {f.word for f in FIELDS if f.word and f.word != f.name}
     # every swept flag has its one-value spelling
-    assert {cli.PLURALS['--' + f.flag[:-1].replace('_', '-')] for f in FIELDS if f.swept} == {
-        '--' + f.flag.replace('_', '-') for f in FIELDS if f.swept}
+    assert {cli.PLURALS['--' + f.option[:-1].replace('_', '-')] for f in FIELDS if f.swept} == {
+        '--' + f.option.replace('_', '-') for f in FIELDS if f.swept}
 
 def test_serve_and_map_take_every_setting_compare_and_tune_can_name():
     "Before, `tbench serve` could not serve `hint=...` or `allocator=tcmalloc` (ServeOptions had neither)."
@@ -66,10 +66,11 @@ def test_the_sweep_has_an_option_for_every_field_with_a_flag_and_lists_the_swept
     from throughput_bench.scale.launch import SweepOptions
     opts = {f.name: f for f in dataclasses.fields(SweepOptions)}
     for f in FIELDS:
-        if not f.flag: continue
-        assert f.flag in opts, f.name
-        listed = 'list' in str(opts[f.flag].type) or 'tuple' in str(opts[f.flag].type)
-        assert listed == f.swept, (f.name, opts[f.flag].type)
+        if not f.option: continue
+        assert f.option in opts, f.name
+        listed = 'list' in str(opts[f.option].type) or 'tuple' in str(opts[f.option].type)
+        assert listed == f.swept, (f.name, opts[f.option].type)
+    assert all(f.option for f in FIELDS if f.setting)  # every setting is an option of the sweep
 
 def test_a_configuration_is_a_tree_of_its_parts():
     parts = BenchSpec('resnet18', precision='bf16', backend='openvino', backend_options='hint=LATENCY').parts()
@@ -106,13 +107,33 @@ for argv in (['serve', '--model', 'resnet18', '--fusion', 'on'], ['map', '--synt
     assert main_parser(argv).parse_args(argv).fusion == 'on', argv        # serve and map take it, with its choices
 assert ServeOptions('resnet18', fusion='on').fusion == 'on' and MapOptions(fusion='on').fusion == 'on'
 assert server_fields({'fusion': 'on'}, 'http://127.0.0.1:1')['fusion'] == 'on'  # what a server says of it
+# tbench infer takes it; the sweep's configurations carry it; the row stores it as a column; the row resumes
+import tempfile, torch
+from throughput_bench.core import COLUMNS
+from throughput_bench.scale.launch import SweepOptions, check, configurations, rerun_command
+from throughput_bench.machine.devices import result_from_spec
+from throughput_bench.analyse.store import ResultStore, row_key
+argv = ['infer', '--models', 'resnet18', '--fusion', 'on']
+assert main_parser(argv).parse_args(argv).fusion == 'on'
+o = check(SweepOptions.of(models=['resnet18'], precisions=['fp32'], batch_sizes=[8], input_size=32, fusion='on'))
+(spec,) = configurations(o, torch.device('cpu'))
+assert spec.fusion == 'on' and '--fusion on' in spec.command() and '--fusion on' in rerun_command([spec], o)
+assert COLUMNS[-1] == 'fusion'
+with tempfile.TemporaryDirectory() as d:
+    store = ResultStore(d, 'cpu')
+    store.append(result_from_spec(spec, status='ok', throughput_mean=1.0))
+    (row,) = store.rows()
+    assert row['fusion'] == 'on' and row_key(row) == spec.key(), row
+    from throughput_bench.analyse.store import read_results
+    assert read_results(store.csv_path).fusion.tolist() == ['on']  # read back as text, as it was written
 print('reached')
 '''
 
-def test_a_setting_added_to_the_table_reaches_serve_map_compare_and_the_key_with_no_other_edit(tmp_path):
+def test_a_setting_added_to_the_table_reaches_every_command_and_the_csv_with_no_other_edit(tmp_path):
     """The design's test (issue 42): a copy of the package with one more `_F` line in `Settings`, and nothing else
     edited: the key, old rows, words, `compare`'s words, `tbench serve` and `tbench map` flags and the served metadata
-    all take it. (What it does not reach: `tbench infer`'s flag, a `SweepOptions` option; the CSV column, `BenchResult`.)"""
+    all take it; so do `tbench infer` and the sweep's configurations, a re-run command, and the CSV: a column of its
+    own that reads back and resumes."""
     import os, shutil, subprocess, sys, throughput_bench
     from pathlib import Path
     src = Path(throughput_bench.__file__).parent
@@ -125,3 +146,21 @@ def test_a_setting_added_to_the_table_reaches_serve_map_compare_and_the_key_with
     r = subprocess.run([sys.executable, '-c', CHECK_NEW_SETTING % str(tmp_path)], cwd=tmp_path, capture_output=True,
                        text=True, timeout=300, env={**os.environ, 'PYTHONPATH': str(tmp_path)})
     assert r.returncode == 0 and 'reached' in r.stdout, r.stderr[-3000:]
+
+def test_each_runtime_has_a_typed_config_and_the_help_names_its_settings():
+    "A runtime's own settings are a frozen dataclass (`RuntimeConfig`); `--backend-options`' help names every one."
+    from fastcore.docments import docments
+    from throughput_bench.core import Settings
+    from throughput_bench.backends.base import RuntimeConfig, get_backend
+    import pytest
+    from throughput_bench.core import BenchError
+    help_text = docments(Settings)['backend_options']
+    for name, words, want in (('openvino', 'hint=THROUGHPUT requests=4', dict(hint='THROUGHPUT', requests=4, streams=None)),
+                              ('onnxruntime', 'mode=parallel inter_threads=2', dict(mode='parallel', inter_threads=2, int8=None))):
+        be = get_backend(name)
+        assert issubclass(be.config, RuntimeConfig) and dataclasses.is_dataclass(be.config)
+        c = be.parse_options(words)
+        assert dataclasses.asdict(c) == want and c.words() == words
+        with pytest.raises(dataclasses.FrozenInstanceError): c.mode = 'x'
+        assert all(s in help_text for s in be.options), (name, list(be.options))
+        with pytest.raises(BenchError, match=f"{name}: unknown setting"): be.parse_options('hints=LATENCY')

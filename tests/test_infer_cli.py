@@ -186,6 +186,7 @@ def test_every_option_has_help_with_its_default_and_every_command_a_description(
     missing = []
     for name, p in parsers.items():
         if not p.description: missing.append(f"{name}: no description")
+        p.format_help()  # a flag's text is read when help is shown
         for a in p._actions:
             if '--help' in a.option_strings or a.help == argparse.SUPPRESS: continue  # an underscore alias, hidden: the flag is listed once
             flag = a.nargs == 0  # store_true / store_false: on or off, nothing to default

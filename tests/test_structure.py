@@ -38,14 +38,21 @@ for args in (['report', 'results', '--output', 'rep', '--formats', 'png'], ['glo
 
 def test_option_help_is_the_api_docment():
     "A flag's help is written once, as its `api.sweep` parameter's docment: `tbench train --help` and `tbench infer --help` say the same as the API."
+    import dataclasses
     from fastcore.docments import docments
     from throughput_bench import api, cli
     d = docments(api.sweep)
+    made = {f.name: f.metadata['setting'] for f in dataclasses.fields(api.SweepOptions) if 'setting' in f.metadata}
     for parser in (cli.infer_parser(), cli.train_parser()):
+        parser.format_help()  # the texts are read when help is shown
         shared = [a for a in parser._actions if a.dest in d and not a.option_strings[0].startswith(('--no-', '-h')) and a.help != argparse.SUPPRESS]  # a --no- flag says what it turns off
         assert len(shared) > 40
-        for a in shared: assert a.help == " ".join(d[a.dest].split()).replace("%", "%%"), a.dest
-    batch = next(a for a in cli.train_parser()._actions if a.dest == 'batch_sizes')
+        for a in shared:
+            # a setting's option that `as_sweep` made from the field table: the comment of the part that declares it
+            doc = d[a.dest] or docments(made[a.dest][0])[made[a.dest][1]]
+            assert a.help == " ".join(doc.split()).replace("%", "%%"), a.dest
+    p = cli.train_parser(); p.format_help()
+    batch = next(a for a in p._actions if a.dest == 'batch_sizes')
     assert '256 training' in batch.help  # training's default batch on a GPU, which the help once gave as 512
 
 def _package_modules()->dict:
@@ -95,10 +102,12 @@ def test_options_are_written_once():
     from throughput_bench import api, cli
     fields = {f.name: f for f in dataclasses.fields(api.SweepOptions)}
     params = inspect.signature(api.sweep).parameters
-    assert list(params) == list(fields)
+    assert set(params) == set(fields) and [n for n in params if not fields[n].kw_only] == [
+        n for n, f in fields.items() if not f.kw_only]  # the settings by name only, after the sweep's own
     for name, f in fields.items():
         assert params[name].default == f.default, name
-        assert docments(api.sweep)[name] == docments(api.SweepOptions)[name] and docments(api.SweepOptions)[name], name
+        assert docments(api.sweep)[name] == docments(api.SweepOptions)[name], name
+        assert docments(api.SweepOptions)[name] or cli.option_help(api.SweepOptions, name), name  # a setting's: its part's
     grouped = [n for names in api.SweepOptions.GROUPS.values() for n in names.split()]
     assert len(grouped) == len(set(grouped)) and set(grouped) | API_ONLY == set(fields)
     assert set(api.SweepOptions.NUMBERS) <= set(fields) and set(api.SweepOptions.CHOICES) <= set(fields)

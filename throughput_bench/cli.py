@@ -16,11 +16,11 @@ from .studies import compare as C, tune as T, mapping as M
 
 # %% auto #0
 __all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float',
-           'nonneg_float', 'api_help', 'whole_number', 'number', 'option_flag', 'add_options', 'HelpAll', 'print_rows',
-           'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser', 'cmd_train',
-           'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'geo_cards', 'cmd_models', 'hw_facts', 'cmd_hw',
-           'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_submit', 'cmd_leaderboard', 'cmd_report', 'cmd_history',
-           'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency',
+           'nonneg_float', 'api_help', 'whole_number', 'number', 'option_help', 'option_flag', 'add_options', 'HelpAll',
+           'print_rows', 'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser',
+           'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'geo_cards', 'cmd_models',
+           'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_submit', 'cmd_leaderboard', 'cmd_report',
+           'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency',
            'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map', 'start_with_allocator',
            'models_parser', 'hw_parser', 'sync_parser', 'report_parser', 'history_parser', 'collect_parser',
            'globe_parser', 'submit_parser', 'leaderboard_parser', 'repair_parser', 'main_parser', 'Terminated',
@@ -81,6 +81,7 @@ class Parser(argparse.ArgumentParser):
         """The help with a short usage line, and without the groups in `self.more` (named at the end) unless
         `--help-all` asked for them."""
         more = [] if getattr(self, 'show_all', False) else getattr(self, 'more', [])
+        for a, O, name in getattr(self, 'helps', ()): a.help = option_help(O, name)  # docments: read only for help
         kept, usage = self._action_groups, self.usage
         self._action_groups = [g for g in kept if g not in more]
         self.usage = self.short_usage()[len('usage: '):].rstrip('\n').replace('%', '%%')
@@ -170,15 +171,25 @@ SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
 
 @functools.lru_cache(maxsize=None)
 def _docs(O)->dict:
-    "The docments of options class `O`, read once a process (reading them parses its source: 67 reads took seconds)."
-    return dict(docments(O))
+    """The docments of options class `O`, read once a process (reading them parses its source: 67 reads took seconds);
+    an option `as_sweep` made from a field is the comment of the part that declares it."""
+    d = dict(docments(O))
+    for f in dataclasses.fields(O):
+        if not d.get(f.name) and 'setting' in f.metadata:
+            part, name = f.metadata['setting']
+            d[f.name] = _docs(part)[name]
+    return d
 
-def option_flag(name:str, O=None)->tuple:
+def option_help(O, name:str)->str:
+    "The `--help` text of option `name` of options class `O`: its docment, `%` escaped for argparse."
+    return ' '.join(_docs(O)[name].split()).replace('%', '%%')
+
+def option_flag(name:str, O=None, helped:bool=True)->tuple:
     """`(flags, argparse keywords)` of field `name` of options class `O` (default `api.SweepOptions`): from its type,
-    default, `NUMBERS` and `CHOICES`."""
+    default, `NUMBERS` and `CHOICES`; its help (`option_help`) unless not `helped`."""
     O = O or api.SweepOptions
     f = O.__dataclass_fields__[name]
-    kw = dict(dest=name, default=argparse.SUPPRESS, help=' '.join(_docs(O)[name].split()).replace('%', '%%'))
+    kw = dict(dest=name, default=argparse.SUPPRESS, help=option_help(O, name) if helped else None)
     if f.default is dataclasses.MISSING: kw['required'] = True
     if isinstance(f.default, bool): kw['action'] = argparse.BooleanOptionalAction if f.default else 'store_true'
     else:
@@ -195,14 +206,18 @@ def option_flag(name:str, O=None)->tuple:
 
 def add_options(p:Parser, O=None, drop:tuple=()):
     """Add the flags of options class `O` (default `api.SweepOptions`), in its `GROUPS` (but those in `drop`), each
-    made by `option_flag`."""
+    made by `option_flag`; a setting `as_sweep` made that no group names goes in the first (a new field's flag)."""
     O = O or api.SweepOptions
-    for title, names in O.GROUPS.items():
+    groups, placed = dict(O.GROUPS), set(' '.join(O.GROUPS.values()).split())
+    rest = [f.name for f in dataclasses.fields(O) if 'setting' in f.metadata and f.name not in placed]
+    if rest: groups[next(iter(groups))] += ' ' + ' '.join(rest)
+    for title, names in groups.items():
         if title in drop: continue
         g = p.add_argument_group(title)
         for name in names.split():
-            flags, kw = option_flag(name, O)
-            g.add_argument(*flags, **kw)
+            flags, kw = option_flag(name, O, helped=False)
+            a = g.add_argument(*flags, **kw)
+            if a.help is None: p.helps = getattr(p, 'helps', []) + [(a, O, name)]  # read when help is shown
             if name == 'weights':  # in one word
                 g.add_argument('--pretrained', dest='weights', action='store_const', const='pretrained',
                                default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # said in --weights' help
@@ -657,8 +672,8 @@ def cmd_tune(a):
 
 # one vocabulary: a command that takes one value also takes the spelling of the commands that take several
 # (from the field table: a swept field's flag less its `s`, and a field's `alias`)
-PLURALS = ({'--' + f.flag[:-1].replace('_', '-'): '--' + f.flag.replace('_', '-') for f in FIELDS if f.swept}
-           | {'--' + f.alias: '--' + f.flag.replace('_', '-') for f in FIELDS if f.alias})
+PLURALS = ({'--' + f.option[:-1].replace('_', '-'): '--' + f.option.replace('_', '-') for f in FIELDS if f.swept}
+           | {'--' + f.alias: '--' + f.option.replace('_', '-') for f in FIELDS if f.alias})
 
 def map_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench map')

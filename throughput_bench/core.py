@@ -10,15 +10,15 @@ from typing import Optional, Iterable
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
-           'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'COLUMNS', 'UNCHECKED',
-           'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR',
-           'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'Field',
-           'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words', 'input_words',
-           'config_words', 'config_columns', 'BenchResult', 'model_task', 'weights_problem', 'accuracy_checked',
-           'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth',
-           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
-           'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'ServeOptions',
-           'LatencyOptions']
+           'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'BenchResult', 'COLUMNS',
+           'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA',
+           'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids',
+           'Field', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words',
+           'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns', 'weights_problem',
+           'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten',
+           'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
+           'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of',
+           'as_sweep', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -130,6 +130,12 @@ class Field:
     choices:tuple = ()        # the values it takes, where they are a fixed few (`PRECISIONS`)
     alias:str = ''            # one more spelling of its flag (`--size`)
     later:bool = False        # added after the first results files: a row that leaves it empty meant the default
+    setting:bool = False      # a field of `Settings` or `Input`: every command that runs a configuration takes it
+
+    @property
+    def option(self)->Optional[str]:
+        "Its `api.sweep` option (and `tbench infer` flag): its `flag`, or a setting's own name; None: no option."
+        return self.flag or (self.name if self.setting else None)
 
     def says(self, where:str)->bool:
         "Whether summaries of kind `where` (`bar`, `summary`, ...) say this field."
@@ -156,16 +162,17 @@ class Settings:
                       said='bar summary compared varied served board',
                       flag='precisions', swept=True, word='precision', choices=PRECISIONS)
     # none int8: the model quantized by its runtime with calibration, weights and activations int8 (onnxruntime,
-    # openvino, pytorch compiled; default none)
+    # openvino, pytorch compiled), on a CPU with int8 dot-product units (VNNI or AMX; default none)
     quant:str = _F('none', part='runtime', at=3, key=20, said='bar summary compared varied served board',
                    flag='quantizations', swept=True, word='quant', alias='quant', choices=QUANTS, later=True)
-    # the runtime: pytorch onnxruntime openvino, or another package's (the runtimes need the [runtimes] extra; default
-    # pytorch)
+    # the runtime: pytorch onnxruntime openvino (onnxruntime-trt on CUDA), or another package's (the runtimes need the
+    # [runtimes] extra; default pytorch)
     backend:str = _F('pytorch', part='runtime', at=4, key=14, always='settings command',
                     said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
                     later=True)
     # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY
-    # streams=2`; default: the runtime's own choice)
+    # streams=2`; OpenVINO: hint streams requests; ONNX Runtime: mode inter_threads int8; default: the runtime's own
+    # choice)
     backend_options:str = _F('', part='runtime', at=5, key=15, said='bar summary compared varied served',
                             flag='backend_options', later=True)
     # none default reduce-overhead max-autotune: torch.compile of the model (default none)
@@ -178,11 +185,12 @@ class Settings:
     # CPU intra-op threads for the model (default: PyTorch's; a server shares the cores among its workers)
     threads:Optional[int] = _F(None, part='process', at=8, key=9, form='threads={}', said='summary compared',
                               flag='threads', word='threads', integer=True)
-    # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults)
+    # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults: a plain process's;
+    # glibc-retain keeps freed memory; tcmalloc and jemalloc are preloaded, from the system's packages)
     allocator:str = _F('glibc', part='process', at=9, key=19, said='summary compared varied served board',
                        flag='allocators', swept=True, word='allocator', choices=ALLOCATORS, later=True)
-    # the model's weights: pretrained (timm's) or a weights file (.safetensors, or a .pt/.pth state dict, read without
-    # unpickling; default: random, from a fixed seed)
+    # the model's weights: pretrained (or --pretrained: timm's, downloaded where this machine can) or a weights file
+    # (.safetensors, or a .pt/.pth state dict, read without unpickling; default: random, from a fixed seed)
     weights:str = _F('', part='model', at=12, key=21, form='weights={}', said='summary served', flag='weights',
                      word='weights', later=True)
 
@@ -270,7 +278,7 @@ class BenchSpec(Settings, Input):
 
     def parts(self)->dict:
         """The configuration as the tree its fields declare: `model`, `workload`, `input`, `runtime` (the runtime's own
-        settings are its `backend_options`, typed by the backend's `options`), `process`, `study`; each its fields."""
+        settings are its `backend_options`, typed by the backend's `config`), `process`, `study`; each its fields."""
         out = {}
         for f in FIELDS: out.setdefault(f.part, {})[f.name] = getattr(self, f.name)
         return out
@@ -281,9 +289,9 @@ class BenchSpec(Settings, Input):
         out = {}
         for f in FIELDS:
             v = getattr(self, f.name)
-            if not f.flag or v in (None, '') or (f.usual(v) and 'command' not in f.always): continue
+            if not f.option or v in (None, '') or (f.usual(v) and 'command' not in f.always): continue
             if f.name == 'data_mode': v = True  # `--dataloader`
-            out[f.flag] = [v] if f.swept else v
+            out[f.option] = [v] if f.swept else v
         return out
 
     def command(self, device:Optional[str]=None)->str:
@@ -315,8 +323,9 @@ class BenchSpec(Settings, Input):
         if self.backend_options: words.append(self.backend_options)
         return ' '.join(words) or 'the default'
 
-FIELDS = tuple(sorted((Field(f.name, f.default, **f.metadata['field']) for f in fields(BenchSpec)
-                      if 'field' in f.metadata), key=lambda f: f.at))
+_SETTINGS = {f.name for f in fields(Settings) + fields(Input)}
+FIELDS = tuple(sorted((Field(f.name, f.default, setting=f.name in _SETTINGS, **f.metadata['field'])
+                       for f in fields(BenchSpec) if 'field' in f.metadata), key=lambda f: f.at))
 # the configuration's identity: the resume key, and (less the batch) what charts, W&B and summaries group by
 KEY = tuple(f.name for f in sorted(FIELDS, key=lambda f: f.key))
 # what a row written before a field existed meant by leaving it empty
@@ -596,6 +605,19 @@ def model_task(source:str)->str:
     encoder embeds."""
     return 'feature-extraction' if source == 'geo' else 'classification'
 
+def with_field_columns(cls):
+    """`cls` (the row type) with a column for each field of `FIELDS` it does not declare, after its own: a setting
+    added to `Settings` is stored with no other edit, under its name ('' or None on a row written before it). The
+    columns `BenchResult` declares keep their place, the seed tool's order, and what the row records of them."""
+    have, typed = {f.name for f in fields(cls)}, {f.name: f.type for f in fields(BenchSpec)}  # its type: how it reads
+    blank = lambda d: d if isinstance(d, bool) else '' if isinstance(d, str) else None
+    more = [(f.name, typed[f.name], field(default=blank(f.default))) for f in FIELDS if f.name not in have]
+    if not more: return cls
+    new = dataclasses.make_dataclass(cls.__name__, more, bases=(cls,))
+    new.__module__, new.__qualname__, new.__doc__ = cls.__module__, cls.__qualname__, cls.__doc__
+    return new
+
+BenchResult = with_field_columns(BenchResult)
 COLUMNS = [f.name for f in fields(BenchResult)]
 UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
 
@@ -867,6 +889,42 @@ def choices_of(*parts)->dict:
     "The `CHOICES` of `parts`' fields (those that take a fixed few values) for an options class that embeds them."
     named = [FIELD[f.name] for p in parts for f in fields(p) if f.name in FIELD]
     return {f.name: f.choices for f in named if f.choices}
+
+def as_sweep(*parts, name:str='Swept', frozen:bool=False):
+    """`parts`' fields as a sweep takes them: a keyword-only dataclass with one option per field, named by its flag
+    (`precisions`), a list where the field is swept, else one value; each default None (the configuration's own), but
+    a switch's (`channels_last`), which keeps its field's. `SweepOptions` embeds it, so a setting added to `Settings`
+    is a flag of `tbench infer` with no other edit. Each option's `metadata['setting']` is `(part, field name)`: its
+    `--help` is the part's comment; its `NUMBERS` and `CHOICES` are the field's."""
+    opts, numbers, choices = [], {}, {}
+    for p in parts:
+        for f in fields(p):
+            F = FIELD[f.name]
+            opt, switch = F.option, isinstance(F.default, bool)
+            one = f.type if switch or 'Optional' in str(f.type) else f'Optional[{f.type}]'  # None: not given
+            typ = 'Optional[list]' if F.swept else one
+            opts.append((opt, typ, field(default=F.default if switch else None, kw_only=True,
+                                         metadata={'setting': (p, f.name)})))
+            if F.integer: numbers[opt] = (int, False)
+            if F.choices: choices[opt] = F.choices
+    cls = dataclasses.make_dataclass(name, opts, kw_only=True, frozen=frozen)
+    cls.__module__, cls.NUMBERS, cls.CHOICES = __name__, numbers, choices
+    cls.__doc__ = f"The fields of {', '.join(p.__name__ for p in parts)} as a sweep takes them (`as_sweep`)."
+    return cls
+
+def settings_asked(o)->dict:
+    """`{field name: value}` of the `as_sweep` options that `o` gives (not None; a switch that is on): a list of values
+    where the field is swept. An option the class of `o` declares again (for its own default's help) is still the
+    field's."""
+    made = {}
+    for k in reversed(type(o).__mro__):  # the class `as_sweep` made first, then any that declares an option again
+        if dataclasses.is_dataclass(k): made |= {f.name: f for f in fields(k) if 'setting' in f.metadata}
+    out = {}
+    for name, f in made.items():
+        v = getattr(o, name)
+        if v is None or isinstance(v, bool) and v == f.default: continue
+        out[f.metadata['setting'][1]] = v
+    return out
 
 @dataclass
 class ServeOptions(Settings, Input):

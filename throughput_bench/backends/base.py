@@ -13,8 +13,8 @@ from ..machine.devices import *
 
 # %% auto #0
 __all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'plugin_backends', 'register',
-           'get_backend', 'Prepared', 'Backend', 'needs_gate', 'tolerance', 'gate_input', 'tiled', 'gate_outputs',
-           'as_samples', 'output_diff', 'judge']
+           'get_backend', 'Prepared', 'own', 'RuntimeConfig', 'config_of', 'Backend', 'needs_gate', 'tolerance',
+           'gate_input', 'tiled', 'gate_outputs', 'as_samples', 'output_diff', 'judge']
 
 # %% ../../nbs/15_backends_base.ipynb #2ff71138
 BACKENDS = {  # name -> module defining `BACKEND`; adding a backend adds one line here
@@ -81,6 +81,54 @@ class Prepared:
     quantize_seconds:Optional[float] = None  # calibrating and quantizing the model (None: none, or a cached one)
     quant_calibration:str = ''               # what calibrated it (`calibration_images`)
 
+def own(*values, number:bool=False):
+    """A runtime's own setting, a field of its `RuntimeConfig`: None (the runtime's own choice) unless a configuration
+    sets it, to one of `values` or, if `number`, a whole number of at least 1."""
+    return dataclasses.field(default=None, metadata={'values': values, 'number': number})
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """A runtime's own settings, typed (as optimum-benchmark's `backends/<name>/config.py`): a backend's `config`
+    subclasses it, one field per setting made with `own`, its comment saying what it does. A configuration sets them
+    as `key=value` words (`--backend-options 'hint=LATENCY streams=2'`, `tbench compare`'s words): `parse` checks them
+    and makes the config; `words` says them back."""
+    @classmethod
+    def settings(cls)->dict:
+        "`{setting: the values it takes, or int}`."
+        return {f.name: int if f.metadata['number'] else f.metadata['values'] for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def parse(cls, text:str, who:str='the runtime')->RuntimeConfig:
+        "`text`'s words as this config; a word it has no setting for, or a value its setting refuses, is one line."
+        known, out = cls.settings(), {}
+        for w in (text or '').split():
+            k, eq, v = w.partition('=')
+            if not eq or k not in known:
+                said = ', '.join(f"{n}={'N' if t is int else '|'.join(t)}" for n, t in known.items()) or 'none'
+                raise BenchError(f"{who}: unknown setting {w!r} (its settings: {said})")
+            if known[k] is int:
+                if not v.isdigit() or int(v) < 1:
+                    raise BenchError(f"{who}: {k} takes a whole number of at least 1, not {v!r}")
+                out[k] = int(v)
+            elif v not in known[k]: raise BenchError(f"{who}: {k} takes {' or '.join(known[k])}, not {v!r}")
+            else: out[k] = v
+        return cls(**out)
+
+    def words(self)->str:
+        "The settings set, as `key=value` words (`''`: every one the runtime's own choice)."
+        return ' '.join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self)
+                        if getattr(self, f.name) is not None)
+
+    def get(self, name:str, default=None):
+        "Setting `name`, or `default` where it is the runtime's choice (the dict spelling older backends use)."
+        v = getattr(self, name, None)
+        return default if v is None else v
+
+def config_of(name:str, options:dict)->type:
+    "The `RuntimeConfig` of a backend that declares its settings the older way: `options`, `{setting: values or int}`."
+    fs = [(k, 'Optional[object]', own(*(() if t is int else t), number=t is int)) for k, t in options.items()]
+    return dataclasses.make_dataclass(f"{name}Config", fs, bases=(RuntimeConfig,), frozen=True)
+
 class Backend:
     "One way to run a model: what it can run, what it needs, and how it prepares a model."
     name:str = ''
@@ -92,8 +140,7 @@ class Backend:
     devices:tuple = ('cpu',)
     modes:tuple = ('inference',)
     data_modes:tuple = ('synthetic',)
-    # the runtime's own settings a configuration may set: name -> the values it takes (a tuple, or `int`)
-    options:dict = {}
+    config:type = RuntimeConfig       # the runtime's own settings a configuration may set (none by default)
     # the distributions whose versions the hardware record lists (the runtime's and its exporter's)
     packages:tuple = ()
 
@@ -105,23 +152,20 @@ class Backend:
         ok = device_type in self.devices and precision in self.precisions and 'inference' in self.modes
         return [''] if ok else []
 
-    def parse_options(self, text:str)->dict:
-        """`backend_options` words (`hint=THROUGHPUT streams=2`) as a dict, each checked against `options`; a bad one
-        is a one-line `BenchError`."""
-        out = {}
-        for w in (text or '').split():
-            k, eq, v = w.partition('=')
-            if not eq or k not in self.options:
-                known = ', '.join(f"{n}={'N' if t is int else '|'.join(t)}" for n, t in self.options.items()) or 'none'
-                raise BenchError(f"{self.name}: unknown setting {w!r} (its settings: {known})")
-            want = self.options[k]
-            if want is int:
-                if not v.isdigit() or int(v) < 1:
-                    raise BenchError(f"{self.name}: {k} takes a whole number of at least 1, not {v!r}")
-                out[k] = int(v)
-            elif v not in want: raise BenchError(f"{self.name}: {k} takes {' or '.join(want)}, not {v!r}")
-            else: out[k] = v
-        return out
+    def __init_subclass__(cls, **kw):
+        "A backend that declares `options` (`{setting: values or int}`, the older way) gets its `config` made from it."
+        super().__init_subclass__(**kw)
+        if 'options' in vars(cls) and 'config' not in vars(cls): cls.config = config_of(cls.__name__, cls.options)
+
+    @property
+    def options(self)->dict:
+        "Its own settings: `{setting: the values it takes, or int}` (its `config`'s)."
+        return self.config.settings()
+
+    def parse_options(self, text:str)->RuntimeConfig:
+        """`backend_options` words (`hint=THROUGHPUT streams=2`) as its `config`, each checked; a bad one is a one-line
+        `BenchError`."""
+        return self.config.parse(text, self.name)
 
     def missing(self)->Optional[str]:
         "Why this backend cannot run on this machine at all (a package not installed), or None."

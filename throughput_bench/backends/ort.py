@@ -6,20 +6,28 @@
 from __future__ import annotations
 from typing import Optional
 from ..core import *
-from .base import Backend, Prepared
+from dataclasses import dataclass
+from .base import Backend, Prepared, RuntimeConfig, own
 from .export import onnx_model, quantized_onnx, int8_mode
 
 # %% auto #0
-__all__ = ['BACKENDS', 'BACKEND', 'OnnxRuntime', 'OnnxRuntimeTensorRT']
+__all__ = ['BACKENDS', 'BACKEND', 'OnnxRuntimeConfig', 'OnnxRuntime', 'OnnxRuntimeTensorRT']
 
 # %% ../../nbs/18_backends_ort.ipynb #091efc81
+@dataclass(frozen=True)
+class OnnxRuntimeConfig(RuntimeConfig):
+    "ONNX Runtime's own settings (`--backend-options 'mode=parallel inter_threads=2'`)."
+    mode:Optional[str] = own('sequential', 'parallel') # the session's executor (default sequential)
+    inter_threads:Optional[int] = own(number=True) # threads across independent operators, parallel mode (default 1)
+    # int8: static (calibrated) or dynamic quantization (default: `export.int8_mode`, by the graph's operators)
+    int8:Optional[str] = own('static', 'dynamic')
+
 class OnnxRuntime(Backend):
     "The model's ONNX graph in an ONNX Runtime `InferenceSession`."
     name, package = 'onnxruntime', 'onnxruntime'
     devices = ('cpu', 'cuda')
     provider = {'cpu': 'CPUExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
-    # int8: static (calibrated) or dynamic quantization (default: `export.int8_mode`, by the graph's operators)
-    options = {'mode': ('sequential', 'parallel'), 'inter_threads': int, 'int8': ('static', 'dynamic')}
+    config = OnnxRuntimeConfig
     quants = ('none', 'int8')  # int8: quantization of the exported graph (`export.quantized_onnx`), CPU only
     # the exporter's and the runtime's (the GPU build has its own name)
     packages = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu')
@@ -46,14 +54,14 @@ class OnnxRuntime(Backend):
         """An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads,
         sequential (or the `mode` and `inter_threads` asked for)."""
         import onnxruntime as ort
-        opt = self.parse_options(spec.backend_options)
+        c = self.parse_options(spec.backend_options)
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.execution_mode = (
-            ort.ExecutionMode.ORT_PARALLEL if opt.get('mode') == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
+            ort.ExecutionMode.ORT_PARALLEL if c.mode == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
         )
         if spec.threads: so.intra_op_num_threads = spec.threads
-        so.inter_op_num_threads = opt.get('inter_threads', 1)
+        so.inter_op_num_threads = c.inter_threads or 1
         so.log_severity_level = 3  # errors only
         opts = {'device_id': device.index or 0} if device.type == 'cuda' else {}
         return ort.InferenceSession(str(path), so, providers=[(self.provider[device.type], opts)])
@@ -64,7 +72,7 @@ class OnnxRuntime(Backend):
         quant_s, calibration = None, ''
         int8 = ''
         if spec.quant == 'int8':
-            int8 = self.parse_options(spec.backend_options).get('int8') or int8_mode(path)
+            int8 = self.parse_options(spec.backend_options).int8 or int8_mode(path)
             path, quant_s, calibration = quantized_onnx(path, spec, int8)
         t0 = time.perf_counter(); sess = self.session(path, spec, device); build_s = time.perf_counter() - t0
         name = sess.get_inputs()[0].name

@@ -6,19 +6,29 @@
 from __future__ import annotations
 from typing import Optional
 from ..core import *
-from .base import Backend, Prepared, RUNTIMES_EXTRA
+from dataclasses import dataclass
+from .base import Backend, Prepared, RuntimeConfig, own, RUNTIMES_EXTRA
 from .export import onnx_model, calibration_images
 from ..backbones.registry import get_model
 
 # %% auto #0
-__all__ = ['BACKEND', 'OpenVINO']
+__all__ = ['BACKEND', 'OpenVINOConfig', 'OpenVINO']
 
 # %% ../../nbs/19_backends_ov.ipynb #ecb56ed4
+@dataclass(frozen=True)
+class OpenVINOConfig(RuntimeConfig):
+    "OpenVINO's own settings (`--backend-options 'hint=THROUGHPUT streams=2'`)."
+    # its PERFORMANCE_HINT (default: LATENCY at batch 1, THROUGHPUT above, as its guide recommends)
+    hint:Optional[str] = own('LATENCY', 'THROUGHPUT', 'CUMULATIVE_THROUGHPUT')
+    streams:Optional[int] = own(number=True) # its NUM_STREAMS (default: the hint's)
+    # infer requests in flight (default: 1 with LATENCY, else the compiled model's optimal number)
+    requests:Optional[int] = own(number=True)
+
 class OpenVINO(Backend):
     "The model's ONNX graph compiled by OpenVINO for the CPU."
     name, package = 'openvino', 'openvino'
     devices = ('cpu',)
-    options = {'hint': ('LATENCY', 'THROUGHPUT', 'CUMULATIVE_THROUGHPUT'), 'streams': int, 'requests': int}
+    config = OpenVINOConfig
     packages = ('onnx', 'onnxscript', 'openvino', 'nncf')  # nncf: its int8
     # fp32, and the reduced precisions its CPU plugin runs on native units (the graph stays fp32; OpenVINO computes in
     # the precision its `INFERENCE_PRECISION_HINT` names, and silently in f32 where the CPU has no such units)
@@ -55,11 +65,11 @@ class OpenVINO(Backend):
         the `hint` and `streams` asked for), in `spec.precision` (checked: OpenVINO falls back to f32 without a word),
         `spec.threads`."""
         g = graph.clone(); g.reshape([batch, spec.in_chans, spec.input_size, spec.input_size])
-        opts = self.parse_options(spec.backend_options)
-        hint = opts.get('hint', 'LATENCY' if batch == 1 else 'THROUGHPUT')
+        c = self.parse_options(spec.backend_options)
+        hint = c.hint or ('LATENCY' if batch == 1 else 'THROUGHPUT')
         cfg = {'PERFORMANCE_HINT': hint, 'INFERENCE_PRECISION_HINT': self.HINTS[spec.precision]}
         if spec.threads: cfg['INFERENCE_NUM_THREADS'] = spec.threads
-        if 'streams' in opts: cfg['NUM_STREAMS'] = opts['streams']
+        if c.streams: cfg['NUM_STREAMS'] = c.streams
         cm = core.compile_model(g, 'CPU', cfg)
         got = cm.get_property('INFERENCE_PRECISION_HINT').to_string()
         if got != self.HINTS[spec.precision]:  # a row must never name a precision that did not run
@@ -116,7 +126,7 @@ class OpenVINO(Backend):
             x = np.random.default_rng(0).standard_normal(
                 (batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32
             )
-            nreq = self.parse_options(spec.backend_options).get('requests') or (
+            nreq = self.parse_options(spec.backend_options).requests or (
                 1 if hint == 'LATENCY' else int(cm.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS'))
             )
             p.settings = (

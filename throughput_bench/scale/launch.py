@@ -20,12 +20,12 @@ from ..analyse.globe import write_globe
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
-           'BUDGET_SETUP', 'WIDE', 'default_batch', 'default_precisions', 'default_compile_modes', 'timing_config',
-           'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep',
-           'collect', 'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options', 'flag',
-           'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store',
-           'setup', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'within_budget',
-           'rerun_command', 'rerun_note', 'said', 'in_notebook', 'rows_for']
+           'SweptSettings', 'BUDGET_SETUP', 'WIDE', 'default_batch', 'default_precisions', 'default_compile_modes',
+           'timing_config', 'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency',
+           'slurm_sweep', 'collect', 'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options',
+           'flag', 'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup',
+           'open_store', 'setup', 'across', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options',
+           'sweep', 'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'rows_for']
 
 # %% ../../nbs/30_scale_launch.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -279,45 +279,31 @@ def with_backends(
     return list(out.values())
 
 # %% ../../nbs/30_scale_launch.ipynb #9825faf8
+# the settings of every configuration as a sweep takes them: `--precisions`, `--threads`, ... (from the field table)
+SweptSettings = as_sweep(Settings, Input, name='SweptSettings', frozen=True)
+
 @dataclass(frozen=True)
-class SweepOptions:
+class SweepOptions(SweptSettings):
     """Every option of a sweep: its name, default and meaning (the comments are `tbench infer --help` and the API's
-    docs). `sweep`'s parameters, the CLI's flags, and `compare`'s and `tune`'s settings are made from these fields."""
+    docs). `sweep`'s parameters, the CLI's flags, and `compare`'s and `tune`'s settings are made from these fields.
+    The settings of a configuration (`Settings`, `Input`) are not written here: `as_sweep` makes them from the field
+    table, a list where a field is swept (`precisions`), by name only, their help the parts' comments."""
     mode:str='inference' # `inference` or `training`
     models:Optional[list]=None # registry or timm names (default: every timm model of the registry)
     device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto: CUDA if present, else CPU)
     gpu_id:Optional[int]=None # CUDA device index (the seed tool's flag; default: that of the device, else 0)
-    threads:Optional[int]=None # CPU intra-op threads (default: PyTorch's)
-    # the worker's C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults: a plain
-    # process's; glibc-retain keeps freed memory; tcmalloc and jemalloc are preloaded, from the system's packages)
-    allocators:Optional[list]=None
     tf32:bool=True # let fp32 matmuls use TF32 on Ampere and newer (recorded on the row; default on)
     force:bool=False # measure even if other processes compute on the GPU
-    # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without
-    # native units unless named; int8 is --quant int8)
-    precisions:Optional[list]=None
-    # none int8: int8 quantizes the model with calibration on onnxruntime, openvino and pytorch (compiled), on a CPU
-    # with int8 dot-product units (VNNI or AMX; default none)
-    quantizations:Optional[list]=None
     # an image folder (one folder a class) whose images calibrate int8 and check the top-1 accuracy of int8, bf16 and
     # fp16 rows against fp32 eager (default: synthetic images from a fixed seed, accuracy unchecked)
     images:Optional[str]=None
     # with --images named by class (0..N-1, or ImageNet's n01440764...): the most top-1 accuracy, in points, a row may
     # lose to fp32 eager before it is wrong (default 1)
     accuracy_gate:float=1.0
-    # none default reduce-overhead max-autotune (default: none default on CUDA, none elsewhere)
-    compile_modes:Optional[list]=None
     batch_sizes:Optional[list]=None # default: 512 (256 training) on GPU, 32 on CPU; halves on OOM
     # CPU at the default batch: halve it until a step is predicted to take at most this (default 2; 0: off)
     max_step_seconds:float=2.0
     max_memory_mb:Optional[float]=None # CPU: the most peak RSS a configuration may use (default: 90% of what is free)
-    channels_last:bool=False # NHWC memory layout
-    input_channels:Optional[int]=None # default: the model's native channels
-    # pretrained (or --pretrained: timm's, downloaded where this machine can) or a weights file (.safetensors, or a
-    # .pt/.pth state dict, read without unpickling); default: random weights from a fixed seed
-    weights:Optional[str]=None
-    input_size:Optional[int]=None # default: the model's native size
-    timesteps:int=1 # frames per sample, for geo encoders with a time axis (default 1)
     dataloader:bool=False # end to end: DataLoader workers, pinned memory, host-to-device copy
     workers:int=4 # DataLoader workers with the data loader (default 4)
     warmup:Optional[int]=None # warm-up iterations (at least; default 2 on CPU, 5 on GPU)
@@ -395,18 +381,17 @@ class SweepOptions:
     # `tbench` (this project's choices) or `throughput-bench` (the seed tool's: 10-class heads, its inputs, geo models
     # in the defaults)
     conventions:str='tbench'
-    # inference: the runtimes to run each model on: pytorch onnxruntime openvino (onnxruntime-trt on CUDA); the runtimes
-    # need the [runtimes] extra (default pytorch)
-    backends:Optional[list]=None
-    # the runtimes' own settings as key=value words, e.g. 'hint=THROUGHPUT streams=2' (OpenVINO: hint, streams,
-    # requests; ONNX Runtime: mode, inter_threads; default: each runtime's own choice)
-    backend_options:str=''
+    _: dataclasses.KW_ONLY  # two settings whose default is the sweep's own, not a configuration's
+    # fp32 fp16 bf16 amp (default: all for inference, fp32 amp bf16 for training; fp16/bf16 skipped on a CPU without
+    # native units unless named; int8 is --quant int8)
+    precisions:Optional[list]=None
+    # none default reduce-overhead max-autotune (default: none default on CUDA, none elsewhere)
+    compile_modes:Optional[list]=None
 
     # What a field's type cannot say: the numbers' kind and whether 0 is allowed, the words a field takes, and how the
     # options group in `--help`. `check` and the CLI's flags both read these (one place, not two).
-    NUMBERS = dict(batch_sizes=(int, False), threads=(int, False), accuracy_gate=(float, True), gpu_id=(int, True),
-                   input_channels=(int, False),
-                   input_size=(int, False), timesteps=(int, False), workers=(int, True), max_step_seconds=(float, True),
+    NUMBERS = dict(batch_sizes=(int, False), accuracy_gate=(float, True), gpu_id=(int, True),
+                   workers=(int, True), max_step_seconds=(float, True),
                    max_memory_mb=(float, False), warmup=(int, True), warmup_seconds=(float, True),
                    min_seconds=(float, True), max_seconds=(float, False), target_ci=(float, False),
                    timed_seconds=(float, False), timed_iters=(int, False), repeats=(int, False), row_ci=(float, False),
@@ -414,10 +399,11 @@ class SweepOptions:
                    budget_minutes=(float, False),
                    wait_idle=(float, True), busy_threshold=(float, False), peak_tflops=(float, False),
                    wandb_init_timeout=(float, False), lr=(float, False), nproc=(int, False), ddp_timeout=(float, False),
-                   slurm_gpus_per_node=(int, True), slurm_time=(int, False), slurm_array_parallelism=(int, False))
+                   slurm_gpus_per_node=(int, True), slurm_time=(int, False), slurm_array_parallelism=(int, False)
+                   ) | SweptSettings.NUMBERS  # the settings' own, from the field table
     CHOICES = dict(mode=('inference', 'training'), wandb=('disabled', 'offline', 'online', 'auto'),
                    optimizers=('sgd', 'adamw'), slurm_group_by=('model', 'config'), slurm_executor=('slurm', 'local'),
-                   conventions=CONVENTIONS) | {f.flag: f.choices for f in FIELDS if f.choices}  # the fields' own
+                   conventions=CONVENTIONS) | SweptSettings.CHOICES  # the settings' own, from the field table
     # `--help` shows the first groups; those in `MORE` only with `--help-all`
     GROUPS = {'what to measure': 'models weights precisions compile_modes batch_sizes channels_last input_channels '
                                  'input_size timesteps dataloader workers',
@@ -572,6 +558,15 @@ def setup(o:SweepOptions, msg:Optional[Messages]=None)->Setup:
     return Setup(o, dev, tc, repeats_for(o, dev.type), store, msg)
 
 # %% ../../nbs/30_scale_launch.ipynb #b60ab078
+def across(specs:list, asked:dict)->list:
+    """`specs` at each setting of `asked` (`{field: value}`, `settings_asked`): every value of a swept field (a spec per
+    value, the first in words' order varying fastest), the one value of another. The settings no code of the sweep
+    acts on itself (the allocator, the quantization, the weights, a new field) reach each configuration here."""
+    for name, v in sorted(asked.items(), key=lambda kv: -FIELD[kv[0]].at):
+        values = dict.fromkeys(v if FIELD[name].swept else [v])
+        specs = [dataclasses.replace(s, **{name: x}) for s in specs for x in values]
+    return specs
+
 def configurations(o:SweepOptions, dev)->list:
     """The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed
     tool's conventions, optimizers, world sizes and backends."""
@@ -579,31 +574,32 @@ def configurations(o:SweepOptions, dev)->list:
     from throughput_bench.scale.sweep import expand
     seed = o.conventions == 'throughput-bench'
     cpu_ddp = o.nproc and dev.type == 'cpu'
-    th = o.threads or (max(1, (os.cpu_count() or 1) // o.nproc) if cpu_ddp else torch.get_num_threads())  # cores shared
+    asked = settings_asked(o)  # the settings given; each taken below by the code that acts on it, the rest by `across`
+    take = lambda name, default=None: asked.pop(name, None) or default
+    th = take('threads') or (max(1, (os.cpu_count() or 1) // o.nproc) if cpu_ddp else torch.get_num_threads())
     kw = dict(explicit_precisions=o.precisions is not None, mode=o.mode, device=str(dev), threads=th, tf32=o.tf32,
-              data_mode='dataloader' if o.dataloader else 'synthetic', workers=o.workers, timesteps=o.timesteps,
+              data_mode='dataloader' if o.dataloader else 'synthetic', workers=o.workers,
+              timesteps=take('timesteps', 1),
               max_step_seconds=(o.max_step_seconds or None) if dev.type == 'cpu' and not o.batch_sizes else None,
               max_memory_mb=o.max_memory_mb)
-    grid = (o.precisions or (['fp32'] if seed and o.geo_compare else default_precisions(o.mode)),
-            o.compile_modes or default_compile_modes(dev.type), o.batch_sizes or [default_batch(o.mode, dev.type)],
-            [o.channels_last])
+    grid = (take('precision', ['fp32'] if seed and o.geo_compare else default_precisions(o.mode)),
+            take('compile_mode', default_compile_modes(dev.type)), o.batch_sizes or [default_batch(o.mode, dev.type)],
+            [take('channels_last', False)])
+    inputs = dict(input_channels=take('input_channels'), input_size=take('input_size'))
     if o.geo_compare:
-        if o.input_channels or o.input_size:
+        if any(inputs.values()):
             raise BenchError(
                 "--geo-compare runs every model at the geo encoders' native inputs; drop --input-channels/--input-size"
             )
         bases = [n for n, i in REGISTRY.items() if not i.is_geo] if seed else GEO_BASELINES
         specs = geo_compare_specs(o.models, grid, kw, Messages(o.quiet).log, baselines=bases)
-    else: specs = expand(o.model_names(), *grid, input_channels=o.input_channels, input_size=o.input_size, **kw)
-    if seed: specs = seed_specs(specs, inputs_given=bool(o.input_channels or o.input_size))
+    else: specs = expand(o.model_names(), *grid, **inputs, **kw)
+    if seed: specs = seed_specs(specs, inputs_given=any(inputs.values()))
     cache = str(Path(o.output).parent if o.output else Path(o.results_dir)) + '/exported'
-    specs = with_backends(specs, o.backends, explicit_precisions=o.precisions is not None, cache_dir=cache,
-                          options=o.backend_options or '')
+    specs = with_backends(specs, take('backend'), explicit_precisions=o.precisions is not None, cache_dir=cache,
+                          options=take('backend_options', ''))
     if o.mode == 'training': specs = [dataclasses.replace(s, optimizer=x, lr=o.lr) for s in specs for x in o.optimizers]
-    specs = [dataclasses.replace(s, allocator=a) for s in specs for a in dict.fromkeys(o.allocators or ['glibc'])]
-    quants = dict.fromkeys(o.quantizations or ['none'])
-    specs = [dataclasses.replace(s, quant=q, images=o.images, accuracy_gate=o.accuracy_gate, weights=o.weights or '')
-             for s in specs for q in quants]
+    specs = across([dataclasses.replace(s, images=o.images, accuracy_gate=o.accuracy_gate) for s in specs], asked)
     if o.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path
         specs = [
             dataclasses.replace(s, world_size=w, ddp_timeout=o.ddp_timeout, probe_batch=False, max_step_seconds=None)
@@ -697,17 +693,18 @@ WIDE = 0.10  # a row whose 95% interval is wider than this (relative half-width)
 
 def rerun_command(rows:list, o:SweepOptions)->str:
     """The command that measures `rows` again, on a quiet host: each swept field's values among them (the field table's
-    flags; a field at its default in every row left out, but the models and precisions), as `o` asked the rest."""
+    flags; a field at its default in every row left out, but the models and precisions), as `o` asked the rest (the
+    one-value settings, the batches, the results folder)."""
     words = ['tbench', 'train' if o.mode == 'training' else 'infer']
     for f in FIELDS:
         cells = (getattr(r, f.name) for r in rows)  # an empty cell: the default (an older row's)
         vals = list(dict.fromkeys(str(f.default) if v in ('', None) else str(v) for v in cells))
         if not f.swept or f.name == 'batch_size': continue
         if all(f.usual(v) for v in vals) and 'words' not in f.always: continue
-        words += ['--' + f.flag.replace('_', '-'), *vals]
+        words += [flag(f.option), *vals]
     words += ['--device', o.device]
-    if o.input_size: words += ['--input-size', str(o.input_size)]
-    if o.backend_options: words += ['--backend-options', o.backend_options]
+    for name, v in settings_asked(o).items():  # the one-value settings, as `o` gave them
+        if not FIELD[name].swept: words += [flag(FIELD[name].option)] + ([] if v is True else [str(v)])
     if o.batch_sizes: words += ['--batch-sizes', *map(str, o.batch_sizes)]
     if o.results_dir != 'results': words += ['--results-dir', str(o.results_dir)]
     return shlex.join(words + ['--rerun', '--wait-idle', '60'])

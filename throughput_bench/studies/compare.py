@@ -239,9 +239,9 @@ def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
     "The one configuration of options `o` with the fields `words` sets (`parse_config`'s), measured as named."
     kw, usual = {}, {'batch_size': batch, 'precision': precision}
     for f in FIELDS:  # each setting a configuration can name (its `word`), else its default (a list flag) or `o`'s
-        if not f.flag or not (f.word or f.name == 'backend_options'): continue
-        v = words.get(f.name, usual.get(f.name, f.default if f.swept else getattr(o, f.flag)))
-        kw[f.flag] = [v] if f.swept else v
+        if not f.option or not (f.word or f.name == 'backend_options'): continue
+        v = words.get(f.name, usual.get(f.name, f.default if f.swept else getattr(o, f.option)))
+        kw[f.option] = [v] if f.swept else v
     b = launch.check(dataclasses.replace(o, **kw))
     (s,) = launch.configurations(b, dev)
     return dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True)
