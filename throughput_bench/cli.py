@@ -169,20 +169,9 @@ SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
              'client_cost': dict(flags=('--no-client-cost',), action='store_false',
                                  help="do not measure the client's own cost against /v1/null")}
 
-@functools.lru_cache(maxsize=None)
-def _docs(O)->dict:
-    """The docments of options class `O`, read once a process (reading them parses its source: 67 reads took seconds);
-    an option `as_sweep` made from a field is the comment of the part that declares it."""
-    d = dict(docments(O))
-    for f in dataclasses.fields(O):
-        if not d.get(f.name) and 'setting' in f.metadata:
-            part, name = f.metadata['setting']
-            d[f.name] = _docs(part)[name]
-    return d
-
 def option_help(O, name:str)->str:
-    "The `--help` text of option `name` of options class `O`: its docment, `%` escaped for argparse."
-    return ' '.join(_docs(O)[name].split()).replace('%', '%%')
+    "The `--help` text of option `name` of options class `O`: its docment (`option_docs`), `%` escaped for argparse."
+    return ' '.join(option_docs(O)[name].split()).replace('%', '%%')
 
 def option_flag(name:str, O=None, helped:bool=True)->tuple:
     """`(flags, argparse keywords)` of field `name` of options class `O` (default `api.SweepOptions`): from its type,

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #244cc1e8
 from __future__ import annotations
-import os, re, sys, datetime, dataclasses, math, shlex
+import os, re, sys, datetime, dataclasses, functools, math, shlex
 from dataclasses import dataclass, field, asdict, fields
 from typing import Optional, Iterable
 
@@ -18,7 +18,7 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten',
            'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
            'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of',
-           'as_sweep', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -911,6 +911,19 @@ def as_sweep(*parts, name:str='Swept', frozen:bool=False):
     cls.__module__, cls.NUMBERS, cls.CHOICES = __name__, numbers, choices
     cls.__doc__ = f"The fields of {', '.join(p.__name__ for p in parts)} as a sweep takes them (`as_sweep`)."
     return cls
+
+@functools.lru_cache(maxsize=None)
+def option_docs(O)->dict:
+    """The docments of options class `O` (its comments, read once a process: reading them parses its source), an
+    option `as_sweep` made from a field given the comment of the part that declares it."""
+    from fastcore.docments import docments
+    own = any('setting' not in f.metadata for f in fields(O))  # a class `as_sweep` made has no source to read
+    d = dict(docments(O)) if own else {}
+    for f in fields(O):
+        if not d.get(f.name) and 'setting' in f.metadata:
+            part, name = f.metadata['setting']
+            d[f.name] = option_docs(part)[name]
+    return d
 
 def settings_asked(o)->dict:
     """`{field name: value}` of the `as_sweep` options that `o` gives (not None; a switch that is on): a list of values
