@@ -43,13 +43,14 @@ def test_option_help_is_the_api_docment():
     from throughput_bench import api, cli
     d = docments(api.sweep)
     made = {f.name: f.metadata['setting'] for f in dataclasses.fields(api.SweepOptions) if 'setting' in f.metadata}
+    part_docs = {part: docments(part) for part, _ in made.values()}
     for parser in (cli.infer_parser(), cli.train_parser()):
         parser.format_help()  # the texts are read when help is shown
         shared = [a for a in parser._actions if a.dest in d and not a.option_strings[0].startswith(('--no-', '-h')) and a.help != argparse.SUPPRESS]  # a --no- flag says what it turns off
         assert len(shared) > 40
         for a in shared:
             # a setting's option that `as_sweep` made from the field table: the comment of the part that declares it
-            doc = d[a.dest] or docments(made[a.dest][0])[made[a.dest][1]]
+            doc = d[a.dest] or part_docs[made[a.dest][0]][made[a.dest][1]]
             assert a.help == " ".join(doc.split()).replace("%", "%%"), a.dest
     p = cli.train_parser(); p.format_help()
     batch = next(a for a in p._actions if a.dest == 'batch_sizes')
@@ -104,10 +105,11 @@ def test_options_are_written_once():
     params = inspect.signature(api.sweep).parameters
     assert set(params) == set(fields) and [n for n in params if not fields[n].kw_only] == [
         n for n, f in fields.items() if not f.kw_only]  # the settings by name only, after the sweep's own
+    ds, dO = docments(api.sweep), docments(api.SweepOptions)  # each read parses the module's source: once
     for name, f in fields.items():
         assert params[name].default == f.default, name
-        assert docments(api.sweep)[name] == docments(api.SweepOptions)[name], name
-        assert docments(api.SweepOptions)[name] or cli.option_help(api.SweepOptions, name), name  # a setting's: its part's
+        assert ds[name] == dO[name], name
+        assert dO[name] or cli.option_help(api.SweepOptions, name), name  # a setting's: its part's comment
     grouped = [n for names in api.SweepOptions.GROUPS.values() for n in names.split()]
     assert len(grouped) == len(set(grouped)) and set(grouped) | API_ONLY == set(fields)
     assert set(api.SweepOptions.NUMBERS) <= set(fields) and set(api.SweepOptions.CHOICES) <= set(fields)
@@ -150,7 +152,8 @@ def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
     assert sorted(params) == sorted(fields)
     # its own options by position, in order; those of the parts it embeds (`Settings`, `Input`) by name
     assert [k for k, p in params.items() if p.kind != p.KEYWORD_ONLY] == [x.name for x in dataclasses.fields(O) if not x.kw_only]
-    for name in fields: assert docments(f)[name] == docments(O)[name] and docments(O)[name], name
+    df, dO = docments(f), docments(O)  # each read parses the module's source: once, not once a field
+    for name in fields: assert df[name] == dO[name] and dO[name], name
     if parser:
         grouped = {n for names in O.GROUPS.values() for n in names.split()}
         dests = {a.dest for a in getattr(cli, parser)()._actions if a.dest not in ('help', argparse.SUPPRESS)}

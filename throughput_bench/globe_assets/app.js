@@ -86,7 +86,7 @@ const nameOf = r => r.display + (r.label !== r.model && !(r.native && el('native
 const PRECISION_COLOURS = { fp32: '#4c72b0', fp16: '#dd8452', bf16: '#55a868', amp: '#c44e52' };
 const variantColour = v => { const c = d3.color(PRECISION_COLOURS[v.split(' ')[0]] || '#888'); return (v.includes('compile') ? c.darker(0.8) : c).formatHex(); };
 const variantOrder = v => Object.keys(PRECISION_COLOURS).indexOf(v.split(' ')[0]) * 10 + (v.includes('compile') ? 1 : 0);
-const rowText = r => `${nameOf(r)} — ${fmt(r.img_s)} ${UNIT[r.mode]} at ${r.input_size} px`;
+const rowText = r => `${nameOf(r)} — ${fmt(r.img_s)} ${UNIT[r.mode]} at ${r.input}`;  // the input as tbench writes it: 3x224px
 
 // ---------- notes: say what is missing instead of drawing nothing ----------
 function showNotes() {
@@ -224,7 +224,7 @@ function renderLane(i) {
   const r = race.lanes[i];
   const item = (k, v, key, val, extra = {}) => [h('dt', {}, k), h('dd', { dataset: key ? Object.assign({ key, value: val }, extra) : undefined }, v)];
   dl.replaceChildren(...[
-    item('model', [r.display, ' ', h('small', {}, `(${r.variant}, batch ${r.batch}, ${r.input_channels}×${r.input_size} px)`)]),
+    item('model', [r.display, ' ', h('small', {}, `(${r.variant}, batch ${r.batch}, ${r.input})`)]),
     item('device', [r.device, r.contended ? [' ', h('small', {}, '⚠ contended')] : null]),
     item('measured', [`${fmt(r.img_s)} ${UNIT[r.mode]} `, h('small', {}, `(${ci(r.ci_lo, r.ci_hi)})`),
                       r.mode !== 'inference' ? [' ', h('b', {}, MODE_NAMES[r.mode])] : null], 'img_s', r.img_s),
