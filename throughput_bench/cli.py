@@ -5,14 +5,14 @@
 # %% ../nbs/36_cli.ipynb #d6ef5c41
 from __future__ import annotations
 import sys, argparse, dataclasses, signal, os, functools, textwrap, shlex
-from fastcore.docments import docments
 from pathlib import Path
 from typing import Optional
 from .core import *
 from .core import PRECISIONS, COMPILE_MODES
 from . import api
 from .backbones.registry import get_model, count_params, UNAVAILABLE, REGISTRY
-from .studies import compare as C, tune as T, mapping as M
+# the studies (`compare`, `tune`, `map`) are imported by their own commands: they bring numpy, which `tbench --help` and
+# every other command's start need not wait for
 
 # %% auto #0
 __all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float',
@@ -140,6 +140,7 @@ def nonneg_float(s:str)->float:
 # %% ../nbs/36_cli.ipynb #aec153fb
 def api_help(p:Parser, fn, negated:tuple=('isolate', 'progress')):
     "Give each flag of `p` without help the docment of `fn`'s parameter of the same name (`%` escaped for argparse)."
+    from fastcore.docments import docments  # read when a parser is built, not when `tbench --help` starts
     d = docments(fn)
     for a in p._actions:
         if a.help is None and d.get(a.dest) and a.dest not in negated:
@@ -553,6 +554,7 @@ def cmd_latency(a):
 
 # %% ../nbs/36_cli.ipynb #cc3b2671
 def compare_parser(parser=None)->Parser:
+    from throughput_bench.studies import compare as C
     p = parser or Parser(prog='tbench compare')
     p.add_argument(
         'what',
@@ -578,6 +580,7 @@ def compare_parser(parser=None)->Parser:
 def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')
 
 def cmd_compare(a):
+    from throughput_bench.studies import compare as C
     w = a.what
     if len(w) == 2 and (Path(w[0]).exists() or w[0].endswith('.csv')):
         for x in w:
@@ -614,6 +617,7 @@ def cmd_compare(a):
     for s in t.sentence: print(s)
 
 def tune_parser(parser=None)->Parser:
+    from throughput_bench.studies import tune as T
     p = parser or Parser(prog='tbench tune')
     p.add_argument('model', help="a registry or timm name")
     S = argparse.SUPPRESS
@@ -637,6 +641,7 @@ def tune_parser(parser=None)->Parser:
     return p
 
 def cmd_tune(a):
+    from throughput_bench.studies import tune as T
     import pandas as pd
     r = T.tune(**_kw(a, drop=('model',)) | {'model': a.model})
     t = r.table.sort_values('throughput_mean', ascending=False)
@@ -665,6 +670,7 @@ PLURALS = ({'--' + f.option[:-1].replace('_', '-'): '--' + f.option.replace('_',
            | {'--' + f.alias: '--' + f.option.replace('_', '-') for f in FIELDS if f.alias})
 
 def map_parser(parser=None)->Parser:
+    from throughput_bench.studies import mapping as M
     p = parser or Parser(prog='tbench map')
     add_options(p, M.MapOptions)  # the settings every configuration has are `Settings`': a new one needs no edit here
     examples(p, """  tbench map --synthetic --model resnet18
@@ -673,6 +679,7 @@ def map_parser(parser=None)->Parser:
     return p
 
 def cmd_map(a):
+    from throughput_bench.studies import mapping as M
     start_with_allocator(getattr(a, 'allocator', 'glibc'))
     r = M.map_raster(**_kw(a))
     for line in M.summary_lines(r): print(line)
