@@ -171,8 +171,8 @@ class Settings:
                     said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
                     later=True)
     # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY
-    # streams=2`; OpenVINO: hint streams requests; ONNX Runtime: mode inter_threads int8; default: the runtime's own
-    # choice)
+    # streams=2`; OpenVINO: hint streams requests; ONNX Runtime: mode inter_threads int8; a sweep of several runtimes
+    # gives a word to one by naming it: `openvino.hint=LATENCY`; default: the runtime's own choice)
     backend_options:str = _F('', part='runtime', at=5, key=15, said='bar summary compared varied served',
                             flag='backend_options', later=True)
     # none default reduce-overhead max-autotune: torch.compile of the model (default none)

@@ -22,10 +22,10 @@ from ..analyse.globe import write_globe
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'SweptSettings', 'BUDGET_SETUP', 'WIDE', 'default_batch', 'default_precisions', 'default_compile_modes',
            'timing_config', 'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency',
-           'slurm_sweep', 'collect', 'wandb_logger', 'check_backends', 'with_backends', 'SweepOptions', 'make_options',
-           'flag', 'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup',
-           'open_store', 'setup', 'across', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options',
-           'sweep', 'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'rows_for']
+           'slurm_sweep', 'collect', 'wandb_logger', 'check_backends', 'backend_words', 'with_backends', 'SweepOptions',
+           'make_options', 'flag', 'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for',
+           'Setup', 'open_store', 'setup', 'across', 'configurations', 'run', 'contention_watch', 'runner_kw',
+           'takes_options', 'sweep', 'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'rows_for']
 
 # %% ../../nbs/30_scale_launch.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -252,12 +252,42 @@ def check_backends(backends:Optional[list], mode:str)->list:
         if why: raise BenchError(why)
     return backends
 
+def backend_words(options:str, backends:list)->dict:
+    """`{backend: its own words}` from `--backend-options`: a plain word (`streams=2`) for every runtime of `backends`
+    that has settings, a word that names one (`openvino.hint=LATENCY`) for that one; each runtime's words checked by
+    its `config`."""
+    from throughput_bench.backends.base import get_backend
+    out, said = {b: [] for b in backends}, (options or '').split()
+    for w in said:
+        k, eq, v = w.partition('=')
+        b, dot, key = k.rpartition('.')
+        if dot and b not in out:
+            raise BenchError(f"--backend-options {w!r}: {b} is not among the backends ({', '.join(backends)})")
+        for t in ([b] if dot else [t for t in backends if get_backend(t).options]):
+            out[t].append(f"{key}={v}" if dot else w)
+    for b, words in out.items():
+        for w in words: _accepts(get_backend(b), w, [t for t in backends if t != b])
+    return {b: ' '.join(words) for b, words in out.items()}
+
+def _accepts(be, word:str, others:list):
+    "Nothing if runtime `be` takes `word`; else its one-line error, naming the runtime of `others` that takes it."
+    from throughput_bench.backends.base import get_backend
+    try: be.parse_options(word)
+    except BenchError as e:
+        def takes(t):
+            try: return bool(get_backend(t).parse_options(word))
+            except BenchError: return False
+        who = next((t for t in others if takes(t)), None)
+        if who is None: raise
+        raise BenchError(f"{e}; to give a setting to one runtime, name it: {who}.{word}") from None
+
 def with_backends(
     specs: list, backends: list, explicit_precisions: bool = False, cache_dir: Optional[str] = None, options: str = ''
 ) -> list:
     """Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW
     (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions
-    it runs; `options` go to every runtime that has settings (checked here: a wrong one is one line)."""
+    it runs; `options` go to every runtime that has settings, but a word that names its runtime (`openvino.hint=LATENCY`)
+    to that one only (`backend_words`; checked here: a wrong one is one line)."""
     from throughput_bench.backends.base import get_backend
     out = {}
     if options and not any(get_backend(b).options for b in backends):
@@ -265,10 +295,8 @@ def with_backends(
             f"--backend-options {options!r}: none of the backends {', '.join(backends)} has settings (OpenVINO and "
             "ONNX Runtime do)"
         )
-    for b in backends:
+    for b, opts in backend_words(options, backends).items():
         be = get_backend(b)
-        opts = options if be.options else ''
-        be.parse_options(opts)
         for s in specs:
             if not explicit_precisions and s.precision not in be.precisions: continue
             t = dataclasses.replace(s, backend=b, cache_dir=cache_dir if b != 'pytorch' else None, backend_options=opts)
