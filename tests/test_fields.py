@@ -78,6 +78,11 @@ def test_a_configuration_is_a_tree_of_its_parts():
     assert parts['runtime'] == {'precision': 'bf16', 'quant': 'none', 'backend': 'openvino',
                                 'backend_options': 'hint=LATENCY', 'compile_mode': 'none', 'channels_last': False}
     assert sum(len(v) for v in parts.values()) == len(KEY)
+    from throughput_bench.core import Runtime, Process, Input, values_of
+    spec = BenchSpec('resnet18', threads=2, input_size=64)
+    for part in (Runtime, Process, Input):  # a typed part holds exactly the fields of that part of the tree
+        assert values_of(part, spec).items() <= spec.parts()[part.__name__.lower()].items(), part
+    assert set(spec.parts()['process']) == {'threads', 'allocator', 'world_size'}  # world size: the process, not `Settings`
 
 def test_a_stored_row_has_a_column_for_every_field():
     "`BenchResult` is the row flattened where it is stored: each field of the configuration is one of its columns."

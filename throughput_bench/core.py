@@ -13,12 +13,12 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'BenchResult', 'COLUMNS',
            'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA',
            'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids',
-           'Field', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words',
-           'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns', 'weights_problem',
-           'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten',
-           'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
-           'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of',
-           'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key',
+           'field_words', 'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns',
+           'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors',
+           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift',
+           'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of',
+           'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -114,7 +114,9 @@ class Field:
     names fields."""
     name:str                  # the `BenchSpec` attribute and the CSV column (today's names: old files read back)
     default:object            # its value when nobody asks for another (`dataclasses.MISSING`: none)
-    part:str                  # what it belongs to: `model`, `workload`, `input`, `runtime`, `process`, `study`
+    # what it belongs to: `model`, `workload`, `input`, `runtime`, `process`, `study` (a field of `Runtime`, `Process`
+    # or `Input` belongs to that type's part)
+    part:str
     at:int                    # its place in words and labels (`resnet18 fp32 openvino threads=2 bs=8 3x224px`)
     key:int                   # its place in the resume key (drift records store keys in this order)
     form:str = '{}'           # how words say it: `compile={}`, `NHWC`, `bs={}`
@@ -152,43 +154,52 @@ def _F(default=dataclasses.MISSING, **meta):
 
 # %% ../nbs/00_core.ipynb #f72af79e
 @dataclass(kw_only=True)
-class Settings:
-    """What a configuration runs with besides its model, workload and input: the weights, the runtime and its own
-    settings, the arithmetic and the process. `BenchSpec`, `ServeOptions` and `MapOptions` embed this one type, so
-    `tbench serve` and `tbench map` take every setting `compare` and `tune` can name, and a setting added here reaches
-    all three (their flags, checks and help) with no other edit."""
+class Runtime:
+    """How the model runs: the runtime and its own settings (typed by the runtime's `config`), the arithmetic, the
+    layout and `torch.compile`. A part of `Settings`; its fields are the `runtime` part of a configuration."""
     # fp32 fp16 bf16 amp (default fp32)
-    precision:str = _F('fp32', part='runtime', at=2, key=2, always='words command',
+    precision:str = _F('fp32', at=2, key=2, always='words command',
                       said='bar summary compared varied served board',
                       flag='precisions', swept=True, word='precision', choices=PRECISIONS)
     # none int8: the model quantized by its runtime with calibration, weights and activations int8 (onnxruntime,
     # openvino, pytorch compiled), on a CPU with int8 dot-product units (VNNI or AMX; default none)
-    quant:str = _F('none', part='runtime', at=3, key=20, said='bar summary compared varied served board',
+    quant:str = _F('none', at=3, key=20, said='bar summary compared varied served board',
                    flag='quantizations', swept=True, word='quant', alias='quant', choices=QUANTS, later=True)
     # the runtime: pytorch onnxruntime openvino (onnxruntime-trt on CUDA), or another package's (the runtimes need the
     # [runtimes] extra; default pytorch)
-    backend:str = _F('pytorch', part='runtime', at=4, key=14, always='settings command',
+    backend:str = _F('pytorch', at=4, key=14, always='settings command',
                     said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
                     later=True)
     # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY
     # streams=2`; OpenVINO: hint streams requests; ONNX Runtime: mode inter_threads int8; a sweep of several runtimes
     # gives a word to one by naming it: `openvino.hint=LATENCY`; default: the runtime's own choice)
-    backend_options:str = _F('', part='runtime', at=5, key=15, said='bar summary compared varied served',
+    backend_options:str = _F('', at=5, key=15, said='bar summary compared varied served',
                             flag='backend_options', later=True)
     # none default reduce-overhead max-autotune: torch.compile of the model (default none)
-    compile_mode:str = _F('none', part='runtime', at=6, key=3, form='compile={}', always='command',
+    compile_mode:str = _F('none', at=6, key=3, form='compile={}', always='command',
                          said='bar summary compared varied served board', flag='compile_modes', swept=True,
                          word='compile', choices=COMPILE_MODES)
     # NHWC memory layout
-    channels_last:bool = _F(False, part='runtime', at=7, key=5, form='NHWC', said='summary compared served',
+    channels_last:bool = _F(False, at=7, key=5, form='NHWC', said='summary compared served',
                            flag='channels_last', word='channels_last', later=True)
+
+@dataclass(kw_only=True)
+class Process:
+    "The process that runs the model: its CPU threads and its C allocator. A part of `Settings`: the `process` part."
     # CPU intra-op threads for the model (default: PyTorch's; a server shares the cores among its workers)
-    threads:Optional[int] = _F(None, part='process', at=8, key=9, form='threads={}', said='summary compared',
+    threads:Optional[int] = _F(None, at=8, key=9, form='threads={}', said='summary compared',
                               flag='threads', word='threads', integer=True)
     # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults: a plain process's;
     # glibc-retain keeps freed memory; tcmalloc and jemalloc are preloaded, from the system's packages)
-    allocator:str = _F('glibc', part='process', at=9, key=19, said='summary compared varied served board',
+    allocator:str = _F('glibc', at=9, key=19, said='summary compared varied served board',
                        flag='allocators', swept=True, word='allocator', choices=ALLOCATORS, later=True)
+
+@dataclass(kw_only=True)
+class Settings(Process, Runtime):
+    """What a configuration runs with besides its model, workload and input: the weights, its `Runtime` and its
+    `Process`. `BenchSpec`, `ServeOptions` and `MapOptions` embed this one type, so `tbench serve` and `tbench map` take
+    every setting `compare` and `tune` can name, and a setting added to it (or its parts) reaches all three (their
+    flags, checks and help), `tbench infer` and the CSV with no other edit."""
     # the model's weights: pretrained (or --pretrained: timm's, downloaded where this machine can) or a weights file
     # (.safetensors, or a .pt/.pth state dict, read without unpickling; default: random, from a fixed seed)
     weights:str = _F('', part='model', at=12, key=21, form='weights={}', said='summary served', flag='weights',
@@ -198,18 +209,18 @@ class Settings:
 class Input:
     "The input a configuration feeds its model: `BenchSpec` and `ServeOptions` embed it."
     # channels per frame (default: the model's native channels)
-    input_channels:Optional[int] = _F(None, part='input', at=16, key=6, said='placed', flag='input_channels',
+    input_channels:Optional[int] = _F(None, at=16, key=6, said='placed', flag='input_channels',
                                      word='input_channels', integer=True)
     # height and width in px (default: the model's native size)
-    input_size:Optional[int] = _F(None, part='input', at=17, key=7, said='placed', flag='input_size',
+    input_size:Optional[int] = _F(None, at=17, key=7, said='placed', flag='input_size',
                                  word='input_size', integer=True, alias='size')
     # frames per sample, for geo encoders with a time axis (default 1)
-    timesteps:int = _F(1, part='input', at=18, key=11, form='{} frames', said='placed', flag='timesteps',
+    timesteps:int = _F(1, at=18, key=11, form='{} frames', said='placed', flag='timesteps',
                       word='timesteps', integer=True, later=True)
 
 # `docments` of a class reads its own source, then its `__delwrap__`'s: a class that embeds the parts names `Settings`
-# there, and so reads their comments too (`tbench serve --help`'s texts are `Settings`' comments)
-Settings.__delwrap__ = Input
+# there, and so reads their comments too (`tbench serve --help`'s texts are the parts' comments)
+Settings.__delwrap__, Runtime.__delwrap__, Process.__delwrap__ = Runtime, Process, Input
 
 def values_of(part, o)->dict:
     "The fields of `part` (a class such as `Settings`) that `o` holds: what one configuration passes on to another."
@@ -324,8 +335,11 @@ class BenchSpec(Settings, Input):
         return ' '.join(words) or 'the default'
 
 _SETTINGS = {f.name for f in fields(Settings) + fields(Input)}
-FIELDS = tuple(sorted((Field(f.name, f.default, setting=f.name in _SETTINGS, **f.metadata['field'])
-                       for f in fields(BenchSpec) if 'field' in f.metadata), key=lambda f: f.at))
+# a field of a typed part is that part's: `precision` is `Runtime`'s, the `runtime` part (the others say their part)
+_PART = {name: part.__name__.lower() for part in (Runtime, Process, Input) for name in vars(part)['__annotations__']}
+FIELDS = tuple(sorted((Field(f.name, f.default, setting=f.name in _SETTINGS, **{'part': _PART.get(f.name)} | meta)
+                       for f in fields(BenchSpec) if 'field' in f.metadata for meta in [f.metadata['field']]),
+                      key=lambda f: f.at))
 # the configuration's identity: the resume key, and (less the batch) what charts, W&B and summaries group by
 KEY = tuple(f.name for f in sorted(FIELDS, key=lambda f: f.key))
 # what a row written before a field existed meant by leaving it empty

@@ -286,8 +286,8 @@ def with_backends(
 ) -> list:
     """Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW
     (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions
-    it runs; `options` go to every runtime that has settings, but a word that names its runtime (`openvino.hint=LATENCY`)
-    to that one only (`backend_words`; checked here: a wrong one is one line)."""
+    it runs; `options` go to every runtime that has settings, but a word that names its runtime
+    (`openvino.hint=LATENCY`) to that one only (`backend_words`; checked here: a wrong one is one line)."""
     from throughput_bench.backends.base import get_backend
     out = {}
     if options and not any(get_backend(b).options for b in backends):
