@@ -169,3 +169,19 @@ def test_each_runtime_has_a_typed_config_and_the_help_names_its_settings():
         with pytest.raises(dataclasses.FrozenInstanceError): c.mode = 'x'
         assert all(s in help_text for s in be.options), (name, list(be.options))
         with pytest.raises(BenchError, match=f"{name}: unknown setting"): be.parse_options('hints=LATENCY')
+
+def test_one_sweep_gives_each_runtime_its_own_words_and_a_rerun_of_some_rows_keeps_them():
+    "`--backend-options 'openvino.hint=LATENCY onnxruntime.mode=parallel'`: each row gets its runtime's words only; the re-run command of the OpenVINO rows alone names theirs, and parses back to the same configuration."
+    import shlex, torch
+    from throughput_bench.scale.launch import SweepOptions, check, configurations, rerun_command
+    from throughput_bench.machine.devices import result_from_spec
+    from throughput_bench.cli import main_parser
+    o = check(SweepOptions.of(models=['resnet18'], backends=['openvino', 'onnxruntime'], precisions=['fp32'], batch_sizes=[4],
+                              input_size=64, backend_options='openvino.hint=LATENCY onnxruntime.mode=parallel'))
+    specs = configurations(o, torch.device('cpu'))
+    assert [(s.backend, s.backend_options) for s in specs] == [('openvino', 'hint=LATENCY'), ('onnxruntime', 'mode=parallel')]
+    ov = [result_from_spec(s, status='ok') for s in specs if s.backend == 'openvino']
+    argv = shlex.split(rerun_command(ov, o))[1:]
+    a = vars(main_parser(argv).parse_args(argv))
+    again = configurations(check(SweepOptions.of(**{k: v for k, v in a.items() if k not in ('fn', 'cmd')})), torch.device('cpu'))
+    assert [s.key() for s in again] == [specs[0].key()]

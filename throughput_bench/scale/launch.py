@@ -732,7 +732,11 @@ def rerun_command(rows:list, o:SweepOptions)->str:
         words += [flag(f.option), *vals]
     words += ['--device', o.device]
     for name, v in settings_asked(o).items():  # the one-value settings, as `o` gave them
-        if not FIELD[name].swept: words += [flag(FIELD[name].option)] + ([] if v is True else [str(v)])
+        if not FIELD[name].swept and name != 'backend_options':
+            words += [flag(FIELD[name].option)] + ([] if v is True else [str(v)])
+    # the runtimes' own words as the rows ran them, each named by its runtime (the rows may leave some runtimes out)
+    own = dict.fromkeys((r.backend, r.backend_options) for r in rows if getattr(r, 'backend_options', ''))
+    if own: words += ['--backend-options', ' '.join(f"{b}.{w}" for b, ws in own for w in str(ws).split())]
     if o.batch_sizes: words += ['--batch-sizes', *map(str, o.batch_sizes)]
     if o.results_dir != 'results': words += ['--results-dir', str(o.results_dir)]
     return shlex.join(words + ['--rerun', '--wait-idle', '60'])
