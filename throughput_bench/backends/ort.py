@@ -18,9 +18,19 @@ __all__ = ['BACKENDS', 'BACKEND', 'OnnxRuntimeConfig', 'OnnxRuntime', 'OnnxRunti
 class OnnxRuntimeConfig(RuntimeConfig):
     "ONNX Runtime's own settings (`--backend-options 'mode=parallel inter_threads=2'`)."
     mode:Optional[str] = own('sequential', 'parallel') # the session's executor (default sequential)
-    inter_threads:Optional[int] = own(number=True) # threads across independent operators, parallel mode (default 1)
+    # threads across independent operators, in parallel mode only (default: the row's threads, at least 2)
+    inter_threads:Optional[int] = own(number=True)
     # int8: static (calibrated) or dynamic quantization (default: `export.int8_mode`, by the graph's operators)
     int8:Optional[str] = own('static', 'dynamic')
+
+    def __post_init__(self):
+        "A row is keyed by what ran: ONNX Runtime runs parallel mode with one inter-op thread sequentially."
+        if self.mode == 'parallel' and self.inter_threads == 1:
+            raise BenchError("onnxruntime: mode=parallel needs inter_threads of at least 2 "
+                             "(with 1, ONNX Runtime runs the operators sequentially)")
+        if self.inter_threads and self.mode != 'parallel':
+            raise BenchError(f"onnxruntime: inter_threads={self.inter_threads} is read only in mode=parallel "
+                             "(add mode=parallel, or leave inter_threads out)")
 
 class OnnxRuntime(Backend):
     "The model's ONNX graph in an ONNX Runtime `InferenceSession`."
@@ -52,7 +62,8 @@ class OnnxRuntime(Backend):
 
     def session(self, path, spec:BenchSpec, device):
         """An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads,
-        sequential (or the `mode` and `inter_threads` asked for)."""
+        sequential (or the `mode` asked for; parallel with `inter_threads`, or the row's threads and at least 2: with
+        one, ONNX Runtime falls back to sequential)."""
         import onnxruntime as ort
         c = self.parse_options(spec.backend_options)
         so = ort.SessionOptions()
@@ -61,7 +72,7 @@ class OnnxRuntime(Backend):
             ort.ExecutionMode.ORT_PARALLEL if c.mode == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
         )
         if spec.threads: so.intra_op_num_threads = spec.threads
-        so.inter_op_num_threads = c.inter_threads or 1
+        so.inter_op_num_threads = (c.inter_threads or max(2, spec.threads or 0)) if c.mode == 'parallel' else 1
         so.log_severity_level = 3  # errors only
         opts = {'device_id': device.index or 0} if device.type == 'cuda' else {}
         return ort.InferenceSession(str(path), so, providers=[(self.provider[device.type], opts)])
