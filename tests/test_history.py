@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from conftest import tbench, FAST_API
 from throughput_bench import infer, report
-from throughput_bench.core import BenchResult, PRIOR_DRIFT, STEP_ALPHA, find_steps, rerun_interval
-from throughput_bench.measure.drift import (DriftBook, MIN_RERUNS, append_record, machine_drift, read_record, record_line,
+from throughput_bench.core import BenchResult, PRIOR_DOF, PRIOR_DRIFT, STEP_ALPHA, find_steps, rerun_interval
+from throughput_bench.measure.drift import (DriftBook, append_record, machine_drift, read_record, record_line,
                                     record_path)
 from throughput_bench.analyse.store import ResultStore, read_results
 from throughput_bench.analyse.timeline import find_changes, standing_regressions, history_table
@@ -55,33 +55,37 @@ def line(run, key, mean, half=0.0, when='2026-11-25T10:00:00', ref=100.0, conten
     return record_line(r, run)
 
 def test_rerun_interval_from_a_fixed_record_by_hand(tmp_path):
-    "Three configurations in two runs, no within-run error: the drift is the pooled SD of their log run means."
+    """Three configurations in two runs, no within-run error: the re-runs' drift is the pooled SD of their log run means,
+    and the drift used is the prior's and theirs pooled by what each is worth (the prior 6 re-runs, they 3)."""
     p = tmp_path / 'cpu_drift.tsv'
     append_record(p, [line('r1', k, m) for k, m in (('a', 100.0), ('b', 50.0), ('c', 20.0))])
     append_record(p, [line('r2', k, m) for k, m in (('a', 110.0), ('b', 45.0), ('c', 20.0))])
     d = machine_drift(read_record(p))
     # each pair's sample variance is (log ratio)^2 / 2; pooled over 3 pairs of 1 degree of freedom each
     sd = math.sqrt((math.log(1.1) ** 2 / 2 + math.log(0.9) ** 2 / 2 + 0) / 3)
-    assert d.reruns == 3 == MIN_RERUNS and not d.provisional and math.isclose(d.config_sigma, sd, rel_tol=1e-9)
-    # what the interval uses: the drift's 95% upper bound, sd * sqrt(3 / chi2.ppf(0.05, 3)) (0.35185 at 3 dof)
-    up = sd * math.sqrt(3 / 0.3518463)
-    assert math.isclose(d.sigma, up, rel_tol=1e-5) and d.dof is None
+    assert d.reruns == 3 and d.provisional and math.isclose(d.config_sigma, sd, rel_tol=1e-9)  # 3 < 6: the prior leads
+    # what the interval uses: s^2 = (6 * 0.08^2 + 3 * sd^2) / 9, with Student's t at 9 dof (2.262157)
+    s = math.sqrt((6 * 0.08**2 + 3 * sd**2) / 9)
+    assert math.isclose(d.sigma, s, rel_tol=1e-9) and d.dof == 9 == PRIOR_DOF + 3
     lo, hi = rerun_interval(80.0, 78.0, 82.0, d.sigma, dof=d.dof)  # as a sweep stamps a row
-    H = math.sqrt((2 / 80) ** 2 + (1.959964 * up) ** 2)  # z with the bound: how few re-runs is in the bound already
+    H = math.sqrt((2 / 80) ** 2 + (2.262157 * s) ** 2)
     assert math.isclose(lo, 80 * math.exp(-H), rel_tol=1e-5) and math.isclose(hi, 80 * math.exp(H), rel_tol=1e-5)
 
 def test_little_history_is_provisional_and_never_narrow(tmp_path):
-    "One re-run of one configuration agreeing to 0.1%: still provisional, at least the prior drift."
+    """One re-run of one configuration agreeing to 0.1%: provisional, and it moves the drift off the prior by its share
+    (one seventh), not to 0.1%."""
     p = tmp_path / 'cpu_drift.tsv'
     append_record(p, [line('r1', 'a', 100.0), line('r2', 'a', 100.1)])
     d = machine_drift(read_record(p))
-    assert d.provisional and d.sigma == PRIOR_DRIFT and 'provisional' in d.basis()
+    assert d.provisional and 'provisional' in d.basis() and d.dof == PRIOR_DOF + 1
+    assert math.isclose(d.sigma, math.sqrt((6 * PRIOR_DRIFT**2 + math.log(1.001) ** 2 / 2) / 7), rel_tol=1e-9)
+    assert d.sigma > 0.9 * PRIOR_DRIFT
 
 def test_contended_rows_are_not_drift(tmp_path):
     p = tmp_path / 'cpu_drift.tsv'
     for k in 'abc': append_record(p, [line('r1', k, 100.0), line('r2', k, 101.0), line('r3', k, 30.0, contended=True)])
     d = machine_drift(read_record(p))
-    assert not d.provisional and d.config_sigma < 0.01  # the 30 img/s runs were not counted (they would give ~70%)
+    assert d.reruns == 3 and d.config_sigma < 0.01  # the 30 img/s runs were not counted (they would give ~70%)
 
 def test_a_sweep_stamps_each_row_and_records_it(tmp_path):
     "Rows of earlier runs judge a later one; the row says how (its basis) and the record grows a line per row."
@@ -92,11 +96,13 @@ def test_a_sweep_stamps_each_row_and_records_it(tmp_path):
         r = book.stamp(BenchResult(model_name='resnet18', throughput_mean=m, throughput_ci_low=m - 1, throughput_ci_high=m + 1,
                                    repeats=5, threads=2, timestamp=f"2026-11-25T1{i}:00:00"))
         store.append(r); book.record(r); rows.append(r)
-    assert [r.rerun_provisional for r in rows] == [True, True, True, True, False]  # 3 re-runs: 4 runs before
+    assert [r.rerun_provisional for r in rows] == [True] * 5  # 3 re-runs: the prior (worth 6) still leads
     assert all(r.throughput_rerun_low < r.throughput_mean < r.throughput_rerun_high for r in rows)
-    assert rows[-1].rerun_basis.startswith('drift ') and 'measured over 3 configuration re-runs in 4 runs' in rows[-1].rerun_basis
+    assert rows[-1].rerun_basis.startswith('provisional: drift ') and 'and 3 re-runs in 4 runs' in rows[-1].rerun_basis
+    assert 'Student t, 9 dof' in rows[-1].rerun_basis and 'worth 6 re-runs' in rows[-1].rerun_basis
+    assert PRIOR_DRIFT > rows[-1].rerun_drift > 0.6 * PRIOR_DRIFT  # runs 2-4% apart pull it down, by their share
     back = read_results(tmp_path)  # the record is not a results file: a folder still reads
-    assert len(back) == 5 and back.rerun_provisional.tolist() == [True, True, True, True, False]
+    assert len(back) == 5 and back.rerun_provisional.tolist() == [True] * 5
     assert np.allclose(back.throughput_rerun_high, [r.throughput_rerun_high for r in rows])
     assert len(read_record(record_path(store))) == 5
 

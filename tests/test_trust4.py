@@ -66,7 +66,7 @@ from pathlib import Path
 from conftest import FAST_API
 from throughput_bench import infer
 from throughput_bench.core import BenchResult, rerun_interval
-from throughput_bench.measure.drift import (DriftBook, MAX_REF_RUNS, append_record, config_drift, machine_drift, read_record,
+from throughput_bench.measure.drift import (DriftBook, MAX_REF_RUNS, append_record, machine_drift, read_record,
                                     record_line, record_path, reference_drift, scan_record)
 from throughput_bench.analyse.store import ResultStore
 
@@ -128,24 +128,25 @@ def test_wide_runs_that_agree_are_not_a_measured_zero_drift(tmp_path):
     p = tmp_path / 'cpu_drift.tsv'
     append_record(p, [rline(f"r{i}", mean=m, half=0.10) for i, m in enumerate((100.0, 101.0, 99.0, 100.5))])
     d = machine_drift(read_record(p))
-    assert not d.provisional and d.config_sigma == 0.0 and d.sigma > 0.01, d
+    assert d.reruns == 3 and d.dof == 9 and d.config_sigma == 0.0 and d.sigma > 0.01, d
     lo, hi = rerun_interval(100.0, 90.0, 110.0, d.sigma, dof=d.dof)
     assert lo <= 90.0 and hi >= 110.0
 
-def test_the_drift_bound_keeps_coverage_with_three_reruns():
-    """Four runs (three re-runs) of a configuration drifting 5%: a later re-run lands within the interval the bound gives
-    at least 95% of the time; the point estimate alone covered about 75%."""
+def test_the_drift_keeps_coverage_with_three_reruns():
+    """Four runs (three re-runs) of a configuration drifting 5%: a later re-run lands within the interval from the prior
+    and the re-runs (Student t, 9 dof) at least 95% of the time; the re-runs' bare estimate alone covered about 75%."""
     rng = np.random.default_rng(0)
-    hit_up = hit_pt = 0
+    hit = hit_pt = 0
     for k in range(600):
         x = 100 * np.exp(rng.normal(0, 0.05, 6))
         lines = [dict(rline(f"r{i}", mean=v, half=0.0), when=float(i)) for i, v in enumerate(x[:4])]
-        s, dof, up = config_drift(lines)
-        assert dof == 3 and up >= s
+        d = machine_drift(lines)
+        assert d.reruns == 3 and d.dof == 9
         a, b = x[4], x[5]  # the row, and a re-run of it
-        hit_up += rerun_interval(a, a, a, up)[0] <= b <= rerun_interval(a, a, a, up)[1]
-        hit_pt += rerun_interval(a, a, a, s)[0] <= b <= rerun_interval(a, a, a, s)[1]
-    assert hit_up / 600 >= 0.95 and hit_pt / 600 < 0.85, (hit_up, hit_pt)
+        lo, hi = rerun_interval(a, a, a, d.sigma, dof=d.dof)
+        hit += lo <= b <= hi
+        hit_pt += rerun_interval(a, a, a, d.config_sigma)[0] <= b <= rerun_interval(a, a, a, d.config_sigma)[1]
+    assert hit / 600 >= 0.95 and hit_pt / 600 < 0.85, (hit, hit_pt)
 
 # ---- energy: out of the counter's range is left empty with the reason; a failing counter costs the cells only ----
 

@@ -11,14 +11,15 @@ from typing import Optional, Iterable
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
            'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'BenchResult', 'COLUMNS',
-           'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DRIFTS', 'STEP_ALPHA',
-           'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids',
-           'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key',
-           'field_words', 'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns',
-           'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors',
-           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift',
-           'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of',
-           'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DOF', 'PRIOR_DRIFTS',
+           'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json',
+           'cpu_ids', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in',
+           'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
+           'with_field_columns', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock',
+           'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict',
+           'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps',
+           'names_of', 'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions',
+           'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -780,15 +781,18 @@ def sentence(b:str, a:str, r:Ratio)->str:
     return f"{b} is {size:.2f}× {ci} {word} than {a}; {sig}; {b} faster in {r.wins} of {r.n} rounds"
 
 # %% ../nbs/00_core.ipynb #e0e55b62
-PRIOR_DRIFT = 0.08  # run-to-run drift (relative SD) assumed where a CPU has too little history
-# each kind of device's prior: (drift, where it comes from); a device of no kind here takes the CPU's (the wider)
+PRIOR_DRIFT = 0.08  # run-to-run drift (relative SD) a CPU starts from, before its own re-runs are on record
+PRIOR_DOF = 6       # what the CPU prior is worth, in re-runs: its degrees of freedom (the six re-runs it came from)
+# each kind of device's prior: (drift, what it is worth in re-runs, where it comes from); a device of no kind here takes
+# the CPU's (the wider)
 PRIOR_DRIFTS = {
-    'cpu': (PRIOR_DRIFT, "the CPU prior: re-runs minutes apart on a 2-core VM spread 11-19% (SD 4-7.5%)"),
-    'cuda': (0.02, "the GPU prior: the 95% upper bound of six tbench-vs-hand-driven pairs on an H200 (0.0-2.7% apart)"),
+    'cpu': (PRIOR_DRIFT, PRIOR_DOF, "the CPU prior: re-runs minutes apart on a 2-core VM spread 11-19% (SD 4-7.5%)"),
+    'cuda': (0.02, 6,
+             "the GPU prior: the 95% upper bound of six tbench-vs-hand-driven pairs on an H200 (0.0-2.7% apart)"),
 }
 
 def prior_drift(device:str='cpu')->tuple:
-    "`(drift, source)`: the prior of `device`'s kind (`cuda:1` is `cuda`)."
+    "`(drift, dof, source)`: the prior of `device`'s kind (`cuda:1` is `cuda`), its worth in re-runs, its source."
     return PRIOR_DRIFTS.get(str(device or 'cpu').split(':')[0], PRIOR_DRIFTS['cpu'])
 
 def z_value(confidence:float=0.95)->float:
@@ -800,7 +804,7 @@ def rerun_interval(mean:float, # the row's img/s
                    low:Optional[float], high:Optional[float], # its within-run CI (None: no interval)
                    drift:float, # the machine's run-to-run drift, a relative standard deviation
                    confidence:float=0.95,
-                   dof:Optional[int]=None, # the re-runs `drift` was estimated from (None: taken as known)
+                   dof:Optional[int]=None, # the degrees of freedom `drift` rests on (prior and re-runs; None: known)
                   )->tuple:
     """`(low, high)`: where re-runs of the row land, the within-run half-width and `drift` in quadrature (log scale),
     never narrower than the within-run interval itself (which is symmetric on the linear scale)."""

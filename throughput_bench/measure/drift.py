@@ -9,18 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 import numpy as np
-from ..core import BenchError, PRIOR_DRIFT, config_key, prior_drift, rerun_interval, now_iso
+from ..core import BenchError, PRIOR_DRIFT, PRIOR_DOF, config_key, prior_drift, rerun_interval, now_iso
 
 # %% auto #0
-__all__ = ['RECORD', 'MIN_RERUNS', 'MAX_RECORD_MB', 'LIMITS', 'DRIFT_BOUND', 'LAGS', 'MAX_REF_RUNS', 'record_path',
-           'versions_text', 'record_line', 'append_record', 'parse_line', 'RecordScan', 'scan_record', 'read_record',
-           'config_drift', 'reference_drift', 'Drift', 'machine_drift', 'set_aside', 'DriftBook', 'drift_summary',
+__all__ = ['RECORD', 'MAX_RECORD_MB', 'LIMITS', 'LAGS', 'MAX_REF_RUNS', 'MIN_PAIRS', 'record_path', 'versions_text',
+           'record_line', 'append_record', 'parse_line', 'RecordScan', 'scan_record', 'read_record', 'config_drift',
+           'posterior_drift', 'reference_drift', 'Drift', 'machine_drift', 'set_aside', 'DriftBook', 'drift_summary',
            'repair_record']
 
 # %% ../../nbs/13_measure_drift.ipynb #35bd90f4
 RECORD = ('timestamp', 'run', 'run_id', 'key', 'versions', 'threads', 'throughput_mean', 'within_rel', 'repeats',
           'ref_gemm_gflops', 'ref_copy_gbs', 'contended')
-MIN_RERUNS = 3     # configuration re-runs on record before the measured drift replaces the prior
 MAX_RECORD_MB = 16 # a larger record is read from its end
 # each number a line may hold, its least and (exclusive) most: a line outside them is damage, not a figure
 LIMITS = dict(throughput_mean=(1e-6, 1e9), within_rel=(0.0, 10.0), repeats=(1.0, 1e5), ref_gemm_gflops=(1e-6, 1e8),
@@ -146,29 +145,36 @@ def _by_run(lines:list, key)->dict:
         if g is not None: out.setdefault(g, {}).setdefault(l['run'], []).append(l)
     return out
 
-DRIFT_BOUND = 0.95  # the one-sided confidence of the drift's upper bound that a measured re-run interval uses
-
-def config_drift(lines:list, bound:float=DRIFT_BOUND)->tuple:
-    """`(sigma, reruns, upper)`: the configurations' pooled run-to-run drift, the re-runs (degrees of freedom) behind
-    it, and its upper confidence bound at `bound`: the chi-square bound of the run means' variance at those degrees of
-    freedom. What the within-run intervals explain is not taken off the bound: with few re-runs it cannot be told from
-    drift (runs agreeing within wide intervals bound the drift by their spread, never measure it as 0)."""
-    from scipy import stats
-    num = tot = se_sum = dof = 0.0
+def config_drift(lines:list)->tuple:
+    """`(sigma, reruns, ss)`: the configurations' pooled run-to-run drift as their re-runs alone measure it (None
+    without re-runs), the re-runs (degrees of freedom) behind it, and their sum of squares net of within-run error,
+    `Σ (n-1)·(var(x) - mean(s²))` (at least 0): what `posterior_drift` adds to the prior's."""
+    ss = dof = 0.0
     for runs in _by_run(lines, lambda l: None if _busy(l) else (l['key'], l['versions'])).values():
         if len(runs) < 2: continue
         x = np.array([math.log(statistics.fmean(l['throughput_mean'] for l in ls)) for ls in runs.values()])
         se2 = statistics.fmean(statistics.fmean(_se(l) ** 2 for l in ls) for ls in runs.values())
-        k = len(x) - 1; v = float(np.var(x, ddof=1))
-        num += k * max(v - se2, 0.0); tot += k * v; se_sum += k * se2; dof += k
-    if not dof: return None, 0, None
-    sigma = math.sqrt(num / dof)
-    upper = math.sqrt(max(tot / float(stats.chi2.ppf(1 - bound, dof)), sigma**2))
-    return sigma, int(dof), upper
+        k = len(x) - 1
+        ss += k * (float(np.var(x, ddof=1)) - se2); dof += k
+    if not dof: return None, 0, 0.0
+    ss = max(ss, 0.0)
+    return math.sqrt(ss / dof), int(dof), ss
+
+def posterior_drift(prior, # the device kind's prior drift `s0`, a relative SD (`core.PRIOR_DRIFTS`)
+                    prior_dof, # what the prior is worth, in re-runs: `ν0`
+                    ss=0.0, # the re-runs' sum of squares net of within-run error (`config_drift`'s third)
+                    reruns=0, # the re-runs behind `ss`
+                   )->tuple:
+    """`(s, ν)`: the drift's scaled-inverse-chi-square posterior, `ν = ν0 + reruns` and `s² = (ν0·s0² + ss) / ν`; a
+    re-run interval takes Student's t with `ν` degrees of freedom. Numbers or numpy arrays (`bench/drift_sim.py`)."""
+    nu = prior_dof + reruns
+    return np.sqrt((prior_dof * np.square(prior) + np.maximum(ss, 0.0)) / nu), nu
+
 
 # %% ../../nbs/13_measure_drift.ipynb #6d502885
 LAGS = (('minutes', 3600), ('hours', 86400), ('days', math.inf))  # a pair of runs falls in the first lag it is under
 MAX_REF_RUNS = 400  # the yardstick compares the most recent this many runs per thread count (pairs grow as its square)
+MIN_PAIRS = 3       # pairs of runs the yardstick needs before its drift may raise a row's
 
 def reference_drift(lines:list, column:str='ref_gemm_gflops', most:int=MAX_REF_RUNS)->dict:
     """`{lag: (sigma, pairs)}` of the yardstick `column` between the `most` most recent runs of each thread count, and
@@ -190,48 +196,47 @@ def reference_drift(lines:list, column:str='ref_gemm_gflops', most:int=MAX_REF_R
 class Drift:
     "This machine's run-to-run drift, from its record: what a re-run interval uses and where it came from."
     sigma:float                       # the relative standard deviation used
-    provisional:bool
+    provisional:bool                  # the prior still outweighs the re-runs (fewer re-runs than it is worth)
     runs:int = 0                      # runs on record
     reruns:int = 0                    # configuration re-runs (degrees of freedom) behind `config_sigma`
-    config_sigma:Optional[float] = None  # the configurations' drift, as estimated
+    config_sigma:Optional[float] = None  # the configurations' drift as their re-runs alone measure it
     reference:dict = field(default_factory=dict)  # `reference_drift`'s result
-    config_upper:Optional[float] = None  # its upper confidence bound (`DRIFT_BOUND`)
+    prior:float = PRIOR_DRIFT         # the device kind's prior drift
+    prior_dof:int = PRIOR_DOF         # what the prior is worth, in re-runs
+    posterior:Optional[float] = None  # the drift from the prior and the re-runs (`posterior_drift`); None: the prior
     damaged:str = ''                  # why the record was not used (set aside), if it was not
-    prior_source:str = ''             # where the prior came from, where the prior is what is used
+    prior_source:str = ''             # where the prior came from
 
     @property
-    def dof(self)->Optional[int]:
-        """None: a measured drift enters the interval as its upper confidence bound, which already allows for how few
-        re-runs it rests on (no Student's t on top); the prior is taken as known."""
-        return None
+    def dof(self)->int:
+        "The degrees of freedom of the interval's Student's t: what the prior is worth and the re-runs."
+        return self.prior_dof + self.reruns
 
     def basis(self)->str:
-        "Where `sigma` came from, in words (the row's `rerun_basis`)."
-        src = f" ({self.prior_source})" if self.prior_source else ''
-        if self.damaged: return f"provisional: {self.damaged}; drift taken as {self.sigma:.1%}{src}"
-        if self.provisional:
-            return (f"provisional: {self.reruns} of {MIN_RERUNS} configuration re-runs on record; drift taken as "
-                    f"{self.sigma:.1%}{src}")
-        if self.config_upper is not None and self.sigma <= self.config_upper:
-            return (f"drift {self.sigma:.1%}, the {DRIFT_BOUND:.0%} upper bound of {self.config_sigma:.1%} measured "
-                    f"over {self.reruns} configuration re-runs in {self.runs} runs")
-        return (f"drift {self.sigma:.1%}, the yardstick's between runs (configurations: {self.config_sigma:.1%} "
-                f"measured over {self.reruns} configuration re-runs in {self.runs} runs)")
+        "Where `sigma` came from, in words (the row's `rerun_basis`): how many re-runs and how much prior went in."
+        src = f"; {self.prior_source}" if self.prior_source and self.provisional else ''
+        prior = f"the {self.prior:.1%} prior (worth {self.prior_dof} re-runs{src})"
+        tail = f"; Student t, {self.dof} dof"
+        if self.damaged: return f"provisional: {self.damaged}; drift {self.sigma:.1%} from {prior} alone{tail}"
+        post = self.prior if self.posterior is None else self.posterior
+        runs = f"{self.runs} run{'s' * (self.runs != 1)}"
+        seen = (f"{self.reruns} re-run{'s' * (self.reruns != 1)} in {runs} ({self.config_sigma:.1%} measured)"
+                if self.reruns else f"no re-runs in {runs}" if self.runs else "no runs on record")
+        text = f"drift {post:.1%} from {prior} and {seen}"
+        if self.sigma > post: text = f"drift {self.sigma:.1%}, the yardstick's between runs, above the {text[6:]}"
+        return ('provisional: ' if self.provisional else '') + text + tail
 
 def machine_drift(lines:list, device:str='cpu')->Drift:
-    """The `Drift` of a record's `lines` (from `read_record`) on a `device` of that kind. Measured, the drift used is
-    the configurations' upper confidence bound (or the yardstick's, if larger): it narrows as re-runs accumulate, never
-    below what was seen. Provisional, it is the prior of the device's kind (`core.PRIOR_DRIFTS`), or a larger drift
-    already seen."""
-    cs, reruns, up = config_drift(lines)
+    """The `Drift` of a record's `lines` (from `read_record`) on a `device` of that kind: the prior of the device's kind
+    (`core.PRIOR_DRIFTS`) updated by the configurations' re-runs (`posterior_drift`), or the yardstick's drift between
+    runs where that is larger. It moves from the prior toward the re-runs' drift as they accumulate, never jumping."""
+    cs, reruns, ss = config_drift(lines)
     ref = reference_drift(lines)
-    rs = ref['all'][0] if ref['all'][1] >= MIN_RERUNS else None
-    prov = reruns < MIN_RERUNS
-    prior, source = prior_drift(device)
-    if prov: sigma = max([v for v in (cs, rs, prior) if v is not None])
-    else: sigma = max(v for v in (up, rs, 0.0) if v is not None)
-    return Drift(sigma, prov, len({l['run'] for l in lines}), reruns, cs, ref, up,
-                 prior_source=source if prov and sigma == prior else '')
+    rs = ref['all'][0] if ref['all'][1] >= MIN_PAIRS else None
+    prior, nu0, source = prior_drift(device)
+    post = float(posterior_drift(prior, nu0, ss, reruns)[0])
+    return Drift(max(post, rs or 0.0), reruns < nu0, len({l['run'] for l in lines}), reruns, cs, ref, prior, nu0, post,
+                 prior_source=source)
 
 # %% ../../nbs/13_measure_drift.ipynb #b55fde2f
 def set_aside(path:Path)->Optional[Path]:
@@ -268,7 +273,7 @@ class DriftBook:
             if not (math.isfinite(lo) and math.isfinite(hi)): raise OverflowError('not finite')
         except (OverflowError, ValueError, ZeroDivisionError) as e:
             d = Drift(PRIOR_DRIFT, True, damaged=f"the recorded drift could not be used ({e})",
-                      prior_source=prior_drift('cpu')[1])
+                      prior_source=prior_drift('cpu')[2])
             lo, hi = rerun_interval(res.throughput_mean, res.throughput_ci_low, res.throughput_ci_high, d.sigma,
                                     self.confidence)
         res.throughput_rerun_low, res.throughput_rerun_high = lo, hi
@@ -290,7 +295,8 @@ def drift_summary(path:Path)->str:
     lags = '; '.join(f"{k} {s:.1%} ({n} pairs)" for k, (s, n) in d.reference.items() if k != 'all' and s is not None)
     cfg = f"{d.config_sigma:.1%} over {d.reruns} re-runs" if d.config_sigma is not None else 'no re-runs yet'
     return (f"{path.name}: {d.runs} runs; configurations' run-to-run drift {cfg}"
-            + ('' if not d.provisional else f" (provisional: intervals use {d.sigma:.0%})")
+            + f"; intervals use {d.sigma:.1%} (the {d.prior:.0%} prior, worth {d.prior_dof} re-runs, and {d.reruns} "
+            + f"re-runs{'; provisional' if d.provisional else ''})"
             + (f"; yardstick (GEMM) {lags}" if lags else '') + bad)
 
 def repair_record(path)->tuple:
