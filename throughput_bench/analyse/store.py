@@ -4,7 +4,7 @@
 
 # %% ../../nbs/12_analyse_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, re, sys, csv, json, math, stat, tempfile, dataclasses, hashlib
+import os, io, re, sys, csv, json, math, stat, numbers, tempfile, dataclasses, hashlib
 from pathlib import Path
 from typing import Optional, Iterable
 from filelock import FileLock
@@ -23,7 +23,9 @@ def fmt_value(v)->str:
     "A cell's text."
     if v is None: return ''
     if isinstance(v, bool): return str(v)
-    if isinstance(v, float):
+    if isinstance(v, numbers.Integral): return str(int(v))  # numpy's integers too
+    if isinstance(v, numbers.Real):  # numpy's floats too: `repr` would write `np.float64(0.0)`, which reads as nothing
+        v = float(v)
         if math.isnan(v): return ''
         if math.isinf(v): return 'inf' if v > 0 else '-inf'
         return repr(round(v, 6))
