@@ -411,9 +411,10 @@ def repair(path)->tuple:
     s = scan_csv(path)  # a folder, a device, a dangling link or a huge file: one-line BenchError
     side = path.with_name(path.name + '.rejected')
     if not s.bad: return s.rows, 0, None
-    with FileLock(str(path.parent / f".{path.stem}.lock")):
+    with FileLock(str(path.parent / f".{path.stem}.lock")):  # the store's: no row is appended while it is rewritten
+        s = scan_csv(path)  # read again under the lock: a row appended since the first read is kept
         with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for _, b, _ in s.bad))
-        # each good row as it was written
+        # each good row as it was written, in a new file put in place by one rename
         _atomic_write(path, _csv_lines(s.header, []) + ''.join(t + '\n' for _, t in s.good()))
     return s.rows, len(s.bad), side
 
