@@ -179,3 +179,39 @@ def test_csv_lines_parse_or_are_damage(tmp_path_factory, extra):
     rows = list(s.dicts())
     repair(store.csv_path)
     assert scan_csv(store.csv_path).bad == [] and store.rows() == rows
+
+# ---- 9: a re-run keeps what made the row; an unchecked row never hides a checked one ----
+def test_rerun_command_of_a_checked_row_gives_its_images_and_gate(tmp_path):
+    "The printed re-run command names --images and --accuracy-gate as the sweep had them, and parses back to them."
+    import shlex
+    from throughput_bench.scale.launch import SweepOptions, rerun_command
+    from throughput_bench.cli import main_parser
+    imgs = tmp_path / 'my images'; imgs.mkdir()
+    o = SweepOptions.of(models=['resnet18'], precisions=['bf16'], device='cpu', images=str(imgs), accuracy_gate=2.5,
+                        tf32=False, budget_minutes=3)
+    cmd = rerun_command([BenchResult(model_name='resnet18', precision='bf16', accuracy_check='top-1 agrees 99%')], o)
+    argv = shlex.split(cmd)[1:]
+    a = vars(main_parser(argv).parse_args(argv))
+    assert (a['images'], a['accuracy_gate'], a['tf32'], a['precisions']) == (str(imgs), 2.5, False, ['bf16']), cmd
+    assert 'budget_minutes' not in a  # how long it measures is the re-run's own
+
+def _rows(store, checks):
+    "Rows of one configuration, oldest first, each with its accuracy words and figure."
+    for i, c in enumerate(checks):
+        store.append(BenchResult(model_name='resnet18', precision='bf16', batch_size=2, status='ok', device_type='cpu',
+                                 throughput_mean=10.0 + i, accuracy_check=c, timestamp=f'2026-11-0{i + 1}T10:00:00'))
+
+def test_a_newer_unchecked_row_never_supersedes_a_checked_one(tmp_path):
+    "Checked, then a re-run without --images: the checked row is the figure shown (charts, report, the sweep's summary)."
+    from throughput_bench.analyse.store import latest
+    from throughput_bench.scale.launch import rows_for
+    from throughput_bench.core import BenchSpec
+    store = ResultStore(tmp_path, 'cpu_x')
+    _rows(store, ['top-1 agrees with fp32 eager on 99% of 40 images', 'accuracy unchecked: no --images'])
+    df = read_results(store.csv_path)
+    assert df[latest(df)].throughput_mean.tolist() == [10.0]
+    spec = BenchSpec('resnet18', precision='bf16', batch_size=2)
+    assert rows_for(store, [spec]).throughput_mean.tolist() == [10.0]
+    _rows(ResultStore(tmp_path, 'cpu_y'), ['accuracy unchecked: no --images', 'top-1 agrees 99%', 'top-1 agrees 98%'])
+    df = read_results(tmp_path / 'cpu_y.csv')  # checked rows replace each other, and an unchecked one, as before
+    assert df[latest(df)].throughput_mean.tolist() == [12.0]
