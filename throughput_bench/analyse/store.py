@@ -4,7 +4,7 @@
 
 # %% ../../nbs/12_analyse_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, re, sys, csv, json, math, stat, tempfile, dataclasses, hashlib
+import os, io, re, sys, csv, json, math, stat, numbers, tempfile, dataclasses, hashlib
 from pathlib import Path
 from typing import Optional, Iterable
 from filelock import FileLock
@@ -15,15 +15,17 @@ from ..backbones.registry import REGISTRY
 # %% auto #0
 __all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'CsvScan', 'scan_csv',
            'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row',
-           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'row_times', 'time_rank',
-           'latest', 'superseded']
+           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'row_times', 'unplaced',
+           'time_rank', 'latest', 'superseded']
 
 # %% ../../nbs/12_analyse_store.ipynb #dc27005b
 def fmt_value(v)->str:
     "A cell's text."
     if v is None: return ''
     if isinstance(v, bool): return str(v)
-    if isinstance(v, float):
+    if isinstance(v, numbers.Integral): return str(int(v))  # numpy's integers too
+    if isinstance(v, numbers.Real):  # numpy's floats too: `repr` would write `np.float64(0.0)`, which reads as nothing
+        v = float(v)
         if math.isnan(v): return ''
         if math.isinf(v): return 'inf' if v > 0 else '-inf'
         return repr(round(v, 6))
@@ -409,9 +411,10 @@ def repair(path)->tuple:
     s = scan_csv(path)  # a folder, a device, a dangling link or a huge file: one-line BenchError
     side = path.with_name(path.name + '.rejected')
     if not s.bad: return s.rows, 0, None
-    with FileLock(str(path.parent / f".{path.stem}.lock")):
+    with FileLock(str(path.parent / f".{path.stem}.lock")):  # the store's: no row is appended while it is rewritten
+        s = scan_csv(path)  # read again under the lock: a row appended since the first read is kept
         with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for _, b, _ in s.bad))
-        # each good row as it was written
+        # each good row as it was written, in a new file put in place by one rename
         _atomic_write(path, _csv_lines(s.header, []) + ''.join(t + '\n' for _, t in s.good()))
     return s.rows, len(s.bad), side
 
@@ -568,13 +571,22 @@ def row_times(df:'pd.DataFrame')->'pd.Series':
     ts = df['timestamp'] if 'timestamp' in df else pd.Series([None] * len(df), index=df.index, dtype=object)
     return pd.to_datetime(ts.astype(object).where(ts.notna(), None), errors='coerce', format='ISO8601', utc=True)
 
-def time_rank(df:'pd.DataFrame')->'np.ndarray':
-    """Each row's place in time, 0 the oldest: by its timestamp, rows with the same one (or none, which count as the
-    oldest) in file order. The one rule for "newest" that `latest`, `superseded` and `tbench history` share: a row
-    stamped a year early is old wherever it sits in the file."""
-    import numpy as np
+def unplaced(df:'pd.DataFrame', now=None)->'pd.Series':
+    """Which rows cannot be placed in time: no timestamp (or one that does not read), or one later than `now` (default:
+    this moment) and a day, which no measurement was taken at (a clock set wrong, a hand edit)."""
+    import pandas as pd
     t = row_times(df)
-    key = np.where(t.isna().to_numpy(), np.iinfo(np.int64).min, t.to_numpy(dtype='datetime64[ns]').astype(np.int64))
+    now = pd.Timestamp.now(tz='UTC') if now is None else pd.Timestamp(now, tz='UTC')
+    return t.isna() | (t > now + pd.Timedelta(days=1))
+
+def time_rank(df:'pd.DataFrame', now=None)->'np.ndarray':
+    """Each row's place in time, 0 the oldest: by its timestamp, rows with the same one in file order; the rows
+    `unplaced` (no stamp, or one in the future) come first, in file order, never ahead of a dated row. The one rule for
+    "newest" that `latest`, `superseded` and `tbench history` share: a row stamped a year early is old wherever it sits
+    in the file, and one stamped 2099 is not the newest."""
+    import numpy as np
+    t, away = row_times(df), unplaced(df, now).to_numpy()
+    key = np.where(away, np.iinfo(np.int64).min, t.to_numpy(dtype='datetime64[ns]').astype(np.int64))
     order = np.lexsort((np.arange(len(df)), key))
     rank = np.empty(len(df), dtype=int); rank[order] = np.arange(len(df))
     return rank
@@ -582,11 +594,14 @@ def time_rank(df:'pd.DataFrame')->'np.ndarray':
 def latest(df:'pd.DataFrame')->'pd.Series':
     """Which rows no newer row (`time_rank`) of the same configuration (and file) replaced: a configuration measured
     again (`tbench infer --rerun`) stands on its newest row; the earlier ones are history (`tbench history`), never
-    ranked, so a chart never picks the luckiest of several runs."""
+    ranked, so a chart never picks the luckiest of several runs. A row whose accuracy was not checked never replaces
+    one that was (`accuracy_checked`): a re-run without `--images` does not hide what the images showed."""
     import pandas as pd
     if df.empty: return pd.Series([], dtype=bool, index=df.index)
     cols = [c for c in [*BenchSpec.KEY, 'gpu_name', 'source'] if c in df]  # a configuration on one device, in one file
-    rank = time_rank(df)
+    checked = (df['accuracy_check'].map(lambda v: accuracy_checked(dict(accuracy_check=v))).to_numpy(bool)
+               if 'accuracy_check' in df else False)
+    rank = time_rank(df) + len(df) * checked  # every checked row ranks above every unchecked one
     key = df.groupby(cols, dropna=False, sort=False).ngroup().to_numpy()
     newest = pd.Series(rank).groupby(key).transform('max').to_numpy()
     return pd.Series(rank == newest, index=df.index)

@@ -13,9 +13,9 @@ from ..core import BenchError, PRIOR_DRIFT, PRIOR_DOF, config_key, prior_drift, 
 
 # %% auto #0
 __all__ = ['RECORD', 'MAX_RECORD_MB', 'LIMITS', 'LAGS', 'MAX_REF_RUNS', 'MIN_PAIRS', 'record_path', 'versions_text',
-           'record_line', 'append_record', 'parse_line', 'RecordScan', 'scan_record', 'read_record', 'config_drift',
-           'posterior_drift', 'reference_drift', 'Drift', 'machine_drift', 'set_aside', 'DriftBook', 'drift_summary',
-           'repair_record']
+           'record_line', 'record_lock', 'append_record', 'is_header', 'parse_line', 'RecordScan', 'scan_record',
+           'read_record', 'config_drift', 'posterior_drift', 'reference_drift', 'Drift', 'machine_drift', 'set_aside',
+           'DriftBook', 'drift_summary', 'repair_record']
 
 # %% ../../nbs/13_measure_drift.ipynb #35bd90f4
 RECORD = ('timestamp', 'run', 'run_id', 'key', 'versions', 'threads', 'throughput_mean', 'within_rel', 'repeats',
@@ -54,19 +54,31 @@ def record_line(r:dict, # a result row (`BenchResult.to_row()` or a CSV row)
                 ref_copy_gbs=r.get('ref_copy_gbs') or '', contended=bool(r.get('contended')))
 
 # %% ../../nbs/13_measure_drift.ipynb #8a119729
+def record_lock(path:Path)->'FileLock':
+    """The lock of the record at `path`: the one its device's `ResultStore` takes for rows (`.<slug>.lock` beside
+    `<slug>_drift.tsv`), so that an append and a repair never interleave."""
+    from filelock import FileLock
+    path = Path(path); name = path.name
+    return FileLock(str(path.parent / f".{name[:name.rindex('_drift')] if '_drift' in name else path.stem}.lock"))
+
 def append_record(path:Path, lines:list):
-    "Append `lines` (from `record_line`) to the record at `path`, with a header if it is new."
+    "Append `lines` (from `record_line`) to the record at `path`, with a header if it is new, under `record_lock`."
     lines = [l for l in lines if l]
     if not lines: return
-    new = not path.exists() or path.stat().st_size == 0
+    path = Path(path)
     buf = io.StringIO(); w = csv.DictWriter(buf, RECORD, extrasaction='ignore', lineterminator='\n', delimiter='\t')
-    if new: w.writeheader()
-    else:
-        with open(path, 'rb') as f:
-            f.seek(-1, 2)
-            if f.read(1) != b'\n': buf.write('\n')  # a line cut off by a kill ends here, alone
-    w.writerows(lines)
-    with open(path, 'a', encoding='utf-8') as f: f.write(buf.getvalue())
+    with record_lock(path):
+        if not path.exists() or path.stat().st_size == 0: w.writeheader()
+        else:
+            with open(path, 'rb') as f:
+                f.seek(-1, 2)
+                if f.read(1) != b'\n': buf.write('\n')  # a line cut off by a kill ends here, alone
+        w.writerows(lines)
+        with open(path, 'a', encoding='utf-8') as f: f.write(buf.getvalue())
+
+def is_header(b:bytes)->bool:
+    "Whether line `b` is the record's header (after a UTF-8 byte order mark, before a CR, if it has them)."
+    return b.rstrip(b'\r').removeprefix(b'\xef\xbb\xbf') == '\t'.join(RECORD).encode()  # BOM: `codecs.BOM_UTF8`
 
 def parse_line(raw:bytes, header:tuple=RECORD)->Optional[dict]:
     """One line of a record as a dict with its numbers parsed; None where it is damage: a NUL or a byte that is not
@@ -75,7 +87,8 @@ def parse_line(raw:bytes, header:tuple=RECORD)->Optional[dict]:
     if b'\x00' in raw: return None
     try: text = raw.decode('utf-8')
     except UnicodeDecodeError: return None
-    fields = text.split('\t') if '"' not in text else next(csv.reader([text], delimiter='\t'), [])
+    try: fields = text.split('\t') if '"' not in text else next(csv.reader([text], delimiter='\t'), [])
+    except csv.Error: return None  # a quote beside a CR inside the line
     if len(fields) != len(header): return None
     d = dict(zip(header, fields))
     if not d.get('run'): return None
@@ -90,7 +103,8 @@ def parse_line(raw:bytes, header:tuple=RECORD)->Optional[dict]:
 
 @dataclass
 class RecordScan:
-    "A drift record read line by line: the lines that parse (`lines`, with their bytes in `raw`) and the damaged ones."
+    """A drift record read line by line: the lines that parse (`lines`, with their own bytes in `raw`, a CR included)
+    and the damaged ones."""
     path:Path
     lines:list = field(default_factory=list)
     raw:list = field(default_factory=list)
@@ -108,11 +122,10 @@ def scan_record(path:Path, whole:bool=False)->RecordScan:
     except OSError: return s
     parts = data.split(b'\n')
     if s.cut: parts = parts[1:]
-    elif parts and parts[0].rstrip(b'\r').decode('utf-8', 'replace') == '\t'.join(RECORD): parts = parts[1:]
+    elif parts and is_header(parts[0]): parts = parts[1:]
     for b in parts:
-        b = b.rstrip(b'\r')
         if not b.strip(): continue
-        d = parse_line(b)
+        d = parse_line(b.rstrip(b'\r'))  # a CR LF line parses as its text; its bytes are kept as they are
         if d is None: s.bad.append(b)
         else: s.lines.append(d); s.raw.append(b)
     return s
@@ -305,12 +318,15 @@ def repair_record(path)->tuple:
     from throughput_bench.analyse.store import _atomic_write
     path = Path(path)
     if not path.is_file(): raise BenchError(f"no such drift record: {str(path)!r}")
-    with open(path, 'rb') as f: head = f.readline().rstrip(b'\r\n')
-    if head != '\t'.join(RECORD).encode():
+    with open(path, 'rb') as f: head = f.readline(4096)
+    if not is_header(head.rstrip(b'\n')):
         raise BenchError(f"{path}: not a drift record (its first line is not the record's header); nothing changed")
     s = scan_record(path, whole=True)
     if not s.bad: return len(s.lines), 0, None
-    side = path.with_name(path.name + '.rejected')
-    with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for b in s.bad))
-    _atomic_write(path, ('\t'.join(RECORD) + '\n' + ''.join(b.decode('utf-8') + '\n' for b in s.raw)))
+    with record_lock(path):  # read again under the lock: no line appended since is lost
+        s = scan_record(path, whole=True)
+        side = path.with_name(path.name + '.rejected')
+        with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for b in s.bad))
+        # a new file, then one rename: the header and each good line as they were (a BOM, a CR)
+        _atomic_write(path, head.rstrip(b'\n') + b'\n' + b''.join(b + b'\n' for b in s.raw))
     return len(s.lines), len(s.bad), side

@@ -20,12 +20,13 @@ from ..analyse.globe import write_globe
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
-           'SweptSettings', 'BUDGET_SETUP', 'WIDE', 'default_batch', 'default_precisions', 'default_compile_modes',
-           'timing_config', 'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models', 'scaling_efficiency',
-           'slurm_sweep', 'collect', 'wandb_logger', 'check_backends', 'backend_words', 'with_backends', 'SweepOptions',
-           'make_options', 'flag', 'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for',
-           'Setup', 'open_store', 'setup', 'across', 'configurations', 'run', 'contention_watch', 'runner_kw',
-           'takes_options', 'sweep', 'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'rows_for']
+           'SweptSettings', 'BUDGET_SETUP', 'WIDE', 'RERUN_LEAVES', 'default_batch', 'default_precisions',
+           'default_compile_modes', 'timing_config', 'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models',
+           'scaling_efficiency', 'slurm_sweep', 'collect', 'wandb_logger', 'check_backends', 'backend_words',
+           'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers', 'check_words', 'check_together',
+           'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup', 'across', 'configurations', 'run',
+           'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'within_budget', 'rerun_command', 'rerun_note',
+           'said', 'in_notebook', 'rerun_words', 'rows_for']
 
 # %% ../../nbs/30_scale_launch.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -737,6 +738,7 @@ def rerun_command(rows:list, o:SweepOptions)->str:
     # the runtimes' own words as the rows ran them, each named by its runtime (the rows may leave some runtimes out)
     own = dict.fromkeys((r.backend, r.backend_options) for r in rows if getattr(r, 'backend_options', ''))
     if own: words += ['--backend-options', ' '.join(f"{b}.{w}" for b, ws in own for w in str(ws).split())]
+    words += rerun_words(o)  # the sweep's own options that made the rows: an image folder and its gate, TF32, ...
     if o.batch_sizes: words += ['--batch-sizes', *map(str, o.batch_sizes)]
     if o.results_dir != 'results': words += ['--results-dir', str(o.results_dir)]
     return shlex.join(words + ['--rerun', '--wait-idle', '60'])
@@ -778,6 +780,28 @@ def in_notebook()->bool:
     shell = getattr(sys.modules.get('IPython'), 'get_ipython', lambda: None)()
     return type(shell).__name__ == 'ZMQInteractiveShell'
 
+# %% ../../nbs/30_scale_launch.ipynb #51ce783b
+# what a re-run leaves to itself: how long and how patiently it measures, where it reports, what it is asked to re-run
+# (the models, device, batches and results folder `rerun_command` gives); every other option of the sweep made its rows
+RERUN_LEAVES = ('mode models device batch_sizes results_dir rerun retry_failed wait_idle budget_minutes repeats row_ci '
+                'min_repeats max_repeats config_seconds warmup warmup_seconds min_seconds max_seconds target_ci '
+                'timed_seconds timed_iters strict busy_threshold force isolate progress quiet wide run_id '
+                'geo_compare').split()
+
+def rerun_words(o:SweepOptions)->list:
+    """The flags of the options of `o` that made its rows and that no field of the table gives (`--images`,
+    `--accuracy-gate`, `--no-tf32`, `--dataloader`, `--output` ...), as `o` gave them: none at its default."""
+    words, own = [], {f.option for f in FIELDS if f.option}
+    for f in dataclasses.fields(o):
+        if 'setting' in f.metadata or f.name in own or f.name in RERUN_LEAVES or f.name.startswith(('wandb', 'slurm')):
+            continue
+        v = getattr(o, f.name)
+        if v is None or v == f.default: continue
+        if isinstance(v, bool): words.append(flag(f.name) if v else flag('no_' + f.name))
+        elif isinstance(v, (list, tuple)): words += [flag(f.name), *map(str, v)]
+        else: words += [flag(f.name), str(v)]
+    return words
+
 # %% ../../nbs/30_scale_launch.ipynb #465aa46b
 def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
     """The stored rows (the last per configuration) of `specs`, with `measured`: `now` for rows in `new`, `not
@@ -787,8 +811,10 @@ def rows_for(store, specs:list, new:list=())->'pd.DataFrame':
     df = read_results(store.csv_path)
     rows = store.rows()
     keys = [row_key(r) for r in rows]
-    want = {s.key() for s in specs}
-    last = {k: i for i, k in enumerate(keys) if k in want}
+    want, last = {s.key() for s in specs}, {}
+    for i, k in enumerate(keys):  # the last row, but an unchecked one never replaces a checked one (`store.latest`)
+        if k in want and not (k in last and accuracy_checked(rows[last[k]]) and not accuracy_checked(rows[i])):
+            last[k] = i
     for i, r in enumerate(rows):  # the seed tool's rows cover a configuration at any batch and thread count
         if not r.get('status'):
             wk = row_key(r, wildcards=True)

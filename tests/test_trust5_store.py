@@ -1,0 +1,217 @@
+"""Issue 51 (trust 5), the store's findings: every number a row holds reads back (3); the drift record and a results CSV
+lose no line to a repair beside a writer (1) and keep good lines byte for byte (15); history orders what it can and
+says what it cannot (4); a re-run keeps the accuracy check and an unchecked row never hides a checked one (9)."""
+import dataclasses, math, threading, time
+from pathlib import Path
+import numpy as np, pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+from throughput_bench.core import BenchResult
+from throughput_bench.analyse.store import ResultStore, read_results, fmt_value
+
+# ---- 3: numbers of numpy's types are written as figures, not as `np.float64(0.0)` ----
+NUMERIC = [f for f in dataclasses.fields(BenchResult) if f.type in ('Optional[float]', 'Optional[int]')]
+finite = st.floats(-1e9, 1e9, allow_nan=False, width=64)
+
+def numpy_row():
+    "A row of numpy scalars (float64, float32, int64) in every numeric column of `BenchResult`."
+    ints = st.builds(np.int64, st.integers(-2**40, 2**40))
+    floats = st.one_of(st.builds(np.float64, finite), st.builds(np.float32, finite))
+    return st.fixed_dictionaries({f.name: ints if f.type == 'Optional[int]' else floats for f in NUMERIC})
+
+@settings(max_examples=5, deadline=None)
+@given(st.lists(numpy_row(), min_size=1, max_size=6))
+def test_every_numeric_column_reads_back_from_numpy_scalars(tmp_path_factory, rows):
+    "Each numeric column of `BenchResult`, given a numpy scalar, reads back as its value (rounded to 6 decimals)."
+    st_ = ResultStore(tmp_path_factory.mktemp('s'), 'cpu_x')
+    st_.append(*[BenchResult(model_name='resnet18', **r) for r in rows])
+    got = read_results(st_.csv_path)
+    for i, row in enumerate(rows):
+        for k, v in row.items():
+            assert math.isclose(got[k].iloc[i], round(float(v), 6), rel_tol=1e-12, abs_tol=1e-9), (k, got[k].iloc[i], v)
+
+def test_top1_drop_of_numpy_type_is_not_stored_as_its_repr(tmp_path):
+    "The probe's case: an accuracy row's drop and its interval, numpy floats, are figures in the file."
+    st_ = ResultStore(tmp_path, 'cpu_x')
+    st_.append(BenchResult(model_name='resnet18', throughput_mean=1.0, top1_drop=np.float64(0.0),
+                           top1_drop_ci_low=np.float64(-1.25), top1_drop_ci_high=np.float32(2.5)))
+    assert 'np.float' not in st_.csv_path.read_text()
+    got = read_results(st_.csv_path).iloc[0]
+    assert (got.top1_drop, got.top1_drop_ci_low, got.top1_drop_ci_high) == (0.0, -1.25, 2.5)
+
+# ---- 1: a repair beside a running writer loses no line ----
+from throughput_bench.measure.drift import append_record, record_line, read_record, repair_record, scan_record, parse_line, RECORD
+from throughput_bench.analyse.store import repair, UnreadableFile
+
+ROW = dict(status='ok', model_name='resnet18', mode='inference', precision='fp32', batch_size=8, throughput_mean=100.0,
+           throughput_ci_low=97.0, throughput_ci_high=103.0, repeats=5, threads=2, ref_gemm_gflops=80.0,
+           timestamp='2026-11-25T10:00:00', pytorch_version='2.14.1')
+
+def beside(write, n:int, mend, most:int=2000):
+    "Run `write(i)` for i < n in a thread while `mend()` runs in a loop (at most `most` times); the repairs done."
+    done, errors = threading.Event(), []
+    def writer():
+        try:
+            for i in range(n): write(i)
+        except BaseException as e: errors.append(e)
+        finally: done.set()
+    t = threading.Thread(target=writer); t.start()
+    k = 0
+    while not done.is_set() and k < most: mend(); k += 1; time.sleep(0.005)  # let the writer take the lock
+    t.join()
+    assert not errors, errors
+    return k
+
+def test_drift_repair_beside_appends_keeps_every_line(tmp_path):
+    "`echo garbage >> X_drift.tsv; tbench repair X_drift.tsv` in a loop beside a sweep's appends: every line is kept."
+    p = tmp_path / 'cpu_x_drift.tsv'
+    append_record(p, [record_line(ROW, 'first')])
+    def mend():
+        with open(p, 'ab') as f: f.write(b'garbage\n')  # as `echo` would: no lock
+        repair_record(p)
+    n = 60
+    k = beside(lambda i: append_record(p, [record_line(dict(ROW, throughput_mean=float(i + 1)), 'r')]), n, mend)
+    assert k > 1
+    kept = [l['throughput_mean'] for l in read_record(p) if l['run'] == 'r']
+    assert sorted(kept) == [float(i + 1) for i in range(n)]
+
+def test_csv_repairs_beside_appends_keep_every_row(tmp_path):
+    "Two repairs of a results CSV beside a writer (refused while a bad line is there, so it retries): no row is lost."
+    store = ResultStore(tmp_path, 'cpu_x'); store.append(BenchResult(model_name='first', throughput_mean=1.0))
+    def write(i):
+        while True:
+            try: return ResultStore(tmp_path, 'cpu_x').append(BenchResult(model_name=f'm{i}', throughput_mean=1.0))
+            except UnreadableFile: pass  # a bad line is there: the store refuses to add to it until it is repaired
+    stop = threading.Event()
+    def other():
+        while not stop.is_set(): repair(store.csv_path)
+    t = threading.Thread(target=other); t.start()
+    def mend():
+        with open(store.csv_path, 'ab') as f: f.write(b'"garbage\n')
+        repair(store.csv_path)
+    try: beside(write, 60, mend)
+    finally: stop.set(); t.join()
+    repair(store.csv_path)
+    assert sorted(read_results(store.csv_path).model_name) == sorted(['first'] + [f'm{i}' for i in range(60)])
+
+# ---- 15: a record with a byte order mark or CR LF lines is read, and repaired byte for byte ----
+HEAD = '\t'.join(RECORD).encode()
+
+def _lines_of(n:int)->list:
+    import csv, io
+    buf = io.StringIO(); w = csv.DictWriter(buf, RECORD, lineterminator='\n', delimiter='\t')
+    w.writerows(record_line(dict(ROW, throughput_mean=float(i + 1)), 'r') for i in range(n))
+    return buf.getvalue().encode().splitlines()
+
+@pytest.mark.parametrize('bom,eol', [(b'\xef\xbb\xbf', b'\n'), (b'', b'\r\n'), (b'\xef\xbb\xbf', b'\r\n')])
+def test_bom_and_crlf_records_are_repaired_byte_for_byte(tmp_path, bom, eol):
+    a, b = _lines_of(2)
+    p = tmp_path / 'cpu_x_drift.tsv'
+    p.write_bytes(bom + HEAD + eol + a + eol + b'garbage' + eol + b + eol)
+    s = scan_record(p)
+    assert len(s.lines) == 2 and s.bad == [b'garbage' + eol.rstrip(b'\n')]  # the header is no damage, a BOM or not
+    assert repair_record(p)[:2] == (2, 1)
+    assert p.read_bytes() == bom + HEAD + eol + a + eol + b + eol  # the good lines (and the header) as they were
+    assert (tmp_path / 'cpu_x_drift.tsv.rejected').read_bytes() == b'garbage' + eol
+    assert repair_record(p)[:2] == (2, 0)
+
+# ---- the parsers a file feeds: generated lines round-trip or are refused as damage, never crash ----
+from throughput_bench.analyse.store import scan_csv
+from throughput_bench.core import plain_text
+
+line_bytes = st.one_of(st.binary(max_size=80), st.text(max_size=80).map(lambda t: t.encode('utf-8')),
+                       st.lists(st.sampled_from(['2026-11-25T10:00:00', 'r', '', '1e300', 'nan', '"', '5', 'x\r',
+                                                 'False', '\x00', '\ufeff']), min_size=12, max_size=12
+                                ).map(lambda f: '\t'.join(f).encode()))
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(line_bytes, max_size=6))
+def test_drift_lines_parse_or_are_damage(tmp_path_factory, extra):
+    "Any bytes after a good record: each line is good or damage, and a repair keeps the good ones byte for byte."
+    p = tmp_path_factory.mktemp('d') / 'cpu_x_drift.tsv'
+    a = _lines_of(1)[0]
+    p.write_bytes(HEAD + b'\n' + a + b'\n' + b'\n'.join(extra) + b'\n')
+    s = scan_record(p)
+    lines = [b for b in (a + b'\n' + b'\n'.join(extra)).split(b'\n') if b.strip()]
+    assert len(s.lines) + len(s.bad) == len(lines) and s.raw[0] == a
+    assert s.raw == [b for b in lines if parse_line(b.rstrip(b'\r')) is not None]
+    repair_record(p)
+    again = scan_record(p)
+    assert again.bad == [] and again.raw == s.raw
+
+finite_pos = lambda lo, hi: st.floats(lo, hi, allow_nan=False, exclude_max=True)
+
+@settings(max_examples=50, deadline=None)
+@given(finite_pos(1e-3, 1e8), finite_pos(1.0, 1e4), st.integers(1, 1000),
+       st.text(st.characters(blacklist_categories=('Cs', 'Cc')), min_size=1, max_size=20))
+def test_drift_line_round_trips(m, ref, repeats, run):
+    "A line `record_line` writes reads back with its figures and its run."
+    import csv, io
+    buf = io.StringIO()
+    csv.DictWriter(buf, RECORD, lineterminator='\n', delimiter='\t').writerow(
+        record_line(dict(ROW, throughput_mean=m, throughput_ci_low=m * 0.9, throughput_ci_high=m * 1.1,
+                         repeats=repeats, ref_gemm_gflops=ref), run))
+    d = parse_line(buf.getvalue().rstrip('\n').encode())
+    assert d is not None and d['run'] == run
+    assert (d['throughput_mean'], d['repeats'], d['ref_gemm_gflops']) == (m, repeats, ref)
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=4))
+def test_csv_text_cells_round_trip(tmp_path_factory, texts):
+    "Any text in a row's cells (quotes, commas, line breaks, control characters) reads back as its plain text."
+    store = ResultStore(tmp_path_factory.mktemp('c'), 'cpu_x')
+    store.append(*[BenchResult(model_name='m' + t, error=t, run_id=t[::-1]) for t in texts])
+    rows = store.rows()
+    assert [(r['model_name'], r['error'], r['run_id']) for r in rows] == [
+        tuple(plain_text(' '.join(v.splitlines())) for v in ('m' + t, t, t[::-1])) for t in texts]
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(line_bytes, max_size=6))
+def test_csv_lines_parse_or_are_damage(tmp_path_factory, extra):
+    "Any bytes after a good results file: each line is a row, blank or damage; a repair keeps every row it read."
+    store = ResultStore(tmp_path_factory.mktemp('c'), 'cpu_x')
+    store.append(BenchResult(model_name='resnet18', throughput_mean=1.0))
+    with open(store.csv_path, 'ab') as f: f.write(b'\n'.join(extra) + b'\n')
+    try: s = scan_csv(store.csv_path)
+    except UnreadableFile: return  # refused whole, the file unchanged
+    n = sum(1 for b in store.csv_path.read_bytes().split(b'\n')[1:] if b.strip(b' \t\r'))
+    assert s.rows + len(s.bad) <= n and s.rows >= 1
+    rows = list(s.dicts())
+    repair(store.csv_path)
+    assert scan_csv(store.csv_path).bad == [] and store.rows() == rows
+
+# ---- 9: a re-run keeps what made the row; an unchecked row never hides a checked one ----
+def test_rerun_command_of_a_checked_row_gives_its_images_and_gate(tmp_path):
+    "The printed re-run command names --images and --accuracy-gate as the sweep had them, and parses back to them."
+    import shlex
+    from throughput_bench.scale.launch import SweepOptions, rerun_command
+    from throughput_bench.cli import main_parser
+    imgs = tmp_path / 'my images'; imgs.mkdir()
+    o = SweepOptions.of(models=['resnet18'], precisions=['bf16'], device='cpu', images=str(imgs), accuracy_gate=2.5,
+                        tf32=False, budget_minutes=3)
+    cmd = rerun_command([BenchResult(model_name='resnet18', precision='bf16', accuracy_check='top-1 agrees 99%')], o)
+    argv = shlex.split(cmd)[1:]
+    a = vars(main_parser(argv).parse_args(argv))
+    assert (a['images'], a['accuracy_gate'], a['tf32'], a['precisions']) == (str(imgs), 2.5, False, ['bf16']), cmd
+    assert 'budget_minutes' not in a  # how long it measures is the re-run's own
+
+def _rows(store, checks):
+    "Rows of one configuration, oldest first, each with its accuracy words and figure."
+    for i, c in enumerate(checks):
+        store.append(BenchResult(model_name='resnet18', precision='bf16', batch_size=2, status='ok', device_type='cpu',
+                                 throughput_mean=10.0 + i, accuracy_check=c, timestamp=f'2026-11-0{i + 1}T10:00:00'))
+
+def test_a_newer_unchecked_row_never_supersedes_a_checked_one(tmp_path):
+    "Checked, then a re-run without --images: the checked row is the figure shown (charts, report, the sweep's summary)."
+    from throughput_bench.analyse.store import latest
+    from throughput_bench.scale.launch import rows_for
+    from throughput_bench.core import BenchSpec
+    store = ResultStore(tmp_path, 'cpu_x')
+    _rows(store, ['top-1 agrees with fp32 eager on 99% of 40 images', 'accuracy unchecked: no --images'])
+    df = read_results(store.csv_path)
+    assert df[latest(df)].throughput_mean.tolist() == [10.0]
+    spec = BenchSpec('resnet18', precision='bf16', batch_size=2)
+    assert rows_for(store, [spec]).throughput_mean.tolist() == [10.0]
+    _rows(ResultStore(tmp_path, 'cpu_y'), ['accuracy unchecked: no --images', 'top-1 agrees 99%', 'top-1 agrees 98%'])
+    df = read_results(tmp_path / 'cpu_y.csv')  # checked rows replace each other, and an unchecked one, as before
+    assert df[latest(df)].throughput_mean.tolist() == [12.0]
