@@ -215,3 +215,37 @@ def test_a_newer_unchecked_row_never_supersedes_a_checked_one(tmp_path):
     _rows(ResultStore(tmp_path, 'cpu_y'), ['accuracy unchecked: no --images', 'top-1 agrees 99%', 'top-1 agrees 98%'])
     df = read_results(tmp_path / 'cpu_y.csv')  # checked rows replace each other, and an unchecked one, as before
     assert df[latest(df)].throughput_mean.tolist() == [12.0]
+
+# ---- 4: rows history cannot place in time are said, put before the dated ones, and fail the gate ----
+def _history(folder, figures, stamps):
+    "A results folder with one configuration's rows, in file order, each with its figure and stamp ('' none)."
+    store = ResultStore(folder, 'cpu'); store.ensure_writable()
+    for m, t in zip(figures, stamps):
+        store.append(BenchResult(model_name='resnet18', precision='fp32', batch_size=8, status='ok', mode='inference',
+                                 device='cpu', device_type='cpu', gpu_name='cpu', throughput_mean=m,
+                                 throughput_ci_low=m * 0.99, throughput_ci_high=m * 1.01, throughput_rerun_low=m / 1.03,
+                                 throughput_rerun_high=m * 1.03, timestamp=t))
+
+def _noisy(level, n, seed): return [float(x) for x in level * np.exp(np.random.default_rng(seed).normal(0, 0.01, n))]
+DAYS = [f"2026-11-{d:02d}T10:00:00" for d in range(1, 29)]
+
+def test_old_rows_stamped_2099_do_not_turn_a_regression_into_a_gain(cli, tmp_path):
+    "Six old rows stamped 2099, then six dated rows 30% slower: the -30% stands and the gate fails; the 2099 rows are named."
+    _history(tmp_path / 'results', _noisy(100, 6, 1) + _noisy(70, 6, 2), ['2099-01-01T00:00:00'] * 6 + DAYS[:6])
+    r = cli('history', 'results', '--fail-on-regression', '10', '--no-charts', cwd=tmp_path)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert 'regression beyond 10%' in r.stderr and ': -30%' in r.stderr and '+4' not in r.stdout
+    note = [l for l in r.stderr.splitlines() if 'cannot be placed in time' in l]
+    assert len(note) == 1 and "6 stamped in the future ('2099-01-01T00:00:00')" in note[0] and len(note[0]) < 200
+
+def test_the_newest_rows_without_a_timestamp_are_said_and_fail_the_gate(cli, tmp_path):
+    "Six dated rows, then the newest 20 without a timestamp, 30% slower: none dropped, one line names them, the gate fails."
+    _history(tmp_path / 'results', _noisy(100, 6, 3) + _noisy(70, 20, 4), DAYS[:6] + [''] * 20)
+    r = cli('history', 'results', '--fail-on-regression', '10', '--no-charts', cwd=tmp_path)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert '26 ' in r.stdout.split('resnet18 fp32 bs=8')[-1].split('\n')[0]  # the table counts every run
+    note = [l for l in r.stderr.splitlines() if 'cannot be placed in time' in l]
+    assert len(note) == 1 and '20 without a timestamp' in note[0] and len(note[0]) < 200
+    assert 'cannot be ordered' in r.stderr
+    r = cli('history', 'results', '--no-charts', cwd=tmp_path)  # no gate: said, and exit 0
+    assert r.returncode == 0 and 'cannot be placed in time' in r.stderr
