@@ -115,6 +115,17 @@ def test_bom_and_crlf_records_are_repaired_byte_for_byte(tmp_path, bom, eol):
     assert (tmp_path / 'cpu_x_drift.tsv.rejected').read_bytes() == b'garbage' + eol
     assert repair_record(p)[:2] == (2, 0)
 
+@pytest.mark.parametrize('bom,eol', [(b'\xef\xbb\xbf', b'\n'), (b'', b'\r\n')])
+def test_a_results_csv_is_repaired_byte_for_byte(tmp_path, bom, eol):
+    "A results CSV saved with a BOM or CR LF lines: a repair keeps its header and good rows as they were."
+    store = ResultStore(tmp_path, 'cpu_x')
+    store.append(BenchResult(model_name='a', throughput_mean=1.0), BenchResult(model_name='b', throughput_mean=2.0))
+    head, a, b = store.csv_path.read_bytes().splitlines()
+    store.csv_path.write_bytes(bom + head + eol + a + eol + b'"garbage' + eol + b + eol)
+    assert repair(store.csv_path)[:2] == (2, 1)
+    assert store.csv_path.read_bytes() == bom + head + eol + a + eol + b + eol
+    assert [r['model_name'] for r in store.rows()] == ['a', 'b']
+
 # ---- the parsers a file feeds: generated lines round-trip or are refused as damage, never crash ----
 from throughput_bench.analyse.store import scan_csv
 from throughput_bench.core import plain_text
