@@ -205,6 +205,10 @@ def test_rerun_command_of_a_checked_row_gives_its_images_and_gate(tmp_path):
     a = vars(main_parser(argv).parse_args(argv))
     assert (a['images'], a['accuracy_gate'], a['tf32'], a['precisions']) == (str(imgs), 2.5, False, ['bf16']), cmd
     assert 'budget_minutes' not in a  # how long it measures is the re-run's own
+    o = SweepOptions.of(mode='training', models=['resnet18'], device='cpu', dataloader=True, nproc=2, lr=0.1, repeats=1)
+    argv = shlex.split(rerun_command([BenchResult(model_name='resnet18', mode='training', world_size=2)], o))[1:]
+    a = vars(main_parser(argv).parse_args(argv))
+    assert (argv[0], a['dataloader'], a['nproc'], a['lr'], 'repeats' in a) == ('train', True, 2, 0.1, False), argv
 
 def _rows(store, checks):
     "Rows of one configuration, oldest first, each with its accuracy words and figure."
