@@ -748,8 +748,8 @@ def history_parser(h:Parser)->Parser:
                    help="folder for a chart per changed configuration (default history)")
     h.add_argument('--no-charts', action='store_true', help="print the changes only")
     h.add_argument('--fail-on-regression', type=nonneg_float, default=None, metavar='PCT',
-                   help="exit 1 where a configuration's last step is a regression beyond PCT percent (for CI; "
-                        "default: never)")
+                   help="exit 1 where a configuration's last step is a regression beyond PCT percent, or where "
+                        "rows without a usable timestamp leave its order unknown (for CI; default: never)")
     h.add_argument('--alpha', type=positive_float, default=0.05,
                    help="a history without a step reports one at most this often (default 0.05)")
     h.add_argument('--wandb-project', default=None,
