@@ -144,9 +144,10 @@ def history_table(df:pd.DataFrame, alpha:float=STEP_ALPHA)->pd.DataFrame:
         last = rows.iloc[-1]; ch = changes_of(config, device, rows, alpha)
         lo, hi = last.get('throughput_rerun_low'), last.get('throughput_rerun_high')
         rerun = f"[{lo:.3g}–{hi:.3g}]" if lo == lo and hi == hi and lo is not None else ''
-        w = rows.when.dropna()
-        out.append(dict(configuration=config, device=device, runs=len(rows), first=w.min().date() if len(w) else '',
-                        last=w.max().date() if len(w) else '', latest=f"{last.throughput_mean:.3g}", rerun_interval=rerun,
+        w = rows.when.dropna()  # the dated runs: an undated one has no day
+        first, final = (w.min().date(), w.max().date()) if len(w) else ('', '')
+        out.append(dict(configuration=config, device=device, runs=len(rows), first=first, last=final,
+                        latest=f"{last.throughput_mean:.3g}", rerun_interval=rerun,
                         steps=' '.join(f"{c.pct:+.0f}%" for c in ch) or 'none'))
     return pd.DataFrame(out)
 
