@@ -2,12 +2,13 @@
 lose no line to a repair beside a writer (1) and keep good lines byte for byte (15); history orders what it can and
 says what it cannot (4); a re-run keeps the accuracy check and an unchecked row never hides a checked one (9)."""
 import dataclasses, math, threading, time
-from pathlib import Path
-import numpy as np, pandas as pd
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from throughput_bench.core import BenchResult
-from throughput_bench.analyse.store import ResultStore, read_results, fmt_value
+from throughput_bench.core import BenchResult, plain_text
+from throughput_bench.analyse.store import ResultStore, UnreadableFile, read_results, repair, scan_csv
+from throughput_bench.measure.drift import (RECORD, append_record, parse_line, read_record, record_line, repair_record,
+                                            scan_record)
 
 # ---- 3: numbers of numpy's types are written as figures, not as `np.float64(0.0)` ----
 NUMERIC = [f for f in dataclasses.fields(BenchResult) if f.type in ('Optional[float]', 'Optional[int]')]
@@ -23,25 +24,23 @@ def numpy_row():
 @given(st.lists(numpy_row(), min_size=1, max_size=6))
 def test_every_numeric_column_reads_back_from_numpy_scalars(tmp_path_factory, rows):
     "Each numeric column of `BenchResult`, given a numpy scalar, reads back as its value (rounded to 6 decimals)."
-    st_ = ResultStore(tmp_path_factory.mktemp('s'), 'cpu_x')
-    st_.append(*[BenchResult(model_name='resnet18', **r) for r in rows])
-    got = read_results(st_.csv_path)
+    store = ResultStore(tmp_path_factory.mktemp('s'), 'cpu_x')
+    store.append(*[BenchResult(model_name='resnet18', **r) for r in rows])
+    got = read_results(store.csv_path)
     for i, row in enumerate(rows):
         for k, v in row.items():
             assert math.isclose(got[k].iloc[i], round(float(v), 6), rel_tol=1e-12, abs_tol=1e-9), (k, got[k].iloc[i], v)
 
 def test_top1_drop_of_numpy_type_is_not_stored_as_its_repr(tmp_path):
     "The probe's case: an accuracy row's drop and its interval, numpy floats, are figures in the file."
-    st_ = ResultStore(tmp_path, 'cpu_x')
-    st_.append(BenchResult(model_name='resnet18', throughput_mean=1.0, top1_drop=np.float64(0.0),
+    store = ResultStore(tmp_path, 'cpu_x')
+    store.append(BenchResult(model_name='resnet18', throughput_mean=1.0, top1_drop=np.float64(0.0),
                            top1_drop_ci_low=np.float64(-1.25), top1_drop_ci_high=np.float32(2.5)))
-    assert 'np.float' not in st_.csv_path.read_text()
-    got = read_results(st_.csv_path).iloc[0]
+    assert 'np.float' not in store.csv_path.read_text()
+    got = read_results(store.csv_path).iloc[0]
     assert (got.top1_drop, got.top1_drop_ci_low, got.top1_drop_ci_high) == (0.0, -1.25, 2.5)
 
 # ---- 1: a repair beside a running writer loses no line ----
-from throughput_bench.measure.drift import append_record, record_line, read_record, repair_record, scan_record, parse_line, RECORD
-from throughput_bench.analyse.store import repair, UnreadableFile
 
 ROW = dict(status='ok', model_name='resnet18', mode='inference', precision='fp32', batch_size=8, throughput_mean=100.0,
            throughput_ci_low=97.0, throughput_ci_high=103.0, repeats=5, threads=2, ref_gemm_gflops=80.0,
@@ -127,8 +126,6 @@ def test_a_results_csv_is_repaired_byte_for_byte(tmp_path, bom, eol):
     assert [r['model_name'] for r in store.rows()] == ['a', 'b']
 
 # ---- the parsers a file feeds: generated lines round-trip or are refused as damage, never crash ----
-from throughput_bench.analyse.store import scan_csv
-from throughput_bench.core import plain_text
 
 line_bytes = st.one_of(st.binary(max_size=80), st.text(max_size=80).map(lambda t: t.encode('utf-8')),
                        st.lists(st.sampled_from(['2026-11-25T10:00:00', 'r', '', '1e300', 'nan', '"', '5', 'x\r',
