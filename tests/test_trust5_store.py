@@ -2,12 +2,13 @@
 lose no line to a repair beside a writer (1) and keep good lines byte for byte (15); history orders what it can and
 says what it cannot (4); a re-run keeps the accuracy check and an unchecked row never hides a checked one (9)."""
 import dataclasses, math, threading, time
-from pathlib import Path
-import numpy as np, pandas as pd
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from throughput_bench.core import BenchResult
-from throughput_bench.analyse.store import ResultStore, read_results, fmt_value
+from throughput_bench.core import BenchResult, plain_text
+from throughput_bench.analyse.store import ResultStore, UnreadableFile, read_results, repair, scan_csv
+from throughput_bench.measure.drift import (RECORD, append_record, parse_line, read_record, record_line, repair_record,
+                                            scan_record)
 
 # ---- 3: numbers of numpy's types are written as figures, not as `np.float64(0.0)` ----
 NUMERIC = [f for f in dataclasses.fields(BenchResult) if f.type in ('Optional[float]', 'Optional[int]')]
@@ -23,25 +24,23 @@ def numpy_row():
 @given(st.lists(numpy_row(), min_size=1, max_size=6))
 def test_every_numeric_column_reads_back_from_numpy_scalars(tmp_path_factory, rows):
     "Each numeric column of `BenchResult`, given a numpy scalar, reads back as its value (rounded to 6 decimals)."
-    st_ = ResultStore(tmp_path_factory.mktemp('s'), 'cpu_x')
-    st_.append(*[BenchResult(model_name='resnet18', **r) for r in rows])
-    got = read_results(st_.csv_path)
+    store = ResultStore(tmp_path_factory.mktemp('s'), 'cpu_x')
+    store.append(*[BenchResult(model_name='resnet18', **r) for r in rows])
+    got = read_results(store.csv_path)
     for i, row in enumerate(rows):
         for k, v in row.items():
             assert math.isclose(got[k].iloc[i], round(float(v), 6), rel_tol=1e-12, abs_tol=1e-9), (k, got[k].iloc[i], v)
 
 def test_top1_drop_of_numpy_type_is_not_stored_as_its_repr(tmp_path):
     "The probe's case: an accuracy row's drop and its interval, numpy floats, are figures in the file."
-    st_ = ResultStore(tmp_path, 'cpu_x')
-    st_.append(BenchResult(model_name='resnet18', throughput_mean=1.0, top1_drop=np.float64(0.0),
+    store = ResultStore(tmp_path, 'cpu_x')
+    store.append(BenchResult(model_name='resnet18', throughput_mean=1.0, top1_drop=np.float64(0.0),
                            top1_drop_ci_low=np.float64(-1.25), top1_drop_ci_high=np.float32(2.5)))
-    assert 'np.float' not in st_.csv_path.read_text()
-    got = read_results(st_.csv_path).iloc[0]
+    assert 'np.float' not in store.csv_path.read_text()
+    got = read_results(store.csv_path).iloc[0]
     assert (got.top1_drop, got.top1_drop_ci_low, got.top1_drop_ci_high) == (0.0, -1.25, 2.5)
 
 # ---- 1: a repair beside a running writer loses no line ----
-from throughput_bench.measure.drift import append_record, record_line, read_record, repair_record, scan_record, parse_line, RECORD
-from throughput_bench.analyse.store import repair, UnreadableFile
 
 ROW = dict(status='ok', model_name='resnet18', mode='inference', precision='fp32', batch_size=8, throughput_mean=100.0,
            throughput_ci_low=97.0, throughput_ci_high=103.0, repeats=5, threads=2, ref_gemm_gflops=80.0,
@@ -115,9 +114,18 @@ def test_bom_and_crlf_records_are_repaired_byte_for_byte(tmp_path, bom, eol):
     assert (tmp_path / 'cpu_x_drift.tsv.rejected').read_bytes() == b'garbage' + eol
     assert repair_record(p)[:2] == (2, 0)
 
+@pytest.mark.parametrize('bom,eol', [(b'\xef\xbb\xbf', b'\n'), (b'', b'\r\n')])
+def test_a_results_csv_is_repaired_byte_for_byte(tmp_path, bom, eol):
+    "A results CSV saved with a BOM or CR LF lines: a repair keeps its header and good rows as they were."
+    store = ResultStore(tmp_path, 'cpu_x')
+    store.append(BenchResult(model_name='a', throughput_mean=1.0), BenchResult(model_name='b', throughput_mean=2.0))
+    head, a, b = store.csv_path.read_bytes().splitlines()
+    store.csv_path.write_bytes(bom + head + eol + a + eol + b'"garbage' + eol + b + eol)
+    assert repair(store.csv_path)[:2] == (2, 1)
+    assert store.csv_path.read_bytes() == bom + head + eol + a + eol + b + eol
+    assert [r['model_name'] for r in store.rows()] == ['a', 'b']
+
 # ---- the parsers a file feeds: generated lines round-trip or are refused as damage, never crash ----
-from throughput_bench.analyse.store import scan_csv
-from throughput_bench.core import plain_text
 
 line_bytes = st.one_of(st.binary(max_size=80), st.text(max_size=80).map(lambda t: t.encode('utf-8')),
                        st.lists(st.sampled_from(['2026-11-25T10:00:00', 'r', '', '1e300', 'nan', '"', '5', 'x\r',
@@ -194,6 +202,10 @@ def test_rerun_command_of_a_checked_row_gives_its_images_and_gate(tmp_path):
     a = vars(main_parser(argv).parse_args(argv))
     assert (a['images'], a['accuracy_gate'], a['tf32'], a['precisions']) == (str(imgs), 2.5, False, ['bf16']), cmd
     assert 'budget_minutes' not in a  # how long it measures is the re-run's own
+    o = SweepOptions.of(mode='training', models=['resnet18'], device='cpu', dataloader=True, nproc=2, lr=0.1, repeats=1)
+    argv = shlex.split(rerun_command([BenchResult(model_name='resnet18', mode='training', world_size=2)], o))[1:]
+    a = vars(main_parser(argv).parse_args(argv))
+    assert (argv[0], a['dataloader'], a['nproc'], a['lr'], 'repeats' in a) == ('train', True, 2, 0.1, False), argv
 
 def _rows(store, checks):
     "Rows of one configuration, oldest first, each with its accuracy words and figure."
@@ -215,3 +227,37 @@ def test_a_newer_unchecked_row_never_supersedes_a_checked_one(tmp_path):
     _rows(ResultStore(tmp_path, 'cpu_y'), ['accuracy unchecked: no --images', 'top-1 agrees 99%', 'top-1 agrees 98%'])
     df = read_results(tmp_path / 'cpu_y.csv')  # checked rows replace each other, and an unchecked one, as before
     assert df[latest(df)].throughput_mean.tolist() == [12.0]
+
+# ---- 4: rows history cannot place in time are said, put before the dated ones, and fail the gate ----
+def _history(folder, figures, stamps):
+    "A results folder with one configuration's rows, in file order, each with its figure and stamp ('' none)."
+    store = ResultStore(folder, 'cpu'); store.ensure_writable()
+    for m, t in zip(figures, stamps):
+        store.append(BenchResult(model_name='resnet18', precision='fp32', batch_size=8, status='ok', mode='inference',
+                                 device='cpu', device_type='cpu', gpu_name='cpu', throughput_mean=m,
+                                 throughput_ci_low=m * 0.99, throughput_ci_high=m * 1.01, throughput_rerun_low=m / 1.03,
+                                 throughput_rerun_high=m * 1.03, timestamp=t))
+
+def _noisy(level, n, seed): return [float(x) for x in level * np.exp(np.random.default_rng(seed).normal(0, 0.01, n))]
+DAYS = [f"2026-11-{d:02d}T10:00:00" for d in range(1, 29)]
+
+def test_old_rows_stamped_2099_do_not_turn_a_regression_into_a_gain(cli, tmp_path):
+    "Six old rows stamped 2099, then six dated rows 30% slower: the -30% stands and the gate fails; the 2099 rows are named."
+    _history(tmp_path / 'results', _noisy(100, 6, 1) + _noisy(70, 6, 2), ['2099-01-01T00:00:00'] * 6 + DAYS[:6])
+    r = cli('history', 'results', '--fail-on-regression', '10', '--no-charts', cwd=tmp_path)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert 'regression beyond 10%' in r.stderr and ': -30%' in r.stderr and '+4' not in r.stdout
+    note = [l for l in r.stderr.splitlines() if 'cannot be placed in time' in l]
+    assert len(note) == 1 and "6 stamped in the future ('2099-01-01T00:00:00')" in note[0] and len(note[0]) < 200
+
+def test_the_newest_rows_without_a_timestamp_are_said_and_fail_the_gate(cli, tmp_path):
+    "Six dated rows, then the newest 20 without a timestamp, 30% slower: none dropped, one line names them, the gate fails."
+    _history(tmp_path / 'results', _noisy(100, 6, 3) + _noisy(70, 20, 4), DAYS[:6] + [''] * 20)
+    r = cli('history', 'results', '--fail-on-regression', '10', '--no-charts', cwd=tmp_path)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert '26 ' in r.stdout.split('resnet18 fp32 bs=8')[-1].split('\n')[0]  # the table counts every run
+    note = [l for l in r.stderr.splitlines() if 'cannot be placed in time' in l]
+    assert len(note) == 1 and '20 without a timestamp' in note[0] and len(note[0]) < 200
+    assert 'cannot be ordered' in r.stderr
+    r = cli('history', 'results', '--no-charts', cwd=tmp_path)  # no gate: said, and exit 0
+    assert r.returncode == 0 and 'cannot be placed in time' in r.stderr

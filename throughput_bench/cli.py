@@ -472,6 +472,7 @@ def cmd_history(a):
     h = api.history(a.results, a.models, None if a.no_charts else a.output, a.wandb_project, a.fail_on_regression,
                     a.alpha)
     for line in h.drift: print(f"drift record {line}")
+    if h.unplaced: print(f"warning: {h.unplaced}", file=sys.stderr)
     if h.table.empty:
         print("no configuration was measured more than once: nothing to compare over time (re-run with --rerun)")
         return
@@ -483,6 +484,10 @@ def cmd_history(a):
         print(f"\nregression beyond {a.fail_on_regression:g}% standing in {len(h.regressions)} configuration(s):",
               file=sys.stderr)
         for c in h.regressions: print(f"  {c.line()}", file=sys.stderr)
+        sys.exit(1)
+    if h.unplaced and a.fail_on_regression is not None:  # the gate fails on what it cannot order
+        print(f"--fail-on-regression {a.fail_on_regression:g}: rows without a usable timestamp (above) cannot be "
+              "ordered, so the newest step is unknown: give them their times", file=sys.stderr)
         sys.exit(1)
 
 def cmd_repair(a):
@@ -743,8 +748,8 @@ def history_parser(h:Parser)->Parser:
                    help="folder for a chart per changed configuration (default history)")
     h.add_argument('--no-charts', action='store_true', help="print the changes only")
     h.add_argument('--fail-on-regression', type=nonneg_float, default=None, metavar='PCT',
-                   help="exit 1 where a configuration's last step is a regression beyond PCT percent (for CI; "
-                        "default: never)")
+                   help="exit 1 where a configuration's last step is a regression beyond PCT percent, or where "
+                        "rows without a usable timestamp leave its order unknown (for CI; default: never)")
     h.add_argument('--alpha', type=positive_float, default=0.05,
                    help="a history without a step reports one at most this often (default 0.05)")
     h.add_argument('--wandb-project', default=None,

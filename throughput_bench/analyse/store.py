@@ -98,11 +98,11 @@ class CsvScan:
     bad:list         # `[(line number, raw bytes, why)]`
     plain:bool       # True: the rows are the file's own bytes (no bad, blank or changed line), readable as they are
 
-    def good(self):
-        "`(fields, text)` of each good row, in order."
+    def good(self, raw:bool=False):
+        "`(fields, text)` of each good row, in order (with `raw`: `(fields, the line's own bytes)`)."
         for _, b in _lines(self.raw, self.body):
             fields, text, why = _fields(b, len(self.header))
-            if fields is not None: yield fields, text
+            if fields is not None: yield fields, (b if raw else text)
 
     def dicts(self):
         "Each good row as a dict of strings."
@@ -414,8 +414,8 @@ def repair(path)->tuple:
     with FileLock(str(path.parent / f".{path.stem}.lock")):  # the store's: no row is appended while it is rewritten
         s = scan_csv(path)  # read again under the lock: a row appended since the first read is kept
         with open(side, 'ab') as f: f.write(b''.join(b + b'\n' for _, b, _ in s.bad))
-        # each good row as it was written, in a new file put in place by one rename
-        _atomic_write(path, _csv_lines(s.header, []) + ''.join(t + '\n' for _, t in s.good()))
+        # the header and each good row as they were written (a BOM, a CR), in a new file put in place by one rename
+        _atomic_write(path, s.raw[:s.body].rstrip(b'\n') + b'\n' + b''.join(b + b'\n' for _, b in s.good(raw=True)))
     return s.rows, len(s.bad), side
 
 # %% ../../nbs/12_analyse_store.ipynb #4b1f0a08

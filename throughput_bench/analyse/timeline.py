@@ -12,14 +12,14 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 from ..core import (BenchSpec, BenchError, PRIOR_DRIFT, Step, STEP_ALPHA, config_columns, prior_drift,
-                                   config_words, find_steps, rerun_interval, z_value)
+                                   config_words, find_steps, rerun_interval, z_value, shorten)
 from .charts import device_label
-from .store import row_times
+from .store import row_times, time_rank, unplaced
 
 # %% auto #0
 __all__ = ['VERSIONS', 'KEY', 'measured_rows', 'log_variance', 'changed_versions', 'Change', 'histories', 'changes_of',
-           'find_changes', 'standing_regressions', 'history_table', 'chart_history', 'draw_histories', 'History',
-           'write_history']
+           'find_changes', 'standing_regressions', 'unplaced_note', 'history_table', 'chart_history', 'draw_histories',
+           'History', 'write_history']
 
 # %% ../../nbs/29_analyse_timeline.ipynb #cfc6ef84
 # what can change a figure, as a row records it: (word, column)
@@ -29,10 +29,11 @@ VERSIONS = (('torch', 'pytorch_version'), ('timm', 'timm_version'), ('runtime', 
 KEY = ['gpu_name'] + config_columns(batch=True)  # a history: one configuration on one device
 
 def measured_rows(df:pd.DataFrame)->pd.DataFrame:
-    "The `ok` inference and training rows of `df` with a figure and a time, each once (a CSV and its W&B copy too)."
+    """The `ok` inference and training rows of `df` with a figure, each once (a CSV and its W&B copy too), with `when`
+    (NaT where the row is `unplaced`: no timestamp, or one in the future) and `order`, its place in time (`time_rank`:
+    an unplaced row before every dated one, in file order; never dropped)."""
     d = df[df.status.eq('ok') & df['mode'].isin(['inference', 'training']) & (df.throughput_mean > 0)].copy()
-    d['when'] = row_times(d)
-    d = d[d.when.notna()]
+    d['when'], d['order'] = row_times(d).where(~unplaced(d)), time_rank(d)
     return d.drop_duplicates(subset=[c for c in KEY if c in d] + ['timestamp', 'throughput_mean'])
 
 def log_variance(d:pd.DataFrame, confidence:float=0.95)->np.ndarray:
@@ -49,8 +50,9 @@ def log_variance(d:pd.DataFrame, confidence:float=0.95)->np.ndarray:
 
 # %% ../../nbs/29_analyse_timeline.ipynb #df9cea50
 def _day(rows:pd.DataFrame)->str:
-    a, b = rows.when.min().strftime('%Y-%m-%d'), rows.when.max().strftime('%Y-%m-%d')
-    return a if a == b else f"{a} to {b}"
+    w, n = rows.when.dropna(), int(rows.when.isna().sum())
+    a, b = (w.min().strftime('%Y-%m-%d'), w.max().strftime('%Y-%m-%d')) if len(w) else ('', '')
+    return ', '.join(filter(None, [a if a == b else f"{a} to {b}", f"{n} undated" if n else '']))
 
 def _runs(rows:pd.DataFrame)->str: return f"{len(rows)} run{'s' * (len(rows) != 1)}, {_day(rows)}"
 
@@ -92,7 +94,7 @@ def histories(df:pd.DataFrame)->list:
     d = measured_rows(df)
     out = []
     for _, g in d.groupby([c for c in KEY if c in d], dropna=False, sort=False):
-        g = g.sort_values('when', kind='stable')
+        g = g.sort_values('order', kind='stable')
         first = g.iloc[0]
         out.append((config_words(first.to_dict()), device_label(str(first.get('gpu_name') or first.device)), g))
     return out
@@ -115,6 +117,24 @@ def standing_regressions(changes:list, pct:float)->list:
     for c in changes: last[(c.config, c.device)] = c
     return [c for c in last.values() if c.pct < -pct]
 
+def unplaced_note(df:pd.DataFrame, most:int=2)->str:
+    """One line naming the rows of histories of more than one run that cannot be placed in time (no timestamp, or one
+    past now and a day): they are put before the dated rows, in file order; '' where there are none. A CI gate fails on
+    them: it cannot tell whether the last step is the newest."""
+    parts, n = [], 0
+    for config, _, rows in histories(df):
+        away = rows[rows.when.isna()]
+        if len(rows) < 2 or away.empty: continue
+        t = row_times(away); none, n, late = int(t.isna().sum()), n + len(away), away.timestamp[t.notna()]
+        src = f" in {shorten(str(rows.source.iloc[0]), 40)!r}" if 'source' in rows else ''
+        parts.append(f"{shorten(config, 50)}{src}: " + ', '.join(
+            ([f"{none} without a timestamp"] if none else [])
+            + ([f"{len(late)} stamped in the future ({shorten(str(late.iloc[0]), 30)!r})"] if len(late) else [])))
+    if not parts: return ''
+    more = f"; {len(parts) - most} more configuration(s)" if len(parts) > most else ''
+    return (f"{n} row(s) cannot be placed in time, so they count as older than every dated row: "
+            + '; '.join(parts[:most]) + more)
+
 # %% ../../nbs/29_analyse_timeline.ipynb #b12b8609
 def history_table(df:pd.DataFrame, alpha:float=STEP_ALPHA)->pd.DataFrame:
     "One line per configuration measured more than once: runs, first and last day, latest img/s, steps found."
@@ -124,8 +144,10 @@ def history_table(df:pd.DataFrame, alpha:float=STEP_ALPHA)->pd.DataFrame:
         last = rows.iloc[-1]; ch = changes_of(config, device, rows, alpha)
         lo, hi = last.get('throughput_rerun_low'), last.get('throughput_rerun_high')
         rerun = f"[{lo:.3g}–{hi:.3g}]" if lo == lo and hi == hi and lo is not None else ''
-        out.append(dict(configuration=config, device=device, runs=len(rows), first=rows.when.min().date(),
-                        last=rows.when.max().date(), latest=f"{last.throughput_mean:.3g}", rerun_interval=rerun,
+        w = rows.when.dropna()  # the dated runs: an undated one has no day
+        first, final = (w.min().date(), w.max().date()) if len(w) else ('', '')
+        out.append(dict(configuration=config, device=device, runs=len(rows), first=first, last=final,
+                        latest=f"{last.throughput_mean:.3g}", rerun_interval=rerun,
                         steps=' '.join(f"{c.pct:+.0f}%" for c in ch) or 'none'))
     return pd.DataFrame(out)
 
@@ -135,7 +157,9 @@ def chart_history(c:Change, rows:pd.DataFrame, alpha:float=STEP_ALPHA):
     ch = changes_of(c.config, c.device, rows, alpha)
     cuts = [0] + [s.step.at for s in ch] + [len(rows)]
     fig, ax = plt.subplots(figsize=(7, 3.2))
-    x, y, v = rows.when.to_numpy(), rows.throughput_mean.to_numpy(float), log_variance(rows)
+    dated = rows.when.notna().all()  # else the runs in their order: a row without a time has no place on a time axis
+    x = rows.when.to_numpy() if dated else np.arange(1, len(rows) + 1)
+    y, v = rows.throughput_mean.to_numpy(float), log_variance(rows)
     err = [y - y * np.exp(-z_value() * np.sqrt(v)), y * np.exp(z_value() * np.sqrt(v)) - y]
     ax.errorbar(x, y, yerr=err, fmt='o', color='#1f4e79', ecolor='#9fb6cd', capsize=3, label='run (re-run interval)')
     for a, b in zip(cuts[:-1], cuts[1:]):
@@ -152,6 +176,7 @@ def chart_history(c:Change, rows:pd.DataFrame, alpha:float=STEP_ALPHA):
         what = '; '.join(f"{w} {a} → {b}" for w, a, b in v) or 'no version changed'
         ax.annotate(f" {s.pct:+.0f}%: {what}", (at, 1), xycoords=('data', 'axes fraction'), va='top', fontsize=8)
     ax.set_ylabel('img/s'); ax.set_title(f"{c.config} on {c.device}", fontsize=10)
+    if not dated: ax.set_xlabel('run, in order (some rows have no usable timestamp)')
     ax.legend(fontsize=8, loc='lower left'); fig.autofmt_xdate(); fig.tight_layout()
     return fig
 
@@ -175,6 +200,7 @@ class History:
     files:list
     regressions:list          # the changes `fail_on_regression` stops on (empty unless asked)
     drift:list = dataclasses.field(default_factory=list)  # a line on each machine's drift record read (`drift`)
+    unplaced:str = ''         # `unplaced_note`: the rows that cannot be placed in time ('' none)
 
     def markdown(self)->str:
         "The history as a section of `summary.md` (each figure's text is plain text: no markup from the rows)."
@@ -182,6 +208,7 @@ class History:
         out = ['## History', '', f"{len(self.table)} configuration(s) measured more than once; steps found against the "
                f"drift each row allows for (`tbench history`):", '']
         out += [f"- {md_text(c.line())}" for c in self.changes] or ['- no step stands out']
+        if self.unplaced: out += ['', md_text(self.unplaced)]
         out += ['', '| ' + ' | '.join(self.table.columns) + ' |', '|' + '---|' * len(self.table.columns)]
         out += ['| ' + ' | '.join(md_text(str(v)) for v in r) + ' |' for r in self.table.itertuples(index=False)]
         return '\n'.join(out) + '\n'
@@ -195,4 +222,4 @@ def write_history(df:pd.DataFrame, out:Optional[Path]=None, alpha:float=STEP_ALP
         with matplotlib.rc_context({'text.parse_math': False}):  # a `$` in a model's name is text, not mathtext
             files = draw_histories(changes, df, Path(out), alpha)
     stops = standing_regressions(changes, fail_on_regression) if fail_on_regression is not None else []
-    return History(changes, history_table(df, alpha), files, stops)
+    return History(changes, history_table(df, alpha), files, stops, unplaced=unplaced_note(df))

@@ -791,7 +791,7 @@ RERUN_LEAVES = ('mode models device batch_sizes results_dir rerun retry_failed w
 def rerun_words(o:SweepOptions)->list:
     """The flags of the options of `o` that made its rows and that no field of the table gives (`--images`,
     `--accuracy-gate`, `--no-tf32`, `--dataloader`, `--output` ...), as `o` gave them: none at its default."""
-    words, own = [], {f.option for f in FIELDS if f.option}
+    words, own = [], {f.option for f in FIELDS if f.swept}  # the swept fields' flags come from the rows
     for f in dataclasses.fields(o):
         if 'setting' in f.metadata or f.name in own or f.name in RERUN_LEAVES or f.name.startswith(('wandb', 'slurm')):
             continue
