@@ -11,7 +11,7 @@ def copy(tmp_path:Path, name:str, as_:str=None)->Path:
     "A committed submission folder, copied under `tmp_path` (as `as_`)."
     return Path(shutil.copytree(SUBS / name, tmp_path / (as_ or name)))
 
-def forge(folder:Path, edit=None, hw_edit=None):
+def forge(folder:Path, edit=None, hw_edit=None, manifest_edit=None):
     "Edit every CSV row (and the hardware record), then re-seal every checksum as a forger would."
     m = json.loads((folder / 'manifest.json').read_text())
     p = folder / next(n for n in m['files'] if n.endswith('.csv'))
@@ -23,6 +23,7 @@ def forge(folder:Path, edit=None, hw_edit=None):
     if hw_edit:
         h = p.with_name(p.stem + '_hardware.json'); d = json.loads(h.read_text()); hw_edit(d); h.write_text(json.dumps(d))
     for name in m['files']: m['files'][name]['sha256'] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    if manifest_edit: manifest_edit(m)
     (folder / 'manifest.json').write_text(json.dumps(m))
     return folder
 
@@ -105,3 +106,43 @@ def test_the_same_run_twice_in_one_folder(tmp_path):
     forge(f)  # re-sealed
     said = check_folder(f)
     assert rules_said(said) == ['once'], said
+
+# ---- the board: reproduced, single submission, contradicted ----
+
+from throughput_bench.analyse.submit import board_rows, leaderboard
+
+RUN = ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high', 'throughput_repeats', 'throughput_rerun_low',
+       'throughput_rerun_high')
+
+def another(tmp_path, name, k, by='someone else', machine='another machine'):
+    "The H200 submission as another submitter on another machine measured it: every figure x `k`, a minute later."
+    def edit(r):
+        times(k, *RUN)(r); times(1 / k, 'joules_per_image', 'joules_per_image_ci_low', 'joules_per_image_ci_high')(r)
+        r['timestamp'] = r['timestamp'][:-2] + '59'
+    def hw(d): d['machine_id'] = machine
+    return forge(copy(tmp_path, 'nvidia_h200', name), edit, hw, lambda m: m.update(submitted_by=by))
+
+def test_an_independent_submission_inside_the_interval_reproduces_and_one_outside_contradicts(tmp_path):
+    a, b = copy(tmp_path, 'nvidia_h200'), another(tmp_path, 'nvidia_h200_b', 1.01)
+    d = board_rows(a, b)
+    assert d.reproduced.all() and not d.contradicted.any(), d[['folder', 'reproduced', 'contradicted']]
+    same = another(tmp_path, 'nvidia_h200_c', 1.01, by='throughput_bench maintainers')  # the same submitter: not independent
+    assert not board_rows(a, same).reproduced.any()
+    c = another(tmp_path, 'nvidia_h200_d', 0.5, by='a third', machine='a third machine')
+    d = board_rows(a, c)
+    assert not d.reproduced.any() and d.contradicted.str.contains('img/s').all(), d.contradicted
+    page = leaderboard(a, b, c, output=tmp_path / 'board').read_text()
+    assert '3 submission(s) checked' in page and '>reproduced<' in page and 'contradicted by a third:' in page
+    assert page.index('href="../nvidia_h200_b"') < page.index('href="../nvidia_h200_d"')  # reproduced first, though the same speed class
+    assert 'single submission' not in page and 'Audits: not yet part of the rules' in page
+
+def test_a_single_submission_and_an_unknown_device_say_so(tmp_path):
+    a = copy(tmp_path, 'nvidia_h200')
+    u = forge(copy(tmp_path, 'nvidia_h200', 'gpu_x'), lambda r: r.update(gpu_name='Acme X1'),
+              lambda d: d.update(gpu_name='Acme X1', energy_counter=''))
+    assert check_folder(u) == []  # unknown: the hardware rules pass it unchecked
+    d = board_rows(a, u)
+    assert d.set_index(d.folder.map(lambda f: f.name)).unknown.to_dict() == {'nvidia_h200': False, 'gpu_x': True} or \
+        set(d[d.unknown].folder.map(lambda f: f.name)) == {'gpu_x'}
+    page = leaderboard(u, output=tmp_path / 'board').read_text()
+    assert 'plausibility unchecked: unknown device' in page and 'single submission' in page

@@ -4,22 +4,22 @@
 
 # %% ../../nbs/35_analyse_submit.ipynb #dc1b6ff9
 from __future__ import annotations
-import json, hashlib, datetime, re, subprocess, shutil
+import json, hashlib, datetime, re, subprocess, shutil, functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
 from ..core import *
-from .store import read_results, read_index, latest, _frame_of
+from .store import read_results, read_index, latest, _frame_of, tidy_results
 
 # %% auto #0
 __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LONG_TEXT_LIMIT', 'LONG_TEXT', 'HW_REQUIRED',
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
-           'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'CPU_VENDORS', 'GPU_WORDS', 'RULES', 'BOARD_CSS', 'Rule',
-           'Problem', 'Submission', 'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints',
-           'released', 'pd_num', 'check', 'device_files', 'sha256', 'manifest', 'submit', 'next_steps', 'shown',
-           'read_manifest', 'check_all', 'check_folder', 'check_folders', 'board_rows', 'esc', 'page_link',
-           'leaderboard']
+           'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'RULES',
+           'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'stated_peak', 'power_limit',
+           'contradictions', 'date_range', 'fingerprints', 'released', 'pd_num', 'check', 'device_files', 'sha256',
+           'manifest', 'submit', 'next_steps', 'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders',
+           'machine_identity', 'standing', 'board_rows', 'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/35_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
@@ -91,12 +91,35 @@ class Submission:
     @classmethod
     def read(cls, csv, hardware, allow_contended:float=0.0)->Submission:
         "From a results CSV and its hardware JSON (a missing JSON reads as `{}`: the hardware rule says so)."
-        try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
-        except (OSError, ValueError) as e: raise BenchError(f"{hardware}: not readable as JSON ({e})")
-        if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
-        rows = read_results(csv)
-        raw = _frame_of(Path(csv))
-        return cls(rows[latest(rows)], raw, hw, allow_contended, Path(csv), Path(csv).read_text(errors='replace'))
+        s = cls.read_many([(csv, hardware, allow_contended)])[0]
+        if isinstance(s, Exception): raise s
+        return s
+
+    @classmethod
+    def read_many(cls, specs:list)->list:
+        """A `Submission` (or the error that stopped it) for each `(csv, hardware json, contended share allowed)`: each
+        file parsed once, all their rows typed in one pass."""
+        import numpy as np
+        out, raws = [], []
+        for csv, hardware, allow in specs:
+            try:
+                try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
+                except (OSError, ValueError) as e: raise BenchError(f"{hardware}: not readable as JSON ({e})")
+                if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
+                text = Path(csv).read_text(errors='replace')
+                raw = _frame_of(Path(csv))
+                out.append(cls(None, raw, hw, allow, Path(csv), text)); raws.append((f"{len(raws)}/{Path(csv).name}", raw))
+            except Exception as e: out.append(e)
+        if raws:
+            every = tidy_results(raws)  # each part its own source: `latest` never crosses files
+            newest = latest(every).to_numpy()
+            every['source'] = every.source.str.split('/', n=1).str[1]
+            ends = np.cumsum([len(r) for _, r in raws])
+            subs = [s for s in out if isinstance(s, Submission)]
+            for s, a, b in zip(subs, np.r_[0, ends[:-1]], ends):
+                rows = every.iloc[a:b].set_axis(s.raw.index, axis=0)
+                s.rows = rows[newest[a:b]].copy()
+        return out
 
     def lines(self, mask)->list:
         "The CSV line numbers of the rows where `mask` holds."
@@ -135,15 +158,21 @@ def stated_peak(hw:dict, # the hardware record
         p = max(ps) if ps else None
     return p
 
+RECORD = ('precision', 'tf32_enabled', 'threads', 'quant', 'gflops_per_sample', 'throughput_mean', 'mfu', 'repeats',
+          'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high')
+
 def _records(s:Submission):
     "The measured rows (ok, plain) as `(line, dict)`."
     r = s.rows[s.plain & s.rows.status.eq('ok')]
+    r = r[[c for c in RECORD if c in r]]  # the columns the rules read: a dict of every column costs 10x
     return [(int(i) + 2, d) for i, d in zip(r.index, r.to_dict('records'))]
 
 def _peak(s:Submission)->list:
-    over, stored = [], []
+    over, stored, peaks = [], [], {}
     for line, row in _records(s):
-        g, x, p = pd_num(row.get('gflops_per_sample')), pd_num(row.get('throughput_mean')), stated_peak(s.hardware, row)
+        how = tuple(str(row.get(k)) for k in ('precision', 'tf32_enabled', 'threads', 'quant'))
+        if how not in peaks: peaks[how] = stated_peak(s.hardware, row)  # a few kinds of row per folder
+        g, x, p = pd_num(row.get('gflops_per_sample')), pd_num(row.get('throughput_mean')), peaks[how]
         if p and g > 0 and x * g / 1e3 > p: over.append(line)
         elif pd_num(row.get('mfu')) > 1: stored.append(line)
     out = [(over, "TFLOP/s above the stated device's peak at the row's precision (mfu > 1)")] if over else []
@@ -345,20 +374,20 @@ def _recomputed(s:Submission)->list:
     import math
     from throughput_bench.core import ci_halfwidth
     r, out = s.rows, {}
-    for i, row in r[s.plain & r.status.eq('ok')].iterrows():
-        xs, line = _repeats(row.get('throughput_repeats')), int(i) + 2
+    for line, row in _records(s):
+        xs = _repeats(row.get('throughput_repeats'))
         if xs is None:
             out.setdefault("no per-process figures (throughput_repeats) to recompute the row from", []).append(line)
             continue
         n, m = len(xs), sum(xs) / len(xs)
         if pd_num(row.get('repeats')) != n:
             out.setdefault("repeats differs from the count of per-process figures", []).append(line)
-        if not abs(row.throughput_mean - m) <= SLACK * m:
+        if not abs(row['throughput_mean'] - m) <= SLACK * m:
             out.setdefault("the mean is not the mean of its per-process figures", []).append(line)
         if n >= 2:
             import statistics
             h = ci_halfwidth(statistics.stdev(xs), n)
-            lo, hi = pd_num(row.throughput_ci_low), pd_num(row.throughput_ci_high)
+            lo, hi = pd_num(row['throughput_ci_low']), pd_num(row['throughput_ci_high'])
             if not ((hi - lo) / 2 >= (1 - SLACK) * min(h, m) if hi == hi and lo == lo else False):
                 out.setdefault("the interval is narrower than its per-process figures give", []).append(line)
     return [(lines, msg) for msg, lines in out.items()]
@@ -391,6 +420,7 @@ def _device(s:Submission)->list:
         out.append((s.lines(other_name), f"rows of another device than the hardware record's ({name!r})"))
     return out
 
+@functools.lru_cache(maxsize=None)
 def _known(col:str)->tuple:
     "The releases of `col`'s package this checker knows: its table's, and the one installed."
     import importlib.metadata as md
@@ -398,6 +428,7 @@ def _known(col:str)->tuple:
     try: return tuple(vs.split()) + (md.version(pkg).split('+')[0],)
     except Exception: return tuple(vs.split())
 
+@functools.lru_cache(maxsize=4096)
 def released(col:str, v)->bool:
     """Whether version `v` of `col` (`tbench_version`, `pytorch_version`, `timm_version`) is a release: tbench's one of
     `TBENCH_RELEASES` (or this checker's own); torch's and timm's one this checker knows, or a newer one at most one minor
@@ -412,22 +443,23 @@ def released(col:str, v)->bool:
         k[0] == newest[0] and k[1] == newest[1] + 1)
 
 def _exist(s:Submission)->list:
+    import numpy as np
     r, out = s.rows[s.rows.status.ne('skipped')], []
     for col in ROW_VERSIONS:
         if col not in r: continue
-        v = r[col].astype(str).str.strip()
-        wrong = v.ne('') & v.ne('nan') & ~v.map(lambda x: released(col, x))
+        v = [str(x).strip() for x in r[col].tolist()]
+        wrong = np.array([x not in ('', 'nan', 'None') and not released(col, x) for x in v], bool)
         word = col.split('_')[0].replace('pytorch', 'torch')
         if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]], f"{word} versions that are no release "
                                     f"(this checker knows {word} up to {max(_known(col) if col in RELEASES else TBENCH_RELEASES, key=_version_key)})"))
     return out
 
 def _identity(s:Submission)->list:
+    import numpy as np
     out = []
     for col in IDENTITY:
         if col not in s.raw: continue
-        v = s.raw[col].astype(str)
-        bad = ~v.map(lambda x: x.isascii() and x.isprintable())
+        bad = np.array([not (x.isascii() and x.isprintable()) for x in map(str, s.raw[col].tolist())], bool)
         if bad.any(): out.append(([int(i) + 2 for i in s.raw.index[bad]], f"column {col!r}: a character outside "
                                   "printable ASCII (a look-alike letter would make a group of its own)"))
     return out
@@ -620,8 +652,8 @@ def read_manifest(folder:Path)->dict:
     return m
 
 def _opened(folder:Path)->tuple:
-    """`(lines, Submission or None)`: a folder's files against its manifest, then its rows read (not yet checked);
-    a folder whose files are not what the manifest says is not read."""
+    """`(lines, (csv, hardware json, contended share allowed, manifest) or None)`: a folder's files against its
+    manifest (a folder whose files are not what the manifest says is not read)."""
     out = []
     where = shown(folder)
     if not SLUG.fullmatch(folder.name):
@@ -652,10 +684,7 @@ def _opened(folder:Path)->tuple:
     if hw.is_symlink(): return out + [f"{where}: {shown(hw.name)}: a link"], None
     try: allow = float(m.get('allow_contended', 0) or 0)
     except (TypeError, ValueError): return out + [f"{where}: manifest.json: allow_contended is not a number"], None
-    try: sub = Submission.read(csvs[0], hw, allow)
-    except Exception as e: return out + [f"{where}: {shown(csvs[0].name)}: {shown(e)}"], None
-    sub.manifest = m
-    return out, sub
+    return out, (csvs[0], hw, allow, m)
 
 def _said(folder:Path, sub:Submission, problems:list)->list:
     "Each problem as one line naming the folder, the file, the rule and the lines."
@@ -680,11 +709,16 @@ def check_all(*folders)->tuple:
     """`({folder: lines}, {folder: Submission})` of every folder: each one's rules, the rows' readers run once over
     all of them, and the same run in two folders refused in both, each line naming the other."""
     folders = [Path(f) for f in folders]
-    said, subs = {}, {}
+    said, specs = {}, {}
     for f in folders:
-        lines, sub = _opened(f)
+        try: lines, spec = _opened(f)
+        except Exception as e: lines, spec = [f"{shown(f)}: could not be checked ({type(e).__name__})"], None
         said[f] = lines
-        if sub is not None: subs[f] = sub
+        if spec is not None: specs[f] = spec
+    subs = {}
+    for (f, (csv, *_, m)), s in zip(specs.items(), Submission.read_many([spec[:3] for spec in specs.values()])):
+        if isinstance(s, Exception): said[f].append(f"{shown(f)}: {shown(csv.name)}: {shown(s)}")
+        else: s.manifest = m; subs[f] = s
     order = list(subs)
     late = _readable_together([subs[f] for f in order])
     seen = {}
@@ -713,30 +747,81 @@ def check_folders(*folders)->list:
 
 
 # %% ../../nbs/35_analyse_submit.ipynb #838b8267
-def board_rows(*folders, also:tuple=())->'pd.DataFrame':
-    """The best row of each configuration per submission (folders) and per CSV in `also` (the seed tool's: no
-    manifest), with who, when, the versions and where it came from; `older` names the versions behind the newest."""
+def machine_identity(hw:dict)->str:
+    """A machine's identity in its hardware record: its `machine_id` where the record has one, else a digest of what
+    describes the machine (two machines alike in every recorded part read as one: never independent)."""
+    if hw.get('machine_id'): return str(hw['machine_id'])
+    keys = ('cpu', 'cpu_vendor', 'cpu_family', 'cpu_model_number', 'cpu_count', 'host_mem_gb', 'gpu_name', 'gpu_mem_gb',
+            'os_release', 'driver_version')
+    return hashlib.sha256(json.dumps([str(hw.get(k)) for k in keys]).encode()).hexdigest()[:16]
+
+REPRODUCE_KEYS = ('device', 'model_name', 'input_channels', 'input_size', 'precision', 'quant', 'backend', 'compile_mode',
+                  'batch_size', 'mode')
+
+def standing(d:'pd.DataFrame')->'pd.DataFrame':
+    """`reproduced` (an independent checked submission, of another submitter and machine, of the same device and
+    configuration lands inside the row's re-run interval, else its 95% interval) and `contradicted` (who, what figure and
+    where, for one that lands outside) of each board row."""
+    import numpy as np
+    n = len(d)
+    mean = pd_num(d.throughput_mean).to_numpy(float)
+    def bound(a, b):
+        x = pd_num(d[a]).to_numpy(float) if a in d else np.full(n, np.nan)
+        return np.where(np.isfinite(x), x, pd_num(d[b]).to_numpy(float))
+    lo, hi = bound('throughput_rerun_low', 'throughput_ci_low'), bound('throughput_rerun_high', 'throughput_ci_high')
+    by, machine = d.by.astype(str).to_numpy(), d.machine.astype(str).to_numpy()
+    checked, folder = d.checked.to_numpy(bool), d.folder.to_numpy()
+    rep, contra = np.zeros(n, bool), [''] * n
+    keys = [k for k in REPRODUCE_KEYS if k in d]
+    for idx in d.groupby(keys, dropna=False, sort=False).indices.values():
+        if len(idx) < 2: continue
+        indep = (by[idx][:, None] != by[idx][None, :]) & (machine[idx][:, None] != machine[idx][None, :]) & checked[idx][None, :]
+        inside = (mean[idx][None, :] >= lo[idx][:, None]) & (mean[idx][None, :] <= hi[idx][:, None])
+        rep[idx] = (indep & inside).any(1)
+        for a, row in zip(idx, indep & ~inside):
+            if row.any():
+                j = idx[row.argmax()]
+                contra[a] = f"{by[j]}: {_n(mean[j])} img/s ({Path(str(folder[j])).name})"
+    return d.assign(reproduced=rep, contradicted=contra)
+
+def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame':
+    """The best row of each configuration per submission (folders; their `Submission`s in `subs` where already read)
+    and per CSV in `also` (the seed tool's: no manifest), with who, when, the versions, where it came from and the
+    machine; `older` names the versions behind the newest, `unknown` a device whose peak the tables do not know, and
+    `standing` whether another submission reproduced it. Every folder's rows go through `best_rows` at once."""
     import pandas as pd
-    from throughput_bench.analyse.charts import best_rows, native_rows
-    parts = []
+    from throughput_bench.analyse.charts import best_rows, native_rows, device_label
+    parts, meta, subs = [], [], subs or {}
     for f in map(Path, folders):
-        m = read_manifest(f)
-        csv = next(f / n for n in m['files'] if str(n).endswith('.csv'))
-        rows = read_results(csv)
-        parts.append(native_rows(best_rows(rows[latest(rows)])).assign(
-            by=str(m.get('submitted_by') or 'unnamed'), when=str(m.get('created', ''))[:10], folder=f, checked=True))
+        s = subs.get(f)
+        if s is None:
+            m = read_manifest(f)
+            csv = next(f / n for n in m['files'] if str(n).endswith('.csv'))
+            s = Submission.read(csv, csv.with_name(csv.stem + '_hardware.json')); s.manifest = m
+        parts.append(s.rows)
+        meta.append(dict(by=str(s.manifest.get('submitted_by') or 'unnamed'), when=str(s.manifest.get('created', ''))[:10],
+                         folder=f, checked=True, machine=machine_identity(s.hardware), hw=s.hardware))
     for c in map(Path, also):
-        parts.append(native_rows(best_rows(read_results(c))).assign(by=f"{c.name} (seed tool's file)", when='',
-                                                                    folder=c, checked=False))
-    d = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        parts.append(read_results(c))
+        meta.append(dict(by=f"{c.name} (seed tool's file)", when='', folder=c, checked=False, machine=f"seed {c}", hw={}))
+    if not parts: return pd.DataFrame()
+    # one pass over every folder: the device name carries the part's number, so no two parts ever share a configuration
+    tagged = pd.concat([p.assign(gpu_name=p.gpu_name.astype(str) + f"\x1f{k}") for k, p in enumerate(parts)],
+                       ignore_index=True)
+    d = native_rows(best_rows(tagged))
     if d.empty: return d
+    name, k = d.gpu_name.str.rsplit('\x1f', n=1).str[0], d.gpu_name.str.rsplit('\x1f', n=1).str[1].astype(int)
+    d = d.assign(gpu_name=name, device=name.map(device_label),
+                 **{c: [meta[i][c] for i in k] for c in ('by', 'when', 'folder', 'checked', 'machine')})
+    d['unknown'] = [bool(meta[i]['checked']) and stated_peak(meta[i]['hw'], r) is None
+                    for i, r in zip(k, d.to_dict('records'))]
     d = d[d['mode'].eq('inference')].copy()
     for c in ('pytorch_version', 'timm_version', 'tbench_version'):
         if c not in d: d[c] = ''
     newest = {c: max(d[c].astype(str), key=_version_key) for c in ('pytorch_version', 'timm_version', 'tbench_version')}
     d['older'] = [', '.join(n.split('_')[0].replace('pytorch', 'torch') for n, v in newest.items()
-                            if str(r[n]) and _version_key(r[n]) < _version_key(v)) for _, r in d.iterrows()]
-    return d
+                            if str(r[n]) and _version_key(r[n]) < _version_key(v)) for r in d.to_dict('records')]
+    return standing(d.reset_index(drop=True))
 
 # %% ../../nbs/35_analyse_submit.ipynb #862ecea8
 BOARD_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2430;background:#f7f8fa}
@@ -753,6 +838,8 @@ th{background:#eef1f6}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .tag{font-size:11px;padding:1px 5px;border-radius:3px;background:#fff4d6;border:1px solid #e8c66a;margin-left:4px;
   white-space:nowrap}
+.tag.ok{background:#e3f5e6;border-color:#7fbf8a}
+.tag.bad{background:#fde4e1;border-color:#e0877b}
 .best td{font-weight:600}
 small{color:#5b6a80}
 @media (max-width:640px){
@@ -799,7 +886,11 @@ def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
     link = page_link(r.folder, out)
     tags = (f'<span class="tag">older {esc(r.older)}</span>' if r.older else '') + \
            ('' if r.checked else '<span class="tag">unchecked: no manifest</span>') + \
-           ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '')
+           ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '') + \
+           ('<span class="tag">plausibility unchecked: unknown device</span>' if r.unknown else '') + \
+           ('' if not r.checked else '<span class="tag ok">reproduced</span>' if r.reproduced else
+            '' if r.contradicted else '<span class="tag">single submission</span>') + \
+           (f'<span class="tag bad">contradicted by {esc(r.contradicted)}</span>' if r.contradicted else '')
     versions = f"torch {r.pytorch_version or '?'} · timm {r.timm_version or '?'} · tbench {r.tbench_version or '?'}"
     return (f'<tr{" class=best" if first else ""}>' + _cell('device', r.device) + _cell('how', how) +
             _cell('img/s', _n(r.throughput_mean), 'num', f' <small>{esc(ci)}</small>') +
@@ -811,21 +902,20 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)
     """`output/index.html`: the leaderboard of the submission `folders` (each checked first: a folder that fails the
     rules is left off, and the page says so) and the seed tool's CSVs in `also`."""
     out = Path(output); out.mkdir(parents=True, exist_ok=True)
-    bad = {}
-    for f in folders:
-        try: bad[str(f)] = check_folder(f)
-        except Exception as e: bad[str(f)] = [f"{shown(f)}: could not be checked ({type(e).__name__})"]
-    ok = [f for f in folders if not bad[str(f)]]
-    d = board_rows(*ok, also=also)
+    said, subs = check_all(*folders)
+    bad = {str(f): lines for f, lines in said.items()}
+    ok = [f for f in said if not said[f]]
+    d = board_rows(*ok, also=also, subs=subs)
     if d.empty: raise BenchError("no measured inference rows in these submissions")
     d = d.assign(group=d.model_name + ' · ' + d.input_channels.astype(int).astype(str) + '×'
                  + d.input_size.astype(int).astype(str) + ' px · ' + d.precision)
-    # configurations with a checked submission first, each kind fastest first
-    g = d.groupby('group').agg(checked=('checked', 'any'), top=('throughput_mean', 'max'))
-    order = g.sort_values(['checked', 'top'], ascending=False).index
+    # configurations with a checked and reproduced submission first, each kind fastest first
+    d['sure'] = d.checked & d.reproduced
+    g = d.groupby('group').agg(checked=('checked', 'any'), sure=('sure', 'any'), top=('throughput_mean', 'max'))
+    order = g.sort_values(['checked', 'sure', 'top'], ascending=False).index
     body = []
     for i, g in enumerate(order):
-        rows = d[d.group.eq(g)].sort_values('throughput_mean', ascending=False)
+        rows = d[d.group.eq(g)].sort_values(['sure', 'throughput_mean'], ascending=False)
         body.append(f'<h2 id="g{i}">{esc(g)}</h2><table><thead><tr><th>device</th><th>runtime · compile · batch</th>'
                     f'<th>img/s [95% CI]</th><th>km²/s @{gsd_m:g} m</th><th>by</th><th>when</th><th>versions</th>'
                     '<th>folder</th></tr></thead><tbody>'
@@ -840,7 +930,9 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)
             f'<style>{BOARD_CSS}</style></head>'
             f'<body><header><h1>Leaderboard</h1><p>{len(ok)} submission(s) checked against rules v{RULES_VERSION}'
             f'{" and " + str(len(also)) + " file(s) of the seed tool" if also else ""}: the best img/s of each '
-            'configuration, only like with like (same model, input and precision).</p></header><main>'
+            'configuration, only like with like (same model, input and precision); a figure is "reproduced" where another '
+            'submitter on another machine landed inside its re-run interval. Audits: not yet part of the rules.</p>'
+            '</header><main>'
             f'{notes}{nav}{"".join(body)}</main></body></html>')
     (out / 'index.html').write_text(page)
     return out / 'index.html'
