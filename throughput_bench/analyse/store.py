@@ -15,8 +15,8 @@ from ..backbones.registry import REGISTRY
 # %% auto #0
 __all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'CsvScan', 'scan_csv',
            'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row',
-           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'row_times', 'unplaced',
-           'time_rank', 'latest', 'superseded']
+           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'tidy_results',
+           'row_times', 'unplaced', 'time_rank', 'latest', 'superseded']
 
 # %% ../../nbs/12_analyse_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -530,12 +530,15 @@ def _frame_of(f:Path)->'pd.DataFrame':
 
 def read_results(*paths)->'pd.DataFrame':
     "One tidy DataFrame from result CSVs (ours or the seed tool's), files or folders."
+    return tidy_results([(f.name, _frame_of(f)) for f in result_files(*paths)])
+
+def tidy_results(named:list)->'pd.DataFrame':
+    """`(source name, frame of strings as `_frame_of` reads a file)` pairs as one tidy DataFrame, typed once (many
+    files read already cost one pass, not one each)."""
     import pandas as pd
-    frames = []
-    for f in result_files(*paths):
-        df = _frame_of(f)
-        # pandas' reader gives a block a column: no insert
-        frames.append(pd.concat([df, pd.Series(f.name, index=df.index, name='source', dtype=object)], axis=1))
+    # pandas' reader gives a block a column: no insert
+    frames = [pd.concat([df, pd.Series(name, index=df.index, name='source', dtype=object)], axis=1)
+              for name, df in named]
     if not frames: return pd.DataFrame(columns=COLUMNS + ['source'])
     # a column one file lacks is blank in its rows, as in a file that has it empty
     df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).fillna('')

@@ -4,22 +4,25 @@
 
 # %% ../../nbs/35_analyse_submit.ipynb #dc1b6ff9
 from __future__ import annotations
-import json, hashlib, datetime, re, subprocess, shutil
+import json, hashlib, datetime, re, subprocess, shutil, functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
 from ..core import *
-from .store import read_results, read_index, latest, _frame_of
+from .store import read_results, read_index, latest, _frame_of, tidy_results
 
 # %% auto #0
 __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LONG_TEXT_LIMIT', 'LONG_TEXT', 'HW_REQUIRED',
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
-           'NEWEST_KNOWN', 'IDENTITY', 'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RULES', 'BOARD_CSS', 'Rule',
-           'Problem', 'Submission', 'pd_num', 'check', 'device_files', 'sha256', 'manifest', 'submit', 'next_steps',
-           'shown', 'read_manifest', 'check_folder', 'check_folders', 'board_rows', 'esc', 'page_link', 'leaderboard']
+           'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
+           'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'RULES',
+           'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'stated_peak', 'power_limit',
+           'contradictions', 'date_range', 'fingerprints', 'released', 'pd_num', 'check', 'device_files', 'sha256',
+           'manifest', 'submit', 'next_steps', 'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders',
+           'machine_identity', 'standing', 'board_rows', 'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/35_analyse_submit.ipynb #55845957
-RULES_VERSION = 2
+RULES_VERSION = 3
 MAX_HALF_WIDTH = 0.10  # a row's 95% interval: half-width at most this share of its figure
 MIN_PROCESSES = {'cuda': 3, 'cpu': 5}  # worker processes behind a row's interval (the sweep's defaults; others: 3)
 TEXT_LIMIT, LONG_TEXT_LIMIT = 200, 2000  # characters in a text field; in an error message or a command line
@@ -33,10 +36,17 @@ CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f]')  # a tab or a newline is text;
 MAX_IMG_S = 1e7        # the most images per second a row may claim (a tiny model on the fastest GPU is under 1e6)
 MAX_ROW_WATTS = 2000.0 # the most a row's device may draw (`energy.MAX_WATTS`)
 SLACK = 0.02           # how far a stored figure may sit from what its per-process figures give (rounding: 1e-6)
-# the newest release of each package this checker knows (its own installed one counts too); a row may name up to one
-# minor release past it, so a checker a release behind still passes an honest submission
-NEWEST_KNOWN = {'pytorch_version': ('torch', '2.14'), 'timm_version': ('timm', '1.0'),
-                'tbench_version': ('throughput_bench', '0.1')}
+# released versions, shipped as data: tbench's are settings.ini's `version` through git history (`git log -p --
+# settings.ini | grep '^+version'`: 0.1.0 only); torch's and timm's are PyPI's (`pip index versions torch`, 2026-11-27)
+TBENCH_RELEASES = ('0.1.0',)
+RELEASES = {'pytorch_version': ('torch', '2.0.0 2.0.1 2.1.0 2.1.1 2.1.2 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 '
+                                '2.5.1 2.6.0 2.7.0 2.7.1 2.8.0 2.9.0 2.9.1 2.10.0 2.11.0 2.12.0 2.12.1 2.13.0 2.14.0 2.14.1 '
+                                '2.15.0'),
+            'timm_version': ('timm', '0.9.0 0.9.1 0.9.2 0.9.5 0.9.6 0.9.7 0.9.8 0.9.9 0.9.10 0.9.11 0.9.12 0.9.16 1.0.3 '
+                             '1.0.7 1.0.8 1.0.9 1.0.10 1.0.11 1.0.12 1.0.13 1.0.14 1.0.15 1.0.16 1.0.17 1.0.18 1.0.19 '
+                             '1.0.20 1.0.21 1.0.22 1.0.23 1.0.24 1.0.25 1.0.26 1.0.27 1.0.28 1.0.29 1.0.30 1.0.31')}
+FIRST_RELEASE = '2026-11-22'  # the tool's first commit, version 0.1.0 (`git log --reverse --format=%ad | head -1`)
+POWER_SLACK, ENERGY_SLACK = 1.10, 0.05  # watts up to the device's power limit x 1.1; J/image = W / (img/s) within 5%
 # what groups rows on the board: plain ASCII, so a look-alike letter is no group of its own
 IDENTITY = fields_in('board') + ('device_type',)
 MAX_MANIFEST_BYTES, MAX_MANIFEST_DEPTH = 1 << 20, 6
@@ -69,20 +79,47 @@ def _lines(rows:list, most:int=8)->str:
 @dataclass
 class Submission:
     """What the rules check: `rows` (each configuration's latest; every row stays in `raw`, every field as written),
-    `hardware`, the contended share allowed."""
+    `hardware`, the contended share allowed; where it was read from: the `csv`, its `text`, the folder's `manifest`."""
     rows:object
     raw:object
     hardware:dict
     allow_contended:float = 0.0
+    csv:Optional[Path] = None
+    text:Optional[str] = None
+    manifest:Optional[dict] = None
 
     @classmethod
     def read(cls, csv, hardware, allow_contended:float=0.0)->Submission:
         "From a results CSV and its hardware JSON (a missing JSON reads as `{}`: the hardware rule says so)."
-        try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
-        except (OSError, ValueError) as e: raise BenchError(f"{hardware}: not readable as JSON ({e})")
-        if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
-        rows = read_results(csv)
-        return cls(rows[latest(rows)], _frame_of(Path(csv)), hw, allow_contended)
+        s = cls.read_many([(csv, hardware, allow_contended)])[0]
+        if isinstance(s, Exception): raise s
+        return s
+
+    @classmethod
+    def read_many(cls, specs:list)->list:
+        """A `Submission` (or the error that stopped it) for each `(csv, hardware json, contended share allowed)`: each
+        file parsed once, all their rows typed in one pass."""
+        import numpy as np
+        out, raws = [], []
+        for csv, hardware, allow in specs:
+            try:
+                try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
+                except (OSError, ValueError) as e: raise BenchError(f"{hardware}: not readable as JSON ({e})")
+                if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
+                text = Path(csv).read_text(errors='replace')
+                raw = _frame_of(Path(csv))
+                out.append(cls(None, raw, hw, allow, Path(csv), text)); raws.append((f"{len(raws)}/{Path(csv).name}", raw))
+            except Exception as e: out.append(e)
+        if raws:
+            every = tidy_results(raws)  # each part its own source: `latest` never crosses files
+            newest = latest(every).to_numpy()
+            every['source'] = every.source.str.split('/', n=1).str[1]
+            ends = np.cumsum([len(r) for _, r in raws])
+            subs = [s for s in out if isinstance(s, Submission)]
+            for s, a, b in zip(subs, np.r_[0, ends[:-1]], ends):
+                rows = every.iloc[a:b].set_axis(s.raw.index, axis=0)
+                s.rows = rows[newest[a:b]].copy()
+        return out
 
     def lines(self, mask)->list:
         "The CSV line numbers of the rows where `mask` holds."
@@ -94,6 +131,151 @@ class Submission:
         r = self.rows
         study = r['study'].astype(str).ne('') if 'study' in r else False
         return r['mode'].isin(['inference', 'training']) & ~study
+
+# %% ../../nbs/35_analyse_submit.ipynb #c1c73d60
+def _dtype(row:dict, kind:str)->str:
+    "The dtype a row's matmuls ran in (`flops.matmul_dtype`); `int8` for a quantized model."
+    import torch
+    from throughput_bench.measure.flops import matmul_dtype
+    if str(row.get('quant', '')) == 'int8': return 'int8'
+    tf32 = str(row.get('tf32_enabled', '')).strip().lower() in ('true', '1', '1.0')
+    return matmul_dtype(str(row.get('precision', 'fp32')), torch.device(kind), tf32)
+
+def stated_peak(hw:dict, # the hardware record
+                row:dict, # one row (precision, tf32_enabled, threads, quant)
+               )->Optional[float]:
+    """The stated device's peak TFLOP/s at the row's precision (`flops.device_peak`), from the record alone; on a GPU
+    whose datasheet has no units of that dtype, its highest peak bounds it. None: a device the tables do not know."""
+    from throughput_bench.measure.flops import device_peak, gpu_peak_tflops, _COLS
+    kind = str(hw.get('device_type', ''))
+    if kind == 'cpu' and not all(hw.get(k) for k in ('cpu_vector_units', 'cpu_max_mhz', 'cpu_vendor')): return None
+    if kind not in ('cpu', 'cuda'): return None  # (device_peak would read this machine's CPU for what a record lacks)
+    t = pd_num(row.get('threads'))
+    try: p = device_peak(hw, kind, _dtype(row, kind), int(t) if t == t and t > 0 else None)
+    except Exception: return None
+    if p is None and kind == 'cuda':
+        ps = [x for x in (gpu_peak_tflops(str(hw.get('gpu_name', '')), c) for c in _COLS) if x]
+        p = max(ps) if ps else None
+    return p
+
+RECORD = ('precision', 'tf32_enabled', 'threads', 'quant', 'gflops_per_sample', 'throughput_mean', 'mfu', 'repeats',
+          'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high')
+
+def _records(s:Submission):
+    "The measured rows (ok, plain) as `(line, dict)`."
+    r = s.rows[s.plain & s.rows.status.eq('ok')]
+    r = r[[c for c in RECORD if c in r]]  # the columns the rules read: a dict of every column costs 10x
+    return [(int(i) + 2, d) for i, d in zip(r.index, r.to_dict('records'))]
+
+def _peak(s:Submission)->list:
+    over, stored, peaks = [], [], {}
+    for line, row in _records(s):
+        how = tuple(str(row.get(k)) for k in ('precision', 'tf32_enabled', 'threads', 'quant'))
+        if how not in peaks: peaks[how] = stated_peak(s.hardware, row)  # a few kinds of row per folder
+        g, x, p = pd_num(row.get('gflops_per_sample')), pd_num(row.get('throughput_mean')), peaks[how]
+        if p and g > 0 and x * g / 1e3 > p: over.append(line)
+        elif pd_num(row.get('mfu')) > 1: stored.append(line)
+    out = [(over, "TFLOP/s above the stated device's peak at the row's precision (mfu > 1)")] if over else []
+    return out + ([(stored, "a stored mfu above 1")] if stored else [])
+
+def power_limit(hw:dict)->Optional[float]:
+    "The stated device's power limit in W: the lower of the record's (NVML's enforced limit) and the datasheet's."
+    from throughput_bench.measure.flops import gpu_facts
+    f = gpu_facts(str(hw.get('gpu_name', ''))) if hw.get('device_type') == 'cuda' else None
+    xs = [x for x in (pd_num(hw.get('power_limit_w')), f and f['watts']) if x and x == x and x > 0]
+    return min(xs) if xs else None
+
+def _power(s:Submission)->list:
+    limit = power_limit(s.hardware)
+    if not limit or 'watts_mean' not in s.rows: return []
+    hot = pd_num(s.rows.watts_mean) > limit * POWER_SLACK
+    return [(s.lines(hot), f"watts above the device's power limit ({limit:g} W) × {POWER_SLACK:g}")] if hot.any() else []
+
+def _energy(s:Submission)->list:
+    r = s.rows
+    if not {'joules_per_image', 'watts_mean'} <= set(r.columns): return []
+    j, w, x = pd_num(r.joules_per_image), pd_num(r.watts_mean), pd_num(r.throughput_mean)
+    off = (j > 0) & (w > 0) & (x > 0) & ((j * x / w - 1).abs() > ENERGY_SLACK)
+    return [(s.lines(off), f"energy per image is not watts / img/s (within {ENERGY_SLACK:.0%})")] if off.any() else []
+
+CPU_VENDORS = {'GenuineIntel': (r'intel|xeon|core\(tm\)|\bcore i\d', (6,)),  # a name's words; the families of each
+               'AuthenticAMD': (r'\bamd\b|epyc|ryzen|threadripper|opteron', (0x17, 0x19, 0x1A))}
+GPU_WORDS = {'nvidia': r'nvidia|tesla|geforce|quadro|\brtx\b', 'amd': r'\bamd\b|radeon|instinct|\bmi\d{3}'}
+
+def contradictions(hw:dict, rows=None)->list:
+    """What a hardware record says against the device it names: a CPU name of another vendor, a family of another
+    vendor, more threads than cores (`rows`), more memory or another compute capability or power limit than the GPU's
+    datasheet, the energy counter naming another GPU, a driver of another vendor."""
+    from throughput_bench.measure.flops import gpu_facts
+    out, vendor, kind = [], str(hw.get('cpu_vendor', '')), str(hw.get('device_type', ''))
+    names = [str(hw.get('cpu', ''))] + ([str(hw.get('gpu_name', ''))] if kind == 'cpu' else [])
+    for v, (words, families) in CPU_VENDORS.items():
+        if v != vendor and vendor in CPU_VENDORS and any(re.search(words, n, re.I) for n in names):
+            out.append(f"a CPU named {shown(names[-1])[:80]!r} beside cpu_vendor {shown(vendor)[:80]!r}")
+        fam = pd_num(hw.get('cpu_family'))
+        if v == vendor and fam == fam and int(fam) not in families:
+            out.append(f"cpu_family {int(fam)} is no {v} family")
+    if kind == 'cpu' and rows is not None and 'threads' in rows:
+        cores = pd_num(hw.get('cpu_count'))
+        if cores > 0 and (pd_num(rows.threads) > cores).any(): out.append(f"rows with more threads than its {cores:g} cores")
+    name = str(hw.get('gpu_name', ''))
+    f = gpu_facts(name) if kind == 'cuda' else None
+    if f:
+        mem, cc, lim = pd_num(hw.get('gpu_mem_gb')), str(hw.get('compute_capability') or ''), pd_num(hw.get('power_limit_w'))
+        if mem > f['memory_gb'] * 1.15: out.append(f"{mem:g} GB of GPU memory on a {f['memory_gb']} GB device")
+        if cc and cc != f['compute_capability']:
+            out.append(f"compute capability {shown(cc)[:20]} on a {f['compute_capability']} device")
+        if lim > f['watts'] * POWER_SLACK: out.append(f"a power limit of {lim:g} W on a {f['watts']} W device")
+    said = re.search(r'\bGPU (.+?) \(', str(hw.get('energy_counter', '')))
+    if kind == 'cuda' and said and said.group(1).strip() != name.strip():
+        out.append(f"the energy counter names another GPU ({shown(said.group(1))[:80]!r})")
+    if kind == 'cuda':
+        by_name = [v for v, w in GPU_WORDS.items() if re.search(w, name, re.I)] or (['nvidia'] if f else [])
+        by_driver = 'amd' if hw.get('hip_version') else 'nvidia' if hw.get('driver_version') else ''
+        if by_name and by_driver and by_driver not in by_name:
+            out.append(f"a {by_name[0].upper()} GPU with a driver of {by_driver.upper()}")
+    return out
+
+def _agrees(s:Submission)->list:
+    return [([], f"the hardware record contradicts the device it names: {c}") for c in contradictions(s.hardware, s.rows)]
+
+def _when(v)->Optional[datetime.datetime]:
+    "A timestamp as naive UTC (None: not one)."
+    try: t = datetime.datetime.fromisoformat(str(v).strip().replace('Z', '+00:00'))
+    except ValueError: return None
+    return t.astimezone(datetime.timezone.utc).replace(tzinfo=None) if t.tzinfo else t
+
+def date_range()->tuple:
+    "The timestamps a submission may carry: from the tool's first release to the check's time + 1 day."
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return datetime.datetime.fromisoformat(FIRST_RELEASE), now + datetime.timedelta(days=1)
+
+def _dates(s:Submission)->list:
+    lo, hi = date_range()
+    def off(v): t = _when(v); return t is None or not lo <= t <= hi
+    stamps = s.raw['timestamp'].astype(str) if 'timestamp' in s.raw else []
+    rows = [i + 2 for i, v in zip(s.raw.index, stamps) if v.strip() not in ('', 'nan') and off(v)]
+    out = [(rows, f"timestamps outside {lo:%Y-%m-%d} .. {hi:%Y-%m-%d} (the tool's first release .. tomorrow)")] if rows else []
+    m = s.manifest or {}
+    bad = [k for k in ('created', 'measured_from', 'measured_to') if str(m.get(k) or '') and off(m[k])]
+    return out + ([([], f"manifest.json: {', '.join(bad)} outside {lo:%Y-%m-%d} .. {hi:%Y-%m-%d}")] if bad else [])
+
+def fingerprints(s:Submission)->dict:
+    """Each measured row's run fingerprint -> its CSV lines: a digest of its timestamp and per-process figures (as
+    numbers, so re-formatting them makes no new run)."""
+    out = {}
+    if 'throughput_repeats' not in s.raw: return out
+    r = s.raw[s.raw.status.eq('ok')]
+    for i, t, xs in zip(r.index, r.get('timestamp', [''] * len(r)), r.throughput_repeats):
+        figures = _repeats(xs)
+        if not figures: continue
+        key = f"{_when(t) or str(t).strip()}|" + ';'.join(f"{x:.6g}" for x in figures)
+        out.setdefault(hashlib.sha256(key.encode()).hexdigest()[:16], []).append(int(i) + 2)
+    return out
+
+def _once(s:Submission)->list:
+    twice = [lines for lines in fingerprints(s).values() if len(lines) > 1]
+    return [(lines, "the same run on two lines (the same timestamp and per-process figures)") for lines in twice]
 
 # %% ../../nbs/35_analyse_submit.ipynb #2c25a2d9
 def _status(s:Submission)->list:
@@ -138,13 +320,24 @@ def _versions(s:Submission)->list:
     return [(rows, f"rows without {', '.join(bad)}")] if bad else []
 
 def _text(s:Submission)->list:
-    out = []
-    for col in s.raw.columns:
-        limit = LONG_TEXT_LIMIT if col in LONG_TEXT else TEXT_LIMIT
-        v = s.raw[col].astype(str)
-        bad = v.str.contains(MARKUP) | v.str.contains(CONTROL) | v.str.len().gt(limit)
-        if bad.any(): out.append(([int(i) + 2 for i in s.raw.index[bad]], f"column {col!r}: markup, a control "
-                                  f"character or over {limit} characters (refused, never escaped)"))
+    import csv as _csv, io
+    out, bad = [], {}
+    if s.text is not None:  # the file's own text through Python's CSV reader: one pass, no frame per column
+        header, *records = _csv.reader(io.StringIO(s.text))
+        limits = [LONG_TEXT_LIMIT if c in LONG_TEXT else TEXT_LIMIT for c in header]
+        suspect = bool(MARKUP.search(s.text) or CONTROL.search(s.text))
+        for n, rec in enumerate(records):
+            for col, v, limit in zip(header, rec, limits):
+                if len(v) > limit or suspect and (MARKUP.search(v) or CONTROL.search(v)):
+                    bad.setdefault((col, limit), []).append(n + 2)
+    else:
+        for col in s.raw.columns:
+            limit, v = LONG_TEXT_LIMIT if col in LONG_TEXT else TEXT_LIMIT, s.raw[col].astype(str)
+            hit = v.str.contains(MARKUP) | v.str.contains(CONTROL) | v.str.len().gt(limit)
+            if hit.any(): bad[(col, limit)] = [int(i) + 2 for i in s.raw.index[hit]]
+    for (col, limit), lines in bad.items():
+        out.append((lines, f"column {col!r}: markup, a control character or over {limit} characters (refused, never "
+                           "escaped)"))
     if MARKUP.search(json.dumps(s.hardware)) or CONTROL.search(''.join(_strings(s.hardware))):
         out.append(([], "the hardware record holds markup or a control character"))
     return out
@@ -181,20 +374,20 @@ def _recomputed(s:Submission)->list:
     import math
     from throughput_bench.core import ci_halfwidth
     r, out = s.rows, {}
-    for i, row in r[s.plain & r.status.eq('ok')].iterrows():
-        xs, line = _repeats(row.get('throughput_repeats')), int(i) + 2
+    for line, row in _records(s):
+        xs = _repeats(row.get('throughput_repeats'))
         if xs is None:
             out.setdefault("no per-process figures (throughput_repeats) to recompute the row from", []).append(line)
             continue
         n, m = len(xs), sum(xs) / len(xs)
         if pd_num(row.get('repeats')) != n:
             out.setdefault("repeats differs from the count of per-process figures", []).append(line)
-        if not abs(row.throughput_mean - m) <= SLACK * m:
+        if not abs(row['throughput_mean'] - m) <= SLACK * m:
             out.setdefault("the mean is not the mean of its per-process figures", []).append(line)
         if n >= 2:
             import statistics
             h = ci_halfwidth(statistics.stdev(xs), n)
-            lo, hi = pd_num(row.throughput_ci_low), pd_num(row.throughput_ci_high)
+            lo, hi = pd_num(row['throughput_ci_low']), pd_num(row['throughput_ci_high'])
             if not ((hi - lo) / 2 >= (1 - SLACK) * min(h, m) if hi == hi and lo == lo else False):
                 out.setdefault("the interval is narrower than its per-process figures give", []).append(line)
     return [(lines, msg) for msg, lines in out.items()]
@@ -227,35 +420,46 @@ def _device(s:Submission)->list:
         out.append((s.lines(other_name), f"rows of another device than the hardware record's ({name!r})"))
     return out
 
+@functools.lru_cache(maxsize=None)
 def _known(col:str)->tuple:
-    "The newest (major, minor) of `col`'s package this checker knows: its table's, or the one installed if newer."
+    "The releases of `col`'s package this checker knows: its table's, and the one installed."
     import importlib.metadata as md
-    pkg, v = NEWEST_KNOWN[col]
-    try: v = max(v, md.version(pkg), key=_version_key)
-    except Exception: pass
-    return _version_key(v)[:2]
+    pkg, vs = RELEASES[col]
+    try: return tuple(vs.split()) + (md.version(pkg).split('+')[0],)
+    except Exception: return tuple(vs.split())
+
+@functools.lru_cache(maxsize=4096)
+def released(col:str, v)->bool:
+    """Whether version `v` of `col` (`tbench_version`, `pytorch_version`, `timm_version`) is a release: tbench's one of
+    `TBENCH_RELEASES` (or this checker's own); torch's and timm's one this checker knows, or a newer one at most one minor
+    past the newest it knows (a checker a release behind still passes an honest row). A local tag (`+cu130`) is dropped."""
+    from throughput_bench import __version__
+    base = str(v).strip().split('+')[0]
+    if col == 'tbench_version': return base in TBENCH_RELEASES + (__version__,)
+    known = _known(col)
+    if base in known: return True
+    newest, k = max(_version_key(x) for x in known)[:2], _version_key(base)
+    return bool(re.fullmatch(r'\d+\.\d+\.\d+((a|b|rc|\.dev)\d+)?', base)) and k[:2] > newest and (
+        k[0] == newest[0] and k[1] == newest[1] + 1)
 
 def _exist(s:Submission)->list:
+    import numpy as np
     r, out = s.rows[s.rows.status.ne('skipped')], []
-    for col in NEWEST_KNOWN:
+    for col in ROW_VERSIONS:
         if col not in r: continue
-        major, minor = _known(col)
-        def bad(v):
-            k = _version_key(v)
-            if not re.fullmatch(r'\d+(\.\d+){1,3}([.+-]?[A-Za-z0-9.]+)?', str(v)) or len(k) < 2: return True
-            return k[0] > major or (k[0] == major and k[1] > minor + 1)
-        wrong = r[col].astype(str).str.strip().ne('') & r[col].map(bad)
+        v = [str(x).strip() for x in r[col].tolist()]
+        wrong = np.array([x not in ('', 'nan', 'None') and not released(col, x) for x in v], bool)
         word = col.split('_')[0].replace('pytorch', 'torch')
-        if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]],
-                                    f"{word} versions that are no release (this checker knows up to {major}.{minor})"))
+        if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]], f"{word} versions that are no release "
+                                    f"(this checker knows {word} up to {max(_known(col) if col in RELEASES else TBENCH_RELEASES, key=_version_key)})"))
     return out
 
 def _identity(s:Submission)->list:
+    import numpy as np
     out = []
     for col in IDENTITY:
         if col not in s.raw: continue
-        v = s.raw[col].astype(str)
-        bad = ~v.map(lambda x: x.isascii() and x.isprintable())
+        bad = np.array([not (x.isascii() and x.isprintable()) for x in map(str, s.raw[col].tolist())], bool)
         if bad.any(): out.append(([int(i) + 2 for i in s.raw.index[bad]], f"column {col!r}: a character outside "
                                   "printable ASCII (a look-alike letter would make a group of its own)"))
     return out
@@ -291,17 +495,33 @@ RULES = [
          f"(0, {MAX_ROW_WATTS:g}]", "no device measures a negative rate or 10^12 images a second", _plausible),
     Rule('device', "every row is of the one device its hardware record names", "a folder is one machine's results; "
          "a CPU's record beside GPU rows says nothing of either", _device),
-    Rule('exist', "torch, timm and tbench versions are releases (at most a minor release past the newest this "
-         "checker knows)", "a made-up version marks every honest row on the board as older", _exist),
+    Rule('exist', "tbench versions are its releases; torch and timm versions are releases (or at most one minor "
+         "release past the newest this checker knows)", "a made-up version marks every honest row on the board as "
+         "older", _exist),
     Rule('identity', f"the columns that group rows ({', '.join(IDENTITY)}) are printable ASCII",
          "a Cyrillic е in resnеt18 must not make a group beside resnet18", _identity),
+    Rule('peak', "each measured row's TFLOP/s (img/s × GFLOP per image) is within the stated device's peak at the "
+         "row's precision (mfu ≤ 1), and no stored mfu is above 1", "no device runs past its datasheet", _peak),
+    Rule('power', f"watts within the stated device's power limit × {POWER_SLACK:g} (the lower of the hardware record's "
+         "limit and the datasheet's)", "a 70 W card does not draw 682 W", _power),
+    Rule('energy', f"energy per image is watts × time / images (watts / img/s) within {ENERGY_SLACK:.0%}",
+         "one figure of the three edited alone contradicts the other two", _energy),
+    Rule('hardware-agrees', "the hardware record agrees with the device it names: the CPU vendor and family, the core "
+         "count against the rows' threads, the memory, the compute capability, the power limit and the GPU "
+         "vendor's driver", "a Xeon with an AMD family number, or a T4 with 150 GB, is a relabelled device",
+         _agrees),
+    Rule('dates', f"timestamps between the tool's first release ({FIRST_RELEASE}) and the check's time + 1 day",
+         "a row from 2099 is newest forever; one from 1999 ran before the tool existed", _dates),
+    Rule('once', "one run, one row: no two rows share per-process figures and a timestamp (across folders too: "
+         "`check_folders`)", "the same run twice counts as two submissions", _once),
 ]
 
 # %% ../../nbs/35_analyse_submit.ipynb #4cea61dc
-def check(sub:Submission)->list:
-    "Every `Problem` of `sub` under `RULES` (empty: it passes)."
+def check(sub:Submission, skip:tuple=())->list:
+    "Every `Problem` of `sub` under `RULES` but those named in `skip` (empty: it passes)."
     out = []
     for rule in RULES:
+        if rule.name in skip: continue
         try: found = rule.check(sub)
         except Exception as e: found = [([], f"could not be checked: {type(e).__name__}: {e}")]
         out += [Problem(rule.name, rows, msg) for rows, msg in found]
@@ -431,20 +651,20 @@ def read_manifest(folder:Path)->dict:
                 raise BenchError(f"manifest.json: {shown(k)!s}: markup, a control character or over {limit} characters")
     return m
 
-def check_folder(folder)->list:
-    """Every problem of one submission folder, as lines (empty: it passes). Names are printed escaped: a file named
-    with a newline or an escape sequence cannot forge a line or repaint the terminal."""
-    folder, out = Path(folder), []
+def _opened(folder:Path)->tuple:
+    """`(lines, (csv, hardware json, contended share allowed, manifest) or None)`: a folder's files against its
+    manifest (a folder whose files are not what the manifest says is not read)."""
+    out = []
     where = shown(folder)
     if not SLUG.fullmatch(folder.name):
         out.append(f"{where}: the folder's name is not a device slug (a-z, 0-9, '_', '.', '-', as tbench submit "
                    "names it)")
-    if folder.is_symlink() or not folder.is_dir(): return out + [f"{where}: not a folder"]
+    if folder.is_symlink() or not folder.is_dir(): return out + [f"{where}: not a folder"], None
     try: m = read_manifest(folder)
-    except BenchError as e: return out + [f"{where}: {e}"]
-    except OSError as e: return out + [f"{where}: manifest.json: {type(e).__name__}: {shown(e)}"]
+    except BenchError as e: return out + [f"{where}: {e}"], None
+    except OSError as e: return out + [f"{where}: manifest.json: {type(e).__name__}: {shown(e)}"], None
     files = m.get('files')
-    if not isinstance(files, dict) or not files: return out + [f"{where}: manifest.json lists no files"]
+    if not isinstance(files, dict) or not files: return out + [f"{where}: manifest.json lists no files"], None
     inside = folder.resolve()
     for name, f in files.items():
         p = folder / str(name)
@@ -458,45 +678,150 @@ def check_folder(folder)->list:
     if extra: out.append(f"{where}: files the manifest does not list: {', '.join(extra)}")
     csvs = [folder / n for n in files if str(n).endswith('.csv') and (folder / n).is_file()
             and not (folder / n).is_symlink()]
-    if len(csvs) != 1: return out + [f"{where}: {len(csvs)} results CSVs (one expected)"]
-    if out: return out  # the rows of a folder whose files are not what the manifest says are not read
+    if len(csvs) != 1: return out + [f"{where}: {len(csvs)} results CSVs (one expected)"], None
+    if out: return out, None
     hw = csvs[0].with_name(csvs[0].stem + '_hardware.json')
-    if hw.is_symlink(): return out + [f"{where}: {shown(hw.name)}: a link"]
+    if hw.is_symlink(): return out + [f"{where}: {shown(hw.name)}: a link"], None
     try: allow = float(m.get('allow_contended', 0) or 0)
-    except (TypeError, ValueError): return out + [f"{where}: manifest.json: allow_contended is not a number"]
-    try: sub = Submission.read(csvs[0], hw, allow)
-    except Exception as e: return out + [f"{where}: {shown(csvs[0].name)}: {shown(e)}"]
-    return out + [f"{where}: {shown(p)}" for p in check(sub)]
+    except (TypeError, ValueError): return out + [f"{where}: manifest.json: allow_contended is not a number"], None
+    return out, (csvs[0], hw, allow, m)
+
+def _said(folder:Path, sub:Submission, problems:list)->list:
+    "Each problem as one line naming the folder, the file, the rule and the lines."
+    return [f"{shown(folder)}: {shown(sub.csv.name)}: {shown(p)}" for p in problems]
+
+def _readable_together(subs:list)->dict:
+    """`_readable` over many submissions at once (one pass of `tbench report`'s and the Globe Race's readers over all
+    their rows); only where that fails, each alone. Returns {index: problems}."""
+    import pandas as pd
+    from throughput_bench.analyse.charts import best_rows
+    from throughput_bench.analyse.globe import globe_rows
+    try:
+        if all(s.rows.status.eq('ok').any() for s in subs):
+            both = pd.concat([s.rows for s in subs], ignore_index=True)
+            best_rows(both); globe_rows(both)
+            return {}
+    except Exception: pass
+    rule = next(r for r in RULES if r.name == 'readable')
+    return {i: [Problem('readable', rows, msg) for rows, msg in rule.check(s)] for i, s in enumerate(subs)}
+
+def check_all(*folders)->tuple:
+    """`({folder: lines}, {folder: Submission})` of every folder: each one's rules, the rows' readers run once over
+    all of them, and the same run in two folders refused in both, each line naming the other."""
+    folders = [Path(f) for f in folders]
+    said, specs = {}, {}
+    for f in folders:
+        try: lines, spec = _opened(f)
+        except Exception as e: lines, spec = [f"{shown(f)}: could not be checked ({type(e).__name__})"], None
+        said[f] = lines
+        if spec is not None: specs[f] = spec
+    subs = {}
+    for (f, (csv, *_, m)), s in zip(specs.items(), Submission.read_many([spec[:3] for spec in specs.values()])):
+        if isinstance(s, Exception): said[f].append(f"{shown(f)}: {shown(csv.name)}: {shown(s)}")
+        else: s.manifest = m; subs[f] = s
+    order = list(subs)
+    late = _readable_together([subs[f] for f in order])
+    seen = {}
+    for k, f in enumerate(order):
+        sub = subs[f]
+        said[f] += _said(f, sub, check(sub, skip=('readable',)) + late.get(k, []))
+        for fp, lines in fingerprints(sub).items():
+            if fp in seen and seen[fp][0] != f:
+                g, other = seen[fp]
+                twin = f"the same run (timestamp and per-process figures) as {shown(g)}/{shown(subs[g].csv.name)} line {other[0]}"
+                said[f].append(f"{shown(f)}: {shown(sub.csv.name)}: once: {twin} (line {lines[0]})")
+                said[g].append(f"{shown(g)}: {shown(subs[g].csv.name)}: once: the same run as {shown(f)}/"
+                               f"{shown(sub.csv.name)} line {lines[0]} (line {other[0]})")
+            else: seen.setdefault(fp, (f, lines))
+    return said, subs
+
+def check_folder(folder)->list:
+    """Every problem of one submission folder, as lines (empty: it passes). Names are printed escaped: a file named
+    with a newline or an escape sequence cannot forge a line or repaint the terminal."""
+    return check_all(folder)[0][Path(folder)]
 
 def check_folders(*folders)->list:
-    "`check_folder` over each folder; one line per problem."
-    return [line for f in folders for line in check_folder(f)]
+    "`check_all` over the folders; one line per problem."
+    said = check_all(*folders)[0]
+    return [line for f in folders for line in said[Path(f)]]
+
 
 # %% ../../nbs/35_analyse_submit.ipynb #838b8267
-def board_rows(*folders, also:tuple=())->'pd.DataFrame':
-    """The best row of each configuration per submission (folders) and per CSV in `also` (the seed tool's: no
-    manifest), with who, when, the versions and where it came from; `older` names the versions behind the newest."""
+def machine_identity(hw:dict)->str:
+    """A machine's identity in its hardware record: its `machine_id` where the record has one, else a digest of what
+    describes the machine (two machines alike in every recorded part read as one: never independent)."""
+    if hw.get('machine_id'): return str(hw['machine_id'])
+    keys = ('cpu', 'cpu_vendor', 'cpu_family', 'cpu_model_number', 'cpu_count', 'host_mem_gb', 'gpu_name', 'gpu_mem_gb',
+            'os_release', 'driver_version')
+    return hashlib.sha256(json.dumps([str(hw.get(k)) for k in keys]).encode()).hexdigest()[:16]
+
+REPRODUCE_KEYS = ('device', 'model_name', 'input_channels', 'input_size', 'precision', 'quant', 'backend', 'compile_mode',
+                  'batch_size', 'mode')
+
+def standing(d:'pd.DataFrame')->'pd.DataFrame':
+    """`reproduced` (an independent checked submission, of another submitter and machine, of the same device and
+    configuration lands inside the row's re-run interval, else its 95% interval) and `contradicted` (who, what figure and
+    where, for one that lands outside) of each board row."""
+    import numpy as np
+    n = len(d)
+    mean = pd_num(d.throughput_mean).to_numpy(float)
+    def bound(a, b):
+        x = pd_num(d[a]).to_numpy(float) if a in d else np.full(n, np.nan)
+        return np.where(np.isfinite(x), x, pd_num(d[b]).to_numpy(float))
+    lo, hi = bound('throughput_rerun_low', 'throughput_ci_low'), bound('throughput_rerun_high', 'throughput_ci_high')
+    by, machine = d.by.astype(str).to_numpy(), d.machine.astype(str).to_numpy()
+    checked, folder = d.checked.to_numpy(bool), d.folder.to_numpy()
+    rep, contra = np.zeros(n, bool), [''] * n
+    keys = [k for k in REPRODUCE_KEYS if k in d]
+    for idx in d.groupby(keys, dropna=False, sort=False).indices.values():
+        if len(idx) < 2: continue
+        indep = (by[idx][:, None] != by[idx][None, :]) & (machine[idx][:, None] != machine[idx][None, :]) & checked[idx][None, :]
+        inside = (mean[idx][None, :] >= lo[idx][:, None]) & (mean[idx][None, :] <= hi[idx][:, None])
+        rep[idx] = (indep & inside).any(1)
+        for a, row in zip(idx, indep & ~inside):
+            if row.any():
+                j = idx[row.argmax()]
+                contra[a] = f"{by[j]}: {_n(mean[j])} img/s ({Path(str(folder[j])).name})"
+    return d.assign(reproduced=rep, contradicted=contra)
+
+def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame':
+    """The best row of each configuration per submission (folders; their `Submission`s in `subs` where already read)
+    and per CSV in `also` (the seed tool's: no manifest), with who, when, the versions, where it came from and the
+    machine; `older` names the versions behind the newest, `unknown` a device whose peak the tables do not know, and
+    `standing` whether another submission reproduced it. Every folder's rows go through `best_rows` at once."""
     import pandas as pd
-    from throughput_bench.analyse.charts import best_rows, native_rows
-    parts = []
+    from throughput_bench.analyse.charts import best_rows, native_rows, device_label
+    parts, meta, subs = [], [], subs or {}
     for f in map(Path, folders):
-        m = read_manifest(f)
-        csv = next(f / n for n in m['files'] if str(n).endswith('.csv'))
-        rows = read_results(csv)
-        parts.append(native_rows(best_rows(rows[latest(rows)])).assign(
-            by=str(m.get('submitted_by') or 'unnamed'), when=str(m.get('created', ''))[:10], folder=f, checked=True))
+        s = subs.get(f)
+        if s is None:
+            m = read_manifest(f)
+            csv = next(f / n for n in m['files'] if str(n).endswith('.csv'))
+            s = Submission.read(csv, csv.with_name(csv.stem + '_hardware.json')); s.manifest = m
+        parts.append(s.rows)
+        meta.append(dict(by=str(s.manifest.get('submitted_by') or 'unnamed'), when=str(s.manifest.get('created', ''))[:10],
+                         folder=f, checked=True, machine=machine_identity(s.hardware), hw=s.hardware))
     for c in map(Path, also):
-        parts.append(native_rows(best_rows(read_results(c))).assign(by=f"{c.name} (seed tool's file)", when='',
-                                                                    folder=c, checked=False))
-    d = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        parts.append(read_results(c))
+        meta.append(dict(by=f"{c.name} (seed tool's file)", when='', folder=c, checked=False, machine=f"seed {c}", hw={}))
+    if not parts: return pd.DataFrame()
+    # one pass over every folder: the device name carries the part's number, so no two parts ever share a configuration
+    tagged = pd.concat([p.assign(gpu_name=p.gpu_name.astype(str) + f"\x1f{k}") for k, p in enumerate(parts)],
+                       ignore_index=True)
+    d = native_rows(best_rows(tagged))
     if d.empty: return d
+    name, k = d.gpu_name.str.rsplit('\x1f', n=1).str[0], d.gpu_name.str.rsplit('\x1f', n=1).str[1].astype(int)
+    d = d.assign(gpu_name=name, device=name.map(device_label),
+                 **{c: [meta[i][c] for i in k] for c in ('by', 'when', 'folder', 'checked', 'machine')})
+    d['unknown'] = [bool(meta[i]['checked']) and stated_peak(meta[i]['hw'], r) is None
+                    for i, r in zip(k, d.to_dict('records'))]
     d = d[d['mode'].eq('inference')].copy()
     for c in ('pytorch_version', 'timm_version', 'tbench_version'):
         if c not in d: d[c] = ''
     newest = {c: max(d[c].astype(str), key=_version_key) for c in ('pytorch_version', 'timm_version', 'tbench_version')}
     d['older'] = [', '.join(n.split('_')[0].replace('pytorch', 'torch') for n, v in newest.items()
-                            if str(r[n]) and _version_key(r[n]) < _version_key(v)) for _, r in d.iterrows()]
-    return d
+                            if str(r[n]) and _version_key(r[n]) < _version_key(v)) for r in d.to_dict('records')]
+    return standing(d.reset_index(drop=True))
 
 # %% ../../nbs/35_analyse_submit.ipynb #862ecea8
 BOARD_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2430;background:#f7f8fa}
@@ -513,6 +838,8 @@ th{background:#eef1f6}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .tag{font-size:11px;padding:1px 5px;border-radius:3px;background:#fff4d6;border:1px solid #e8c66a;margin-left:4px;
   white-space:nowrap}
+.tag.ok{background:#e3f5e6;border-color:#7fbf8a}
+.tag.bad{background:#fde4e1;border-color:#e0877b}
 .best td{font-weight:600}
 small{color:#5b6a80}
 @media (max-width:640px){
@@ -559,7 +886,11 @@ def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
     link = page_link(r.folder, out)
     tags = (f'<span class="tag">older {esc(r.older)}</span>' if r.older else '') + \
            ('' if r.checked else '<span class="tag">unchecked: no manifest</span>') + \
-           ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '')
+           ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '') + \
+           ('<span class="tag">plausibility unchecked: unknown device</span>' if r.unknown else '') + \
+           ('' if not r.checked else '<span class="tag ok">reproduced</span>' if r.reproduced else
+            '' if r.contradicted else '<span class="tag">single submission</span>') + \
+           (f'<span class="tag bad">contradicted by {esc(r.contradicted)}</span>' if r.contradicted else '')
     versions = f"torch {r.pytorch_version or '?'} · timm {r.timm_version or '?'} · tbench {r.tbench_version or '?'}"
     return (f'<tr{" class=best" if first else ""}>' + _cell('device', r.device) + _cell('how', how) +
             _cell('img/s', _n(r.throughput_mean), 'num', f' <small>{esc(ci)}</small>') +
@@ -571,21 +902,20 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)
     """`output/index.html`: the leaderboard of the submission `folders` (each checked first: a folder that fails the
     rules is left off, and the page says so) and the seed tool's CSVs in `also`."""
     out = Path(output); out.mkdir(parents=True, exist_ok=True)
-    bad = {}
-    for f in folders:
-        try: bad[str(f)] = check_folder(f)
-        except Exception as e: bad[str(f)] = [f"{shown(f)}: could not be checked ({type(e).__name__})"]
-    ok = [f for f in folders if not bad[str(f)]]
-    d = board_rows(*ok, also=also)
+    said, subs = check_all(*folders)
+    bad = {str(f): lines for f, lines in said.items()}
+    ok = [f for f in said if not said[f]]
+    d = board_rows(*ok, also=also, subs=subs)
     if d.empty: raise BenchError("no measured inference rows in these submissions")
     d = d.assign(group=d.model_name + ' · ' + d.input_channels.astype(int).astype(str) + '×'
                  + d.input_size.astype(int).astype(str) + ' px · ' + d.precision)
-    # configurations with a checked submission first, each kind fastest first
-    g = d.groupby('group').agg(checked=('checked', 'any'), top=('throughput_mean', 'max'))
-    order = g.sort_values(['checked', 'top'], ascending=False).index
+    # configurations with a checked and reproduced submission first, each kind fastest first
+    d['sure'] = d.checked & d.reproduced
+    g = d.groupby('group').agg(checked=('checked', 'any'), sure=('sure', 'any'), top=('throughput_mean', 'max'))
+    order = g.sort_values(['checked', 'sure', 'top'], ascending=False).index
     body = []
     for i, g in enumerate(order):
-        rows = d[d.group.eq(g)].sort_values('throughput_mean', ascending=False)
+        rows = d[d.group.eq(g)].sort_values(['sure', 'throughput_mean'], ascending=False)
         body.append(f'<h2 id="g{i}">{esc(g)}</h2><table><thead><tr><th>device</th><th>runtime · compile · batch</th>'
                     f'<th>img/s [95% CI]</th><th>km²/s @{gsd_m:g} m</th><th>by</th><th>when</th><th>versions</th>'
                     '<th>folder</th></tr></thead><tbody>'
@@ -600,7 +930,9 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)
             f'<style>{BOARD_CSS}</style></head>'
             f'<body><header><h1>Leaderboard</h1><p>{len(ok)} submission(s) checked against rules v{RULES_VERSION}'
             f'{" and " + str(len(also)) + " file(s) of the seed tool" if also else ""}: the best img/s of each '
-            'configuration, only like with like (same model, input and precision).</p></header><main>'
+            'configuration, only like with like (same model, input and precision); a figure is "reproduced" where another '
+            'submitter on another machine landed inside its re-run interval. Audits: not yet part of the rules.</p>'
+            '</header><main>'
             f'{notes}{nav}{"".join(body)}</main></body></html>')
     (out / 'index.html').write_text(page)
     return out / 'index.html'

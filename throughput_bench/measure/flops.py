@@ -13,10 +13,10 @@ from ..core import cpu_features, cpu_ids, cache_root, keep_json
 
 # %% auto #0
 __all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops',
-           'fp32_fma_flops', 'cpu_flops_per_cycle', 'cpu_peak_tflops', 'gemm_tflops', 'copy_gbps', 'reference_speed',
-           'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling', 'measure_ceilings',
-           'ceilings_stale', 'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype', 'mfu',
-           'device_peak', 'annotate_mfu']
+           'gpu_facts', 'fp32_fma_flops', 'cpu_flops_per_cycle', 'cpu_peak_tflops', 'gemm_tflops', 'copy_gbps',
+           'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling',
+           'measure_ceilings', 'ceilings_stale', 'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype',
+           'mfu', 'device_peak', 'annotate_mfu']
 
 # %% ../../nbs/08_measure_flops.ipynb #8c59a2be
 def count_flops(model:torch.nn.Module, x:torch.Tensor, backward:bool=False)->float:
@@ -84,6 +84,23 @@ def gpu_peak_tflops(name:str, dtype:str)->Optional[float]:
     "Dense datasheet peak of GPU `name` for `dtype` (fp32/tf32/bf16/fp16/int8), or None if unknown."
     for pat, *vals in _PEAKS:
         if re.search(pat, name, re.I): return dict(zip(_COLS, vals))[dtype]
+    return None
+
+# %% ../../nbs/08_measure_flops.ipynb #24d1b13f
+#            pattern        watts  GB   compute capability (`_PEAKS`' patterns; GH200 before H200)
+_GPU_FACTS = [(r'H100.*NVL',     400,  94, '9.0'), (r'H100.*PCIe',   350,  80, '9.0'), (r'H100',       700,  80, '9.0'),
+              (r'GH200',        1000, 144, '9.0'), (r'H200.*NVL',     600, 141, '9.0'), (r'H200',       700, 141, '9.0'),
+              (r'B200',         1000, 192, '10.0'), (r'A100',        400,  80, '8.0'), (r'A800',       400,  80, '8.0'),
+              (r'L40S',          350,  48, '8.9'), (r'L40\b',        300,  48, '8.9'), (r'\bL4\b',      72,  24, '8.9'),
+              (r'A10G',          300,  24, '8.6'), (r'\bA10\b',      150,  24, '8.6'), (r'A30',        165,  24, '8.0'),
+              (r'RTX 6000 Ada',  300,  48, '8.9'), (r'RTX A6000',     300,  48, '8.6'), (r'RTX 4090',   600,  24, '8.9'),
+              (r'RTX 3090',      450,  24, '8.6'), (r'V100.*PCIE',    250,  32, '7.0'), (r'V100',       350,  32, '7.0'),
+              (r'\bT4\b',         70,  16, '7.5')]
+
+def gpu_facts(name:str)->Optional[dict]:
+    "Datasheet `watts` (most board power), `memory_gb` and `compute_capability` of GPU `name`, or None if unknown."
+    for pat, w, gb, cc in _GPU_FACTS:
+        if re.search(pat, name, re.I): return dict(watts=w, memory_gb=gb, compute_capability=cc)
     return None
 
 # %% ../../nbs/08_measure_flops.ipynb #485001a0

@@ -1,0 +1,148 @@
+"""Issue 54, rules v3: a forgery per rule, built from the committed submissions and re-sealed (fresh checksums) so that
+only the rule under test can refuse it."""
+import csv, hashlib, json, shutil
+from pathlib import Path
+import pytest
+from throughput_bench.analyse.submit import check_folder, check_folders, released, RULES_VERSION
+
+SUBS = Path(__file__).resolve().parents[1] / 'submissions'
+
+def copy(tmp_path:Path, name:str, as_:str=None)->Path:
+    "A committed submission folder, copied under `tmp_path` (as `as_`)."
+    return Path(shutil.copytree(SUBS / name, tmp_path / (as_ or name)))
+
+def forge(folder:Path, edit=None, hw_edit=None, manifest_edit=None):
+    "Edit every CSV row (and the hardware record), then re-seal every checksum as a forger would."
+    m = json.loads((folder / 'manifest.json').read_text())
+    p = folder / next(n for n in m['files'] if n.endswith('.csv'))
+    with open(p, newline='') as f: rows = list(csv.DictReader(f))
+    for r in rows:
+        if edit and r['status'] == 'ok': edit(r)
+    with open(p, 'w', newline='') as f:
+        w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
+    if hw_edit:
+        h = p.with_name(p.stem + '_hardware.json'); d = json.loads(h.read_text()); hw_edit(d); h.write_text(json.dumps(d))
+    for name in m['files']: m['files'][name]['sha256'] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    if manifest_edit: manifest_edit(m)
+    (folder / 'manifest.json').write_text(json.dumps(m))
+    return folder
+
+def times(k, *cols):
+    "An edit multiplying `cols` by `k` (each per-process figure too)."
+    def edit(r):
+        for c in cols:
+            if r.get(c): r[c] = ';'.join(str(float(x) * k) for x in r[c].split(';'))
+    return edit
+
+def rules_said(lines): return sorted({l.split(': ')[2] for l in lines})
+
+def test_the_committed_submissions_pass_rules_v3():
+    assert RULES_VERSION == 3
+    assert check_folders(SUBS / 'cpu_amd_epyc', SUBS / 'nvidia_h200') == []
+
+FIGURES = ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high', 'throughput_repeats', 'throughput_ci_within_low',
+           'throughput_ci_within_high', 'throughput_rerun_low', 'throughput_rerun_high', 'tflops_achieved', 'mfu',
+           'pixels_per_sec', 'km2_per_sec')
+
+def test_every_figure_times_1000_is_above_the_stated_cpus_peak(tmp_path):
+    "resnet50 at 10,029 img/s on 2 vCPUs, mfu 524: its own numbers agree, the device's peak does not."
+    f = forge(copy(tmp_path, 'cpu_amd_epyc'), times(1000, *FIGURES))
+    lines = check_folder(f)
+    assert rules_said(lines) == ['peak'], lines
+    assert 'cpu_amd_epyc.csv: peak:' in lines[0] and 'line' in lines[0]
+
+def test_watts_above_the_power_limit(tmp_path):
+    "Every watt ×1.5 (joules too, so energy per image still agrees): 1,045 W on a 700 W H200."
+    f = forge(copy(tmp_path, 'nvidia_h200'), times(1.5, 'watts_mean', 'watts_ci_low', 'watts_ci_high', 'joules_per_image',
+                                                   'joules_per_image_ci_low', 'joules_per_image_ci_high'))
+    assert rules_said(check_folder(f)) == ['power']
+
+def test_energy_per_image_times_10(tmp_path):
+    f = forge(copy(tmp_path, 'nvidia_h200'), times(10, 'joules_per_image', 'joules_per_image_ci_low', 'joules_per_image_ci_high'))
+    assert rules_said(check_folder(f)) == ['energy']
+
+def test_an_epyc_relabelled_as_a_xeon(tmp_path):
+    def hw(d): d['gpu_name'] = d['cpu'] = 'Intel Xeon'
+    f = forge(copy(tmp_path, 'cpu_amd_epyc'), lambda r: r.update(gpu_name='Intel Xeon'), hw)
+    lines = check_folder(f)
+    assert rules_said(lines) == ['hardware-agrees'] and 'AuthenticAMD' in lines[0], lines
+
+def test_an_h200_relabelled_as_a_t4_is_refused_by_each_rule_it_breaks(tmp_path):
+    "373 TFLOP/s and 682 W beside a 70 W power limit, 150 GB and compute capability 9.0 on a T4."
+    def hw(d): d.update(gpu_name='Tesla T4', power_limit_w='70.00')
+    f = forge(copy(tmp_path, 'nvidia_h200'), lambda r: r.update(gpu_name='Tesla T4'), hw)
+    lines = check_folder(f)
+    assert rules_said(lines) == ['hardware-agrees', 'peak', 'power'], lines
+    assert any('compute capability 9.0 on a 7.5 device' in l for l in lines)
+
+@pytest.mark.parametrize('when', ['2099-01-01T00:00:00', '1999-06-01T12:00:00'])
+def test_timestamps_outside_the_tools_life(tmp_path, when):
+    f = forge(copy(tmp_path, 'nvidia_h200'), lambda r: r.update(timestamp=when))
+    assert rules_said(check_folder(f)) == ['dates']
+
+@pytest.mark.parametrize('v', ['0.1.7', '0.2.0', '0.2.99'])
+def test_tbench_versions_that_never_existed(tmp_path, v):
+    f = forge(copy(tmp_path, 'nvidia_h200'), lambda r: r.update(tbench_version=v))
+    assert rules_said(check_folder(f)) == ['exist']
+
+def test_which_versions_are_releases():
+    assert released('tbench_version', '0.1.0') and not released('tbench_version', '0.1.7')
+    assert released('pytorch_version', '2.11.0+cu130') and not released('pytorch_version', '2.11.7')
+    assert released('pytorch_version', '2.16.0') and not released('pytorch_version', '2.17.0')  # one minor past 2.15
+    assert released('timm_version', '1.0.31') and not released('timm_version', '1.0.4')
+
+def test_the_same_run_in_two_folders_is_refused_naming_both(tmp_path):
+    a, b = copy(tmp_path, 'nvidia_h200'), copy(tmp_path, 'nvidia_h200', 'nvidia_h200_again')
+    said = check_folders(a, b)
+    assert rules_said(said) == ['once'] and len(said) == 2 * 5, said
+    assert all((f"{a}:" in l or f"{a}/" in l) and str(b) in l for l in said)
+
+def test_the_same_run_twice_in_one_folder(tmp_path):
+    f = copy(tmp_path, 'nvidia_h200')
+    forge(f, lambda r: r.update(model_name='resnet101') if r['model_name'] == 'vit_base_patch16_224' else None)
+    p = f / 'nvidia_h200.csv'
+    lines = p.read_text().splitlines()
+    p.write_text('\n'.join(lines + [l.replace('resnet101', 'vit_base_patch16_224') for l in lines[1:] if 'resnet101' in l]) + '\n')
+    forge(f)  # re-sealed
+    said = check_folder(f)
+    assert rules_said(said) == ['once'], said
+
+# ---- the board: reproduced, single submission, contradicted ----
+
+from throughput_bench.analyse.submit import board_rows, leaderboard
+
+RUN = ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high', 'throughput_repeats', 'throughput_rerun_low',
+       'throughput_rerun_high')
+
+def another(tmp_path, name, k, by='someone else', machine='another machine'):
+    "The H200 submission as another submitter on another machine measured it: every figure x `k`, a minute later."
+    def edit(r):
+        times(k, *RUN)(r); times(1 / k, 'joules_per_image', 'joules_per_image_ci_low', 'joules_per_image_ci_high')(r)
+        r['timestamp'] = r['timestamp'][:-2] + '59'
+    def hw(d): d['machine_id'] = machine
+    return forge(copy(tmp_path, 'nvidia_h200', name), edit, hw, lambda m: m.update(submitted_by=by))
+
+def test_an_independent_submission_inside_the_interval_reproduces_and_one_outside_contradicts(tmp_path):
+    a, b = copy(tmp_path, 'nvidia_h200'), another(tmp_path, 'nvidia_h200_b', 1.01)
+    d = board_rows(a, b)
+    assert d.reproduced.all() and not d.contradicted.any(), d[['folder', 'reproduced', 'contradicted']]
+    same = another(tmp_path, 'nvidia_h200_c', 1.01, by='throughput_bench maintainers')  # the same submitter: not independent
+    assert not board_rows(a, same).reproduced.any()
+    c = another(tmp_path, 'nvidia_h200_d', 0.5, by='a third', machine='a third machine')
+    d = board_rows(a, c)
+    assert not d.reproduced.any() and d.contradicted.str.contains('img/s').all(), d.contradicted
+    page = leaderboard(a, b, c, output=tmp_path / 'board').read_text()
+    assert '3 submission(s) checked' in page and '>reproduced<' in page and 'contradicted by a third:' in page
+    assert page.index('href="../nvidia_h200_b"') < page.index('href="../nvidia_h200_d"')  # reproduced first, though the same speed class
+    assert 'single submission' not in page and 'Audits: not yet part of the rules' in page
+
+def test_a_single_submission_and_an_unknown_device_say_so(tmp_path):
+    a = copy(tmp_path, 'nvidia_h200')
+    u = forge(copy(tmp_path, 'nvidia_h200', 'gpu_x'), lambda r: r.update(gpu_name='Acme X1'),
+              lambda d: d.update(gpu_name='Acme X1', energy_counter=''))
+    assert check_folder(u) == []  # unknown: the hardware rules pass it unchecked
+    d = board_rows(a, u)
+    assert d.set_index(d.folder.map(lambda f: f.name)).unknown.to_dict() == {'nvidia_h200': False, 'gpu_x': True} or \
+        set(d[d.unknown].folder.map(lambda f: f.name)) == {'gpu_x'}
+    page = leaderboard(u, output=tmp_path / 'board').read_text()
+    assert 'plausibility unchecked: unknown device' in page and 'single submission' in page
