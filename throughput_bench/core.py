@@ -606,7 +606,7 @@ class BenchResult:
     top1_agreement_ci_high:Optional[float] = None
     top1_fp32:Optional[float] = None        # top-1 accuracy of fp32 eager on the folder's labels (None: no labels)
     top1:Optional[float] = None             # and of this configuration
-    top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval for paired images (Newcombe)
+    top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval for paired images (Bonett-Price)
     top1_drop_ci_low:Optional[float] = None
     top1_drop_ci_high:Optional[float] = None
 

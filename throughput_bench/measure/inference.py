@@ -23,8 +23,8 @@ from ..machine.contention import gpu_clocks
 
 # %% auto #0
 __all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'wilson',
-           'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference', 'judge_accuracy',
-           'reference_output', 'run_inference']
+           'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference',
+           'judge_accuracy', 'reference_output', 'run_inference']
 
 # %% ../../nbs/22_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -94,19 +94,30 @@ def wilson(k:int, n:int)->tuple:
     ci = binomtest(int(k), int(n)).proportion_ci(method='wilson')
     return float(ci.low), float(ci.high)
 
-def paired_drop(ref_ok, cfg_ok)->tuple:
+def drop_interval(b, # images fp32 eager got right and the configuration wrong (a count, or an array of counts)
+                  c, # images the configuration got right and fp32 eager wrong
+                  n:int, # images in all
+                  z:float=1.959963984540054, # the normal quantile: 95%
+                 )->tuple:
+    """`(low, high)`, as fractions: the interval of the drop `(b - c) / n` between two accuracies measured on the same
+    `n` images, Bonett and Price's adjusted Wald interval for paired proportions (2012: one image added to each cell
+    where the two disagree, two to `n`). Its coverage is at least 93.5% over accuracies 50-99%, drops 0-5 points,
+    agreements 90-100% and 40-1,000 images (`bench/accuracy_interval.py`)."""
+    import numpy as np
+    p, q = (np.asarray(b) + 1) / (n + 2), (np.asarray(c) + 1) / (n + 2)
+    half = z * np.sqrt(np.maximum(0.0, p + q - (p - q) ** 2) / (n + 2))
+    return np.maximum(-1.0, p - q - half), np.minimum(1.0, p - q + half)
+
+def paired_drop(ref_ok, # whether fp32 eager got each image right
+                cfg_ok, # whether the configuration got the same image right
+               )->tuple:
     """`(drop, low, high)` in points: fp32 eager's top-1 accuracy less the configuration's, both measured on the same
-    images (`ref_ok`, `cfg_ok`: whether each was right), with Newcombe's interval for paired proportions (method 10)."""
+    images, with its 95% interval for paired proportions (`drop_interval`)."""
     import numpy as np
     r, c = np.asarray(ref_ok, bool), np.asarray(cfg_ok, bool); n = len(r)
-    a, b, cc, d = (r & c).sum(), (r & ~c).sum(), (~r & c).sum(), (~r & ~c).sum()
-    p1, p2 = (a + b) / n, (a + cc) / n
-    (l1, u1), (l2, u2) = wilson(a + b, n), wilson(a + cc, n)
-    den = math.sqrt(float((a + b) * (cc + d) * (a + cc) * (b + d)))
-    phi = float(a * d - b * cc) / den if den else 0.0
-    lo = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
-    hi = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
-    return 100 * (p1 - p2), 100 * (p1 - p2 - lo), 100 * (p1 - p2 + hi)
+    lost, won = int((r & ~c).sum()), int((~r & c).sum())
+    lo, hi = drop_interval(lost, won, n)
+    return 100 * (lost - won) / n, 100 * float(lo), 100 * float(hi)
 
 # %% ../../nbs/22_measure_inference.ipynb #a07e47ff
 def checks_accuracy(spec:BenchSpec)->bool:
