@@ -606,7 +606,7 @@ class BenchResult:
     top1_agreement_ci_high:Optional[float] = None
     top1_fp32:Optional[float] = None        # top-1 accuracy of fp32 eager on the folder's labels (None: no labels)
     top1:Optional[float] = None             # and of this configuration
-    top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval for paired images (Bonett-Price)
+    top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval, paired images (Bonett-Price)
     top1_drop_ci_low:Optional[float] = None
     top1_drop_ci_high:Optional[float] = None
 
@@ -636,10 +636,16 @@ COLUMNS = [f.name for f in fields(BenchResult)]
 UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
 
 def weights_problem(weights:Optional[str])->Optional[str]:
-    "Why `--weights` cannot be read (neither `pretrained` nor a file), or None."
+    """Why `--weights` cannot be read (neither `pretrained` nor a file of weights that reads), or None: asked before a
+    command starts anything."""
     from pathlib import Path
-    if weights in (None, '', 'pretrained') or Path(weights).is_file(): return None
-    return f"--weights {weights}: no such file (pretrained, or a .safetensors, .pt or .pth file)"
+    if weights in (None, '', 'pretrained'): return None
+    from throughput_bench.backends.export import named
+    if not Path(weights).is_file():
+        return f"--weights {named(weights)}: no such file (pretrained, or a .safetensors, .pt or .pth file)"
+    from throughput_bench.backends.model import read_state_dict
+    try: read_state_dict(weights)
+    except BenchError as e: return str(e)
 
 def accuracy_checked(row)->bool:
     "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: words without `UNCHECKED`."

@@ -518,6 +518,9 @@ def check(o:SweepOptions)->SweepOptions:
     o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
                             backends=check_backends(o.backends, o.mode))
     for m in o.model_names(): check_model(get_model(m))
+    if o.images:  # each image a sweep reads opens, or the first that does not is named
+        from ..backends.export import check_images
+        check_images(o.images)
     return o
 
 class Messages:
