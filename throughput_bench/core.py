@@ -15,10 +15,10 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids',
            'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key',
            'field_words', 'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns',
-           'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors',
-           'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift',
-           'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of',
-           'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'weights_problem', 'accuracy_checked', 'named', 'command_line', 'now_iso', 'clock', 'below_floors',
+           'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence',
+           'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of',
+           'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -636,22 +636,26 @@ COLUMNS = [f.name for f in fields(BenchResult)]
 UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
 
 def weights_problem(weights:Optional[str])->Optional[str]:
-    """Why `--weights` cannot be read (neither `pretrained` nor a file of weights that reads), or None: asked before a
-    command starts anything."""
+    "Why `--weights` cannot be read (neither `pretrained` nor a file), or None."
     from pathlib import Path
-    if weights in (None, '', 'pretrained'): return None
-    from throughput_bench.backends.export import named
-    if not Path(weights).is_file():
-        return f"--weights {named(weights)}: no such file (pretrained, or a .safetensors, .pt or .pth file)"
-    from throughput_bench.backends.model import read_state_dict
-    try: read_state_dict(weights)
-    except BenchError as e: return str(e)
+    if weights in (None, '', 'pretrained') or Path(weights).is_file(): return None
+    return f"--weights {weights}: no such file (pretrained, or a .safetensors, .pt or .pth file)"
 
 def accuracy_checked(row)->bool:
     "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: words without `UNCHECKED`."
     text = row.get('accuracy_check') if isinstance(row, dict) else getattr(row, 'accuracy_check', '')
     return isinstance(text, str) and bool(text) and UNCHECKED not in text  # a CSV's empty cell reads as NaN
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
+
+# %% ../nbs/00_core.ipynb #6f653127
+def named(v, # a name a person gave: a file, a folder, a word
+          end:bool=False, # keep its end (a path's file name) rather than its start
+         )->str:
+    """`v` as an error line says it: quoted and escaped as `repr` (a newline, an escape sequence never raw), at most 80
+    characters of it, the whole under 90."""
+    s, cut = str(v), False
+    while len(s) > 80 or len(repr(s)) > 88: s, cut = (s[1:] if end else s[:-1]), True
+    return repr(('…' + s) if cut and end else (s + '…') if cut else s)
 
 # %% ../nbs/00_core.ipynb #bacd6dfa
 COMMAND = []  # the command line this process runs, set by the CLI: rows record it, `tbench submit`'s manifest lists it

@@ -12,9 +12,9 @@ import importlib.metadata as md
 
 # %% auto #0
 __all__ = ['OPSET', 'CALIBRATION_IMAGES', 'ACCURACY_IMAGES', 'IMAGE_SUFFIXES', 'QUANTIZED_OPS', 'MEAN', 'STD', 'WIDE_MODES',
-           'RGB_MODES', 'export_versions', 'weights_digest', 'export_key', 'cache_root', 'onnx_model', 'named',
-           'image_files', 'split_images', 'open_image', 'read_images', 'files_digest', 'check_images',
-           'calibration_images', 'quiet_logging', 'int8_mode', 'dynamic_onnx', 'quantized_onnx']
+           'RGB_MODES', 'export_versions', 'weights_digest', 'export_key', 'cache_root', 'onnx_model', 'image_files',
+           'split_images', 'open_image', 'read_images', 'files_digest', 'check_images', 'calibration_images',
+           'quiet_logging', 'int8_mode', 'dynamic_onnx', 'quantized_onnx']
 
 # %% ../../nbs/16_backends_export.ipynb #bbb8e165
 OPSET = 18
@@ -91,13 +91,6 @@ IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.webp')
 QUANTIZED_OPS = ['Conv', 'MatMul', 'Gemm']
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)  # ImageNet's, as timm's classifiers are trained
 
-def named(v, end:bool=False)->str:
-    """A name a person gave (a file, a folder) as an error line says it: quoted and escaped as `repr`, at most 80
-    characters of it (its last 80 where `end`: a path's file name), the whole under 90."""
-    s, cut = str(v), False
-    while len(s) > 80 or len(repr(s)) > 88: s, cut = (s[1:] if end else s[:-1]), True
-    return repr(('…' + s) if cut and end else (s + '…') if cut else s)
-
 def image_files(folder:str)->list:
     """The images under `folder` (an image folder: one sub-folder a class), in one fixed shuffled order (seed 0), so
     that any first part of it holds every class; a folder without images is a one-line `BenchError`."""
@@ -137,7 +130,8 @@ def open_image(f:Path)->'PIL.Image.Image':
     except Exception as e:
         # the name once, escaped, is enough
         why = plain_text(' '.join(str(e).replace(repr(str(f)), '…').replace(str(f), '…').split()))
-        raise BenchError(f"--images: {named(f, end=True)} cannot be read as an image ({type(e).__name__}: {why}"[:170] + ')')
+        said = f"--images: {named(f, end=True)} cannot be read as an image ({type(e).__name__}: {why}"
+        raise BenchError(said[:170] + ')')
 
 def read_images(files:list, size:int)->'np.ndarray':
     """`files` as one float32 array: each read at its true range (`open_image`), resized (short side `size`),
@@ -159,7 +153,10 @@ def files_digest(files:list)->str:
     in place, sizes equal, is another), part of the cache keys made from them."""
     h = hashlib.sha256()
     for f in files:
-        with open(f, 'rb') as fh: h.update(hashlib.file_digest(fh, 'sha256').digest())
+        one = hashlib.sha256()
+        with open(f, 'rb') as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b''): one.update(chunk)
+        h.update(one.digest())
     return h.hexdigest()[:16]
 
 def check_images(folder:str)->list:

@@ -34,7 +34,6 @@ def read_state_dict(path:str)->dict:
     """The state dict in the weights file at `path`: `.safetensors`, or a `.pt`/`.pth` state dict (or a checkpoint
     holding one under `state_dict`, `model` or `state_dict_ema`) read with `weights_only` (no code is unpickled); a
     file that is not one is a one-line `BenchError` naming it."""
-    from .export import named
     try:
         if str(path).endswith('.safetensors'):
             from safetensors.torch import load_file
@@ -42,7 +41,8 @@ def read_state_dict(path:str)->dict:
         else: sd = torch.load(path, map_location='cpu', weights_only=True)
     except Exception as e:  # `one_line`, below
         why = plain_text(' '.join(str(e).split('. ')[0].split()))
-        raise BenchError(f"--weights {named(path, end=True)}: not a weights file ({type(e).__name__}: {why}"[:170] + ')')
+        said = f"--weights {named(path, end=True)}: not a weights file ({type(e).__name__}: {why}"
+        raise BenchError(said[:170] + ')')
     if isinstance(sd, dict):
         sd = next((sd[k] for k in ('state_dict', 'model', 'state_dict_ema') if isinstance(sd.get(k), dict)), sd)
     if not isinstance(sd, dict):
