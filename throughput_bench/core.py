@@ -15,7 +15,7 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json',
            'cpu_ids', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in',
            'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
-           'with_field_columns', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock',
+           'with_field_columns', 'weights_problem', 'accuracy_checked', 'named', 'command_line', 'now_iso', 'clock',
            'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict',
            'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps',
            'names_of', 'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions',
@@ -607,7 +607,7 @@ class BenchResult:
     top1_agreement_ci_high:Optional[float] = None
     top1_fp32:Optional[float] = None        # top-1 accuracy of fp32 eager on the folder's labels (None: no labels)
     top1:Optional[float] = None             # and of this configuration
-    top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval for paired images (Newcombe)
+    top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval, paired images (Bonett-Price)
     top1_drop_ci_low:Optional[float] = None
     top1_drop_ci_high:Optional[float] = None
 
@@ -647,6 +647,16 @@ def accuracy_checked(row)->bool:
     text = row.get('accuracy_check') if isinstance(row, dict) else getattr(row, 'accuracy_check', '')
     return isinstance(text, str) and bool(text) and UNCHECKED not in text  # a CSV's empty cell reads as NaN
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
+
+# %% ../nbs/00_core.ipynb #6f653127
+def named(v, # a name a person gave: a file, a folder, a word
+          end:bool=False, # keep its end (a path's file name) rather than its start
+         )->str:
+    """`v` as an error line says it: quoted and escaped as `repr` (a newline, an escape sequence never raw), at most 80
+    characters of it, the whole under 90."""
+    s, cut = str(v), False
+    while len(s) > 80 or len(repr(s)) > 88: s, cut = (s[1:] if end else s[:-1]), True
+    return repr(('…' + s) if cut and end else (s + '…') if cut else s)
 
 # %% ../nbs/00_core.ipynb #bacd6dfa
 COMMAND = []  # the command line this process runs, set by the CLI: rows record it, `tbench submit`'s manifest lists it

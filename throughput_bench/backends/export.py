@@ -11,9 +11,10 @@ from ..core import *
 import importlib.metadata as md
 
 # %% auto #0
-__all__ = ['OPSET', 'CALIBRATION_IMAGES', 'ACCURACY_IMAGES', 'IMAGE_SUFFIXES', 'QUANTIZED_OPS', 'MEAN', 'STD', 'export_versions',
-           'weights_digest', 'export_key', 'cache_root', 'onnx_model', 'image_files', 'split_images', 'read_images',
-           'files_digest', 'calibration_images', 'quiet_logging', 'int8_mode', 'dynamic_onnx', 'quantized_onnx']
+__all__ = ['OPSET', 'CALIBRATION_IMAGES', 'ACCURACY_IMAGES', 'IMAGE_SUFFIXES', 'QUANTIZED_OPS', 'MEAN', 'STD', 'WIDE_MODES',
+           'RGB_MODES', 'export_versions', 'weights_digest', 'export_key', 'cache_root', 'onnx_model', 'image_files',
+           'split_images', 'open_image', 'read_images', 'files_digest', 'check_images', 'calibration_images',
+           'quiet_logging', 'int8_mode', 'dynamic_onnx', 'quantized_onnx']
 
 # %% ../../nbs/16_backends_export.ipynb #bbb8e165
 OPSET = 18
@@ -27,15 +28,16 @@ def export_versions()->dict:
     return v
 
 def weights_digest(model)->str:
-    "A cheap fingerprint of a model's weights: each parameter's and buffer's shape and float64 sum."
+    """A fingerprint of a model's weights by content: each floating-point parameter's and buffer's name, dtype, shape
+    and bytes (a sum, as before, is blind to weights moved within a tensor)."""
     import torch
+    h = hashlib.sha256()
     with torch.no_grad():
-        parts = [
-            f"{n}:{tuple(t.shape)}:{t.double().sum().item():.17g}"
-            for n, t in model.state_dict().items()
-            if t.is_floating_point()
-        ]
-    return hashlib.sha256('|'.join(parts).encode()).hexdigest()[:16]
+        for n, t in model.state_dict().items():
+            if not t.is_floating_point(): continue
+            h.update(f"{n}:{t.dtype}:{tuple(t.shape)}|".encode())
+            h.update(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()[:16]
 
 def export_key(spec:BenchSpec, weights:str='')->str:
     """The cache entry's name: the model and input, readable, then a hash of everything that changes the graph (and of
@@ -94,7 +96,7 @@ def image_files(folder:str)->list:
     that any first part of it holds every class; a folder without images is a one-line `BenchError`."""
     import numpy as np
     files = sorted(p for p in Path(folder).rglob('*') if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
-    if not files: raise BenchError(f"--images {folder}: no {', '.join(IMAGE_SUFFIXES)} image under it")
+    if not files: raise BenchError(f"--images {named(folder)}: no {', '.join(IMAGE_SUFFIXES)} image under it")
     return [files[i] for i in np.random.default_rng(0).permutation(len(files))]
 
 def split_images(files:list, n:int=CALIBRATION_IMAGES)->tuple:
@@ -103,22 +105,71 @@ def split_images(files:list, n:int=CALIBRATION_IMAGES)->tuple:
     k = min(n, len(files) // 2) if len(files) > 1 else len(files)
     return files[:k], files[k:k + ACCURACY_IMAGES]
 
+# the top of the range of the modes whose pixels are wider than 8 bits: 16-bit PNGs open as `I;16` (or `I`: read as 16
+# bits, refused where a pixel is outside 0-65535); a float image (`F`) is read where its pixels are within 0-1
+WIDE_MODES = {'I;16': 65535, 'I;16L': 65535, 'I;16B': 65535, 'I;16N': 65535, 'I': 65535, 'F': 1.0}
+# the 8-bit modes Pillow converts to RGB as they mean (grey, palette, alpha dropped, CMYK, JPEG's YCbCr); any other
+# (LAB, HSV: their channels are not RGB's) is refused
+RGB_MODES = ('1', 'L', 'LA', 'La', 'P', 'PA', 'RGB', 'RGBA', 'RGBa', 'RGBX', 'CMYK', 'YCbCr')
+
+def open_image(f:Path)->'PIL.Image.Image':
+    """The picture in file `f` at its true range: RGB of 8 bits a channel (every 8-bit mode, palette, alpha and CMYK
+    converted by Pillow), or a one-channel float image in 0-1 (`WIDE_MODES`); a file Pillow cannot read, or whose range
+    it cannot know, is a one-line `BenchError` naming it."""
+    import numpy as np
+    from PIL import Image
+    try:
+        with Image.open(f) as im:
+            im.load()
+            if im.mode in RGB_MODES: return im.convert('RGB')
+            if im.mode not in WIDE_MODES: raise ValueError(f"mode {im.mode} is not read (only RGB, grey and such)")
+            a, top = np.asarray(im, np.float32), WIDE_MODES[im.mode]
+        if not (np.isfinite(a).all() and a.min() >= 0 and a.max() <= top):
+            raise ValueError(f"{im.mode} pixels outside 0-{top:g}")
+        return Image.fromarray(a / np.float32(top))
+    except Exception as e:
+        # the name once, escaped, is enough
+        why = plain_text(' '.join(str(e).replace(repr(str(f)), '…').replace(str(f), '…').split()))
+        said = f"--images: {named(f, end=True)} cannot be read as an image ({type(e).__name__}: {why}"
+        raise BenchError(said[:170] + ')')
+
 def read_images(files:list, size:int)->'np.ndarray':
-    "`files` as one float32 array: each resized (short side `size`), centre-cropped to `size`², normalised as ImageNet."
+    """`files` as one float32 array: each read at its true range (`open_image`), resized (short side `size`),
+    centre-cropped to `size`², normalised as ImageNet."""
     import numpy as np
     from PIL import Image
     out = []
     for f in files:
-        im = Image.open(f).convert('RGB'); w, h = im.size; k = size / min(w, h)
+        im = open_image(f); w, h = im.size; k = size / min(w, h)
         im = im.resize((max(size, round(w * k)), max(size, round(h * k))), Image.BILINEAR)
         l, t = (im.size[0] - size) // 2, (im.size[1] - size) // 2
-        a = np.asarray(im.crop((l, t, l + size, t + size)), np.float32) / 255
+        a = np.asarray(im.crop((l, t, l + size, t + size)), np.float32)
+        a = a / 255 if im.mode == 'RGB' else np.repeat(a[..., None], 3, axis=2)  # one channel in 0-1: grey
         out.append(((a - MEAN) / STD).transpose(2, 0, 1))
     return np.stack(out).astype(np.float32)
 
 def files_digest(files:list)->str:
-    "A short fingerprint of which files (names and sizes) a step read: part of the cache keys made from them."
-    return hashlib.sha256('|'.join(f"{f}:{f.stat().st_size}" for f in files).encode()).hexdigest()[:8]
+    """A short fingerprint of what the files a step read hold, in their order: the bytes of each (a folder rewritten
+    in place, sizes equal, is another), part of the cache keys made from them."""
+    h = hashlib.sha256()
+    for f in files:
+        one = hashlib.sha256()
+        with open(f, 'rb') as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b''): one.update(chunk)
+        h.update(one.digest())
+    return h.hexdigest()[:16]
+
+def check_images(folder:str)->list:
+    """`folder`'s images (`image_files`) once each that a sweep would read opens (`open_image`) and no class folder
+    holds a digit other than 0-9 (`²`, `٣`: Python reads them as digits, a person would not); else a one-line
+    `BenchError` naming the first that does not: run before a sweep starts."""
+    files = image_files(folder)
+    for f in files:
+        c = Path(f).relative_to(folder).parts[0] if len(Path(f).relative_to(folder).parts) > 1 else ''
+        if c.isdigit() and not c.isascii():
+            raise BenchError(f"--images: class folder {named(c)} is not a number in digits 0-9; rename it")
+    for f in sum(split_images(files), []): open_image(f)
+    return files
 
 def calibration_images(spec:BenchSpec, n:int=CALIBRATION_IMAGES)->tuple:
     """`(float32 array of the images that calibrate, what they are in words)`: `split_images`'s first part of

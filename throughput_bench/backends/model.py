@@ -13,8 +13,8 @@ from ..backbones.registry import get_model, build
 from ..machine.hardware import device_name, device_memory_gb
 
 # %% auto #0
-__all__ = ['TOO_LARGE', 'build_model', 'load_weights', 'setup_run', 'describe_model', 'maybe_compile', 'predictor',
-           'synthetic_input', 'RandomImages', 'loader_input', 'is_oom', 'one_line', 'describe_device']
+__all__ = ['TOO_LARGE', 'build_model', 'read_state_dict', 'load_weights', 'setup_run', 'describe_model', 'maybe_compile',
+           'predictor', 'synthetic_input', 'RandomImages', 'loader_input', 'is_oom', 'one_line', 'describe_device']
 
 # %% ../../nbs/11_backends_model.ipynb #34ff163a
 def build_model(spec:BenchSpec)->tuple:
@@ -30,21 +30,29 @@ def build_model(spec:BenchSpec)->tuple:
     if spec.weights not in ('', 'pretrained'): load_weights(model, spec.weights)
     return device, info, model.to(device=device)
 
-def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
-    """`model` with the weights of the file at `path`: `.safetensors`, or a `.pt`/`.pth` state dict (or a checkpoint
+def read_state_dict(path:str)->dict:
+    """The state dict in the weights file at `path`: `.safetensors`, or a `.pt`/`.pth` state dict (or a checkpoint
     holding one under `state_dict`, `model` or `state_dict_ema`) read with `weights_only` (no code is unpickled); a
-    file that is not one, or does not fit the model, is a one-line `BenchError`."""
+    file that is not one is a one-line `BenchError` naming it."""
     try:
         if str(path).endswith('.safetensors'):
             from safetensors.torch import load_file
             sd = load_file(str(path))
         else: sd = torch.load(path, map_location='cpu', weights_only=True)
     except Exception as e:  # `one_line`, below
-        raise BenchError(f"--weights {path}: not a weights file ({type(e).__name__}: {str(e).split('. ')[0][:150]})")
+        why = plain_text(' '.join(str(e).split('. ')[0].split()))
+        said = f"--weights {named(path, end=True)}: not a weights file ({type(e).__name__}: {why}"
+        raise BenchError(said[:170] + ')')
     if isinstance(sd, dict):
         sd = next((sd[k] for k in ('state_dict', 'model', 'state_dict_ema') if isinstance(sd.get(k), dict)), sd)
-    if not isinstance(sd, dict): raise BenchError(f"--weights {path}: holds a {type(sd).__name__}, not a state dict")
-    sd = {k.removeprefix('module.'): v for k, v in sd.items()}  # saved from DistributedDataParallel
+    if not isinstance(sd, dict):
+        raise BenchError(f"--weights {named(path, end=True)}: holds a {type(sd).__name__}, not a state dict")
+    return {str(k).removeprefix('module.'): v for k, v in sd.items()}  # saved from DistributedDataParallel
+
+def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
+    """`model` with the weights of the file at `path` (`read_state_dict`); a file that is not one, or does not fit the
+    model, is a one-line `BenchError`."""
+    sd = read_state_dict(path)
     try: missing, unexpected = model.load_state_dict(sd, strict=False)
     except RuntimeError as e:  # a tensor of another shape
         raise BenchError(f"--weights {path}: does not fit the model ({' '.join(str(e).split()[6:])[:200]})")

@@ -23,8 +23,8 @@ from ..machine.contention import gpu_clocks
 
 # %% auto #0
 __all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'wilson',
-           'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference', 'judge_accuracy',
-           'reference_output', 'run_inference']
+           'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference',
+           'judge_accuracy', 'reference_output', 'run_inference']
 
 # %% ../../nbs/22_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -94,19 +94,30 @@ def wilson(k:int, n:int)->tuple:
     ci = binomtest(int(k), int(n)).proportion_ci(method='wilson')
     return float(ci.low), float(ci.high)
 
-def paired_drop(ref_ok, cfg_ok)->tuple:
+def drop_interval(b, # images fp32 eager got right and the configuration wrong (a count, or an array of counts)
+                  c, # images the configuration got right and fp32 eager wrong
+                  n:int, # images in all
+                  z:float=1.959963984540054, # the normal quantile: 95%
+                 )->tuple:
+    """`(low, high)`, as fractions: the interval of the drop `(b - c) / n` between two accuracies measured on the same
+    `n` images, Bonett and Price's adjusted Wald interval for paired proportions (2012: one image added to each cell
+    where the two disagree, two to `n`). Simulated, it held the true drop in at least 94.2% of trials in every cell of
+    accuracies 50-99%, drops 0-5 points, agreements 90-100% and 40-1,000 images (`bench/accuracy_interval.py`)."""
+    import numpy as np
+    p, q = (np.asarray(b) + 1) / (n + 2), (np.asarray(c) + 1) / (n + 2)
+    half = z * np.sqrt(np.maximum(0.0, p + q - (p - q) ** 2) / (n + 2))
+    return np.maximum(-1.0, p - q - half), np.minimum(1.0, p - q + half)
+
+def paired_drop(ref_ok, # whether fp32 eager got each image right
+                cfg_ok, # whether the configuration got the same image right
+               )->tuple:
     """`(drop, low, high)` in points: fp32 eager's top-1 accuracy less the configuration's, both measured on the same
-    images (`ref_ok`, `cfg_ok`: whether each was right), with Newcombe's interval for paired proportions (method 10)."""
+    images, with its 95% interval for paired proportions (`drop_interval`)."""
     import numpy as np
     r, c = np.asarray(ref_ok, bool), np.asarray(cfg_ok, bool); n = len(r)
-    a, b, cc, d = (r & c).sum(), (r & ~c).sum(), (~r & c).sum(), (~r & ~c).sum()
-    p1, p2 = (a + b) / n, (a + cc) / n
-    (l1, u1), (l2, u2) = wilson(a + b, n), wilson(a + cc, n)
-    den = math.sqrt(float((a + b) * (cc + d) * (a + cc) * (b + d)))
-    phi = float(a * d - b * cc) / den if den else 0.0
-    lo = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
-    hi = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
-    return 100 * (p1 - p2), 100 * (p1 - p2 - lo), 100 * (p1 - p2 + hi)
+    lost, won = int((r & ~c).sum()), int((~r & c).sum())
+    lo, hi = drop_interval(lost, won, n)
+    return 100 * (lost - won) / n, 100 * float(lo), 100 * float(hi)
 
 # %% ../../nbs/22_measure_inference.ipynb #a07e47ff
 def checks_accuracy(spec:BenchSpec)->bool:
@@ -114,11 +125,12 @@ def checks_accuracy(spec:BenchSpec)->bool:
     return spec.mode == 'inference' and (spec.quant not in ('none', '') or spec.precision != 'fp32')
 
 def folder_labels(files:list, folder:str, num_classes:int)->Optional['np.ndarray']:
-    """Each image's class from its sub-folder's name, where the names are classes of the model's head: `0`…`N-1`, or
-    ImageNet's WordNet ids for a 1000-class head; None where they are not."""
+    """Each image's class from its sub-folder's name, where the names are classes of the model's head: `0`…`N-1`
+    (in 0-9 digits), or ImageNet's WordNet ids for a 1000-class head; None where they are not."""
     import numpy as np
     names = [Path(f).relative_to(folder).parts[0] if len(Path(f).relative_to(folder).parts) > 1 else '' for f in files]
-    if all(n.isdigit() and int(n) < num_classes for n in names): return np.array([int(n) for n in names])
+    if all(n.isascii() and n.isdigit() and int(n) < num_classes for n in names):
+        return np.array([int(n) for n in names])
     if num_classes == 1000 and all(re.fullmatch(r'n\d{8}', n) for n in names):
         from timm.data import ImageNetInfo
         index = {w: i for i, w in enumerate(ImageNetInfo().label_names())}
@@ -136,13 +148,14 @@ def top1(run, files:list, size:int, batch:int)->'np.ndarray':
 # %% ../../nbs/22_measure_inference.ipynb #a9dd86a7
 def accuracy_reference(model, spec:BenchSpec, device)->Optional[dict]:
     """fp32 eager's answers on the check's images (`files`, their `labels` or None, `top1`), kept in the cache keyed
-    by the model's weights and the files; None where `spec` gets no check (no `--images`, not a classifier of RGB
-    images)."""
+    by the model and its weights and what the files hold; None where `spec` gets no check (no `--images`, not a
+    classifier of RGB images); `{'why': ...}` where the folder leaves no image to check."""
     import numpy as np
     classes = getattr(model, 'num_classes', None)
     if not (checks_accuracy(spec) and spec.images and classes and spec.in_chans == 3): return None
-    files = split_images(image_files(spec.images))[1]
-    if not files: return None
+    every = image_files(spec.images)
+    files = split_images(every)[1]
+    if not files: return dict(why=f"--images holds {len(every)} image, which calibrates; none left to check")
     key = hashlib.sha256((export_key(spec, weights_digest(model)) + files_digest(files)).encode()).hexdigest()[:16]
     path = cache_root(spec) / 'accuracy' / f"{key}.json"
     try: ref = np.array(json.loads(path.read_text())['top1'], dtype=np.int64)
@@ -156,8 +169,9 @@ def judge_accuracy(res:BenchResult, spec:BenchSpec, acc:Optional[dict], run, bat
     """Put the accuracy check's figures and words on the row (`run`: the configuration's `output`, `batch` images a
     call); a drop beyond `spec.accuracy_gate` makes it `wrong`."""
     if not checks_accuracy(spec): return res
-    if acc is None:
-        why = 'random weights' if not spec.weights else 'no --images' if not spec.images else 'not an RGB classifier'
+    if acc is None or 'why' in acc:
+        why = (acc['why'] if acc else 'random weights' if not spec.weights else 'no --images' if not spec.images
+               else 'not an RGB classifier')
         res.accuracy_check = f"{UNCHECKED}: {why}"; return res
     got = top1(run, acc['files'], spec.input_size, batch)
     n, same = len(got), int((got == acc['top1']).sum())

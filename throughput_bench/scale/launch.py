@@ -516,9 +516,15 @@ def check(o:SweepOptions)->SweepOptions:
     check_words(o); check_numbers(o); check_together(o)
     if o.images and not Path(o.images).is_dir(): raise BenchError(f"--images {o.images}: no such folder")
     if why := weights_problem(o.weights): raise BenchError(why)
+    if o.weights not in (None, '', 'pretrained'):  # a file that is not of weights: said before anything starts
+        from ..backends.model import read_state_dict
+        read_state_dict(o.weights)
     o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
                             backends=check_backends(o.backends, o.mode))
     for m in o.model_names(): check_model(get_model(m))
+    if o.images:  # each image a sweep reads opens, or the first that does not is named
+        from ..backends.export import check_images
+        check_images(o.images)
     return o
 
 class Messages:
