@@ -39,11 +39,12 @@ SLACK = 0.02           # how far a stored figure may sit from what its per-proce
 # released versions, shipped as data: tbench's are settings.ini's `version` through git history (`git log -p --
 # settings.ini | grep '^+version'`: 0.1.0 only); torch's and timm's are PyPI's (`pip index versions torch`, 2026-11-27)
 TBENCH_RELEASES = ('0.1.0',)
-RELEASES = {'pytorch_version': ('torch', '2.0.0 2.0.1 2.1.0 2.1.1 2.1.2 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 '
-                                '2.5.1 2.6.0 2.7.0 2.7.1 2.8.0 2.9.0 2.9.1 2.10.0 2.11.0 2.12.0 2.12.1 2.13.0 2.14.0 2.14.1 '
-                                '2.15.0'),
-            'timm_version': ('timm', '0.9.0 0.9.1 0.9.2 0.9.5 0.9.6 0.9.7 0.9.8 0.9.9 0.9.10 0.9.11 0.9.12 0.9.16 1.0.3 '
-                             '1.0.7 1.0.8 1.0.9 1.0.10 1.0.11 1.0.12 1.0.13 1.0.14 1.0.15 1.0.16 1.0.17 1.0.18 1.0.19 '
+RELEASES = {'pytorch_version': ('torch', '2.0.0 2.0.1 2.1.0 2.1.1 2.1.2 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 '
+                                '2.5.0 2.5.1 2.6.0 2.7.0 2.7.1 2.8.0 2.9.0 2.9.1 2.10.0 2.11.0 2.12.0 2.12.1 2.13.0 '
+                                '2.14.0 2.14.1 2.15.0'),
+            'timm_version': ('timm', '0.9.0 0.9.1 0.9.2 0.9.5 0.9.6 0.9.7 0.9.8 0.9.9 0.9.10 0.9.11 0.9.12 0.9.16 '
+                             '1.0.3 1.0.7 1.0.8 1.0.9 1.0.10 1.0.11 1.0.12 1.0.13 1.0.14 1.0.15 1.0.16 1.0.17 '
+                             '1.0.18 1.0.19 '
                              '1.0.20 1.0.21 1.0.22 1.0.23 1.0.24 1.0.25 1.0.26 1.0.27 1.0.28 1.0.29 1.0.30 1.0.31')}
 FIRST_RELEASE = '2026-11-22'  # the tool's first commit, version 0.1.0 (`git log --reverse --format=%ad | head -1`)
 POWER_SLACK, ENERGY_SLACK = 1.10, 0.05  # watts up to the device's power limit x 1.1; J/image = W / (img/s) within 5%
@@ -108,7 +109,8 @@ class Submission:
                 if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
                 text = Path(csv).read_text(errors='replace')
                 raw = _frame_of(Path(csv))
-                out.append(cls(None, raw, hw, allow, Path(csv), text)); raws.append((f"{len(raws)}/{Path(csv).name}", raw))
+                out.append(cls(None, raw, hw, allow, Path(csv), text))
+                raws.append((f"{len(raws)}/{Path(csv).name}", raw))
             except Exception as e: out.append(e)
         if raws:
             every = tidy_results(raws)  # each part its own source: `latest` never crosses files
@@ -189,7 +191,8 @@ def _power(s:Submission)->list:
     limit = power_limit(s.hardware)
     if not limit or 'watts_mean' not in s.rows: return []
     hot = pd_num(s.rows.watts_mean) > limit * POWER_SLACK
-    return [(s.lines(hot), f"watts above the device's power limit ({limit:g} W) × {POWER_SLACK:g}")] if hot.any() else []
+    if not hot.any(): return []
+    return [(s.lines(hot), f"watts above the device's power limit ({limit:g} W) × {POWER_SLACK:g}")]
 
 def _energy(s:Submission)->list:
     r = s.rows
@@ -217,11 +220,13 @@ def contradictions(hw:dict, rows=None)->list:
             out.append(f"cpu_family {int(fam)} is no {v} family")
     if kind == 'cpu' and rows is not None and 'threads' in rows:
         cores = pd_num(hw.get('cpu_count'))
-        if cores > 0 and (pd_num(rows.threads) > cores).any(): out.append(f"rows with more threads than its {cores:g} cores")
+        if cores > 0 and (pd_num(rows.threads) > cores).any():
+            out.append(f"rows with more threads than its {cores:g} cores")
     name = str(hw.get('gpu_name', ''))
     f = gpu_facts(name) if kind == 'cuda' else None
     if f:
-        mem, cc, lim = pd_num(hw.get('gpu_mem_gb')), str(hw.get('compute_capability') or ''), pd_num(hw.get('power_limit_w'))
+        mem, lim = pd_num(hw.get('gpu_mem_gb')), pd_num(hw.get('power_limit_w'))
+        cc = str(hw.get('compute_capability') or '')
         if mem > f['memory_gb'] * 1.15: out.append(f"{mem:g} GB of GPU memory on a {f['memory_gb']} GB device")
         if cc and cc != f['compute_capability']:
             out.append(f"compute capability {shown(cc)[:20]} on a {f['compute_capability']} device")
@@ -237,7 +242,8 @@ def contradictions(hw:dict, rows=None)->list:
     return out
 
 def _agrees(s:Submission)->list:
-    return [([], f"the hardware record contradicts the device it names: {c}") for c in contradictions(s.hardware, s.rows)]
+    return [([], f"the hardware record contradicts the device it names: {c}")
+            for c in contradictions(s.hardware, s.rows)]
 
 def _when(v)->Optional[datetime.datetime]:
     "A timestamp as naive UTC (None: not one)."
@@ -255,7 +261,8 @@ def _dates(s:Submission)->list:
     def off(v): t = _when(v); return t is None or not lo <= t <= hi
     stamps = s.raw['timestamp'].astype(str) if 'timestamp' in s.raw else []
     rows = [i + 2 for i, v in zip(s.raw.index, stamps) if v.strip() not in ('', 'nan') and off(v)]
-    out = [(rows, f"timestamps outside {lo:%Y-%m-%d} .. {hi:%Y-%m-%d} (the tool's first release .. tomorrow)")] if rows else []
+    span = f"{lo:%Y-%m-%d} .. {hi:%Y-%m-%d}"
+    out = [(rows, f"timestamps outside {span} (the tool's first release .. tomorrow)")] if rows else []
     m = s.manifest or {}
     bad = [k for k in ('created', 'measured_from', 'measured_to') if str(m.get(k) or '') and off(m[k])]
     return out + ([([], f"manifest.json: {', '.join(bad)} outside {lo:%Y-%m-%d} .. {hi:%Y-%m-%d}")] if bad else [])
@@ -431,8 +438,9 @@ def _known(col:str)->tuple:
 @functools.lru_cache(maxsize=4096)
 def released(col:str, v)->bool:
     """Whether version `v` of `col` (`tbench_version`, `pytorch_version`, `timm_version`) is a release: tbench's one of
-    `TBENCH_RELEASES` (or this checker's own); torch's and timm's one this checker knows, or a newer one at most one minor
-    past the newest it knows (a checker a release behind still passes an honest row). A local tag (`+cu130`) is dropped."""
+    `TBENCH_RELEASES` (or this checker's own); torch's and timm's one this checker knows, or a newer one at most one
+    minor past the newest it knows (a checker a release behind still passes an honest row). A local tag (`+cu130`) is
+    dropped."""
     from throughput_bench import __version__
     base = str(v).strip().split('+')[0]
     if col == 'tbench_version': return base in TBENCH_RELEASES + (__version__,)
@@ -450,8 +458,9 @@ def _exist(s:Submission)->list:
         v = [str(x).strip() for x in r[col].tolist()]
         wrong = np.array([x not in ('', 'nan', 'None') and not released(col, x) for x in v], bool)
         word = col.split('_')[0].replace('pytorch', 'torch')
+        newest = max(_known(col) if col in RELEASES else TBENCH_RELEASES, key=_version_key)
         if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]], f"{word} versions that are no release "
-                                    f"(this checker knows {word} up to {max(_known(col) if col in RELEASES else TBENCH_RELEASES, key=_version_key)})"))
+                                    f"(this checker knows {word} up to {newest})"))
     return out
 
 def _identity(s:Submission)->list:
@@ -728,7 +737,8 @@ def check_all(*folders)->tuple:
         for fp, lines in fingerprints(sub).items():
             if fp in seen and seen[fp][0] != f:
                 g, other = seen[fp]
-                twin = f"the same run (timestamp and per-process figures) as {shown(g)}/{shown(subs[g].csv.name)} line {other[0]}"
+                twin = (f"the same run (timestamp and per-process figures) as {shown(g)}/{shown(subs[g].csv.name)} "
+                        f"line {other[0]}")
                 said[f].append(f"{shown(f)}: {shown(sub.csv.name)}: once: {twin} (line {lines[0]})")
                 said[g].append(f"{shown(g)}: {shown(subs[g].csv.name)}: once: the same run as {shown(f)}/"
                                f"{shown(sub.csv.name)} line {lines[0]} (line {other[0]})")
@@ -755,13 +765,13 @@ def machine_identity(hw:dict)->str:
             'os_release', 'driver_version')
     return hashlib.sha256(json.dumps([str(hw.get(k)) for k in keys]).encode()).hexdigest()[:16]
 
-REPRODUCE_KEYS = ('device', 'model_name', 'input_channels', 'input_size', 'precision', 'quant', 'backend', 'compile_mode',
-                  'batch_size', 'mode')
+REPRODUCE_KEYS = ('device', 'model_name', 'input_channels', 'input_size', 'precision', 'quant', 'backend',
+                  'compile_mode', 'batch_size', 'mode')
 
 def standing(d:'pd.DataFrame')->'pd.DataFrame':
     """`reproduced` (an independent checked submission, of another submitter and machine, of the same device and
-    configuration lands inside the row's re-run interval, else its 95% interval) and `contradicted` (who, what figure and
-    where, for one that lands outside) of each board row."""
+    configuration lands inside the row's re-run interval, else its 95% interval) and `contradicted` (who, what figure
+    and where, for one that lands outside) of each board row."""
     import numpy as np
     n = len(d)
     mean = pd_num(d.throughput_mean).to_numpy(float)
@@ -775,7 +785,8 @@ def standing(d:'pd.DataFrame')->'pd.DataFrame':
     keys = [k for k in REPRODUCE_KEYS if k in d]
     for idx in d.groupby(keys, dropna=False, sort=False).indices.values():
         if len(idx) < 2: continue
-        indep = (by[idx][:, None] != by[idx][None, :]) & (machine[idx][:, None] != machine[idx][None, :]) & checked[idx][None, :]
+        indep = ((by[idx][:, None] != by[idx][None, :]) & (machine[idx][:, None] != machine[idx][None, :])
+                 & checked[idx][None, :])
         inside = (mean[idx][None, :] >= lo[idx][:, None]) & (mean[idx][None, :] <= hi[idx][:, None])
         rep[idx] = (indep & inside).any(1)
         for a, row in zip(idx, indep & ~inside):
@@ -799,11 +810,13 @@ def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame
             csv = next(f / n for n in m['files'] if str(n).endswith('.csv'))
             s = Submission.read(csv, csv.with_name(csv.stem + '_hardware.json')); s.manifest = m
         parts.append(s.rows)
-        meta.append(dict(by=str(s.manifest.get('submitted_by') or 'unnamed'), when=str(s.manifest.get('created', ''))[:10],
-                         folder=f, checked=True, machine=machine_identity(s.hardware), hw=s.hardware))
+        meta.append(dict(by=str(s.manifest.get('submitted_by') or 'unnamed'),
+                         when=str(s.manifest.get('created', ''))[:10], folder=f, checked=True,
+                         machine=machine_identity(s.hardware), hw=s.hardware))
     for c in map(Path, also):
         parts.append(read_results(c))
-        meta.append(dict(by=f"{c.name} (seed tool's file)", when='', folder=c, checked=False, machine=f"seed {c}", hw={}))
+        meta.append(dict(by=f"{c.name} (seed tool's file)", when='', folder=c, checked=False, machine=f"seed {c}",
+                         hw={}))
     if not parts: return pd.DataFrame()
     # one pass over every folder: the device name carries the part's number, so no two parts ever share a configuration
     tagged = pd.concat([p.assign(gpu_name=p.gpu_name.astype(str) + f"\x1f{k}") for k, p in enumerate(parts)],
@@ -930,8 +943,9 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)
             f'<style>{BOARD_CSS}</style></head>'
             f'<body><header><h1>Leaderboard</h1><p>{len(ok)} submission(s) checked against rules v{RULES_VERSION}'
             f'{" and " + str(len(also)) + " file(s) of the seed tool" if also else ""}: the best img/s of each '
-            'configuration, only like with like (same model, input and precision); a figure is "reproduced" where another '
-            'submitter on another machine landed inside its re-run interval. Audits: not yet part of the rules.</p>'
+            'configuration, only like with like (same model, input and precision); a figure is "reproduced" where '
+            'another submitter on another machine landed inside its re-run interval. '
+            'Audits: not yet part of the rules.</p>'
             '</header><main>'
             f'{notes}{nav}{"".join(body)}</main></body></html>')
     (out / 'index.html').write_text(page)
