@@ -60,7 +60,10 @@ def test_after_the_first_round_a_budget_says_what_the_rest_will_cost():
     f = r.forecast()
     assert f.startswith('budget: the first round took 1 min 36 s (8 configurations, 12 s a worker process, beside other work)'), f
     assert 'the 16 processes left (3 a configuration' in f and 'need about 3 min 12 s' in f and 'past its 2 min budget' in f
-    r.rep.deadline = now + 600  # plenty of budget left: nothing to say
+    r.rep.deadline = now + 600  # plenty of budget left on a busy host: the time it ends
+    f = r.forecast()
+    assert 'so the run ends about ' in f and f.endswith(', within its 2 min budget'), f
+    r.busy = {}  # and on a quiet one: nothing to say
     assert r.forecast() == ''
 
 @pytest.fixture
@@ -78,6 +81,11 @@ def test_the_first_example_on_a_busy_host(work, two_busy_loops):
     20-second budget), beside two busy loops on this 2-core host: no row is wrong, each says the batch it ran, and the
     end says what to measure again and how."""
     from conftest import tbench
+    import torch
+    from throughput_bench.analyse.store import ResultStore
+    from throughput_bench.machine.hardware import device_slug
+    st = ResultStore(work / 'results', device_slug(torch.device('cpu')))  # a process measured before: 2 s (the plan's cost)
+    S.keep_cost(st, S.expand(['resnet18'], ['fp32'], ['none'], [2], device='cpu')[0], 2.0)
     r = tbench('infer', '--models', 'resnet18', '--device', 'cpu', '--input-size', '64', '--precisions', 'fp16', 'amp',
                '--budget-minutes', '0.33', '--max-step-seconds', '0.05', '--timed-seconds', '0.3', '--warmup-seconds', '0',
                '--no-progress', '--wandb', 'disabled', '--wait-idle', '0', cwd=work, timeout=600)

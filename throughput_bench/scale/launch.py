@@ -26,7 +26,7 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', '
            'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers', 'check_words', 'check_together',
            'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup', 'across', 'configurations', 'run',
            'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'within_budget', 'rerun_command', 'rerun_note',
-           'said', 'in_notebook', 'rerun_words', 'rows_for']
+           'said', 'in_notebook', 'budget_fit', 'smallest_budget', 'fit_budget', 'rerun_words', 'rows_for']
 
 # %% ../../nbs/30_scale_launch.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -702,13 +702,16 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
     idle_check(su.device, o.force)
     from throughput_bench.scale.sweep import plan
     p = plan(specs, su.store, rerun=o.rerun, retry_failed=o.retry_failed)
+    p, left = fit_budget(p, su, o) if o.budget_minutes and p.todo else (p, '')
     if o.budget_minutes and p.todo and su.repeats.least is not None:
         su = within_budget(su, o.budget_minutes, len(p.todo), t0)
-    su.msg.log(p.line() + (f"\n  {su.repeats.text()}" if p.todo and su.repeats.most > 1 else ''))
+    su.msg.log(p.line() + (f"\n  {su.repeats.text()}" if p.todo and su.repeats.most > 1 else '')
+               + (f"\n{left}" if left else ''))
     new = run(su, p)
     su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
     out = said(rows_for(su.store, specs, new), o)
     if (note := rerun_note(new, o, time.monotonic() - t0)): su.msg.log(note)
+    if left: su.msg.log(left)  # under the summary too: what the budget left out, and the command that measures it
     return out
 
 BUDGET_SETUP = 0.1  # the share of a budget kept for what is not a worker's measurement (plan, hardware record, start)
@@ -785,6 +788,44 @@ def in_notebook()->bool:
     "Whether this runs in a Jupyter kernel (which shows a returned frame by itself)."
     shell = getattr(sys.modules.get('IPython'), 'get_ipython', lambda: None)()
     return type(shell).__name__ == 'ZMQInteractiveShell'
+
+# %% ../../nbs/30_scale_launch.ipynb #ef1bbeb1
+def budget_fit(costs:list, processes:int, budget_s:float, setup:float=BUDGET_SETUP)->tuple:
+    """Which configurations fit `budget_s` seconds, each `processes` worker processes at its seconds a process
+    (`costs`, in the plan's order), `setup` of the budget kept for the rest: (indices that run, indices left out)."""
+    room, run, left = budget_s * (1 - setup), [], []
+    for i, c in enumerate(costs):
+        if c * processes <= room + 1e-9: run.append(i); room -= c * processes
+        else: left.append(i)
+    return run, left
+
+def smallest_budget(costs:list, processes:int, setup:float=BUDGET_SETUP)->float:
+    "The smallest `--budget-minutes` (a tenth of a minute, rounded up) that measures the cheapest of `costs`."
+    return math.ceil(min(costs) * processes / (1 - setup) / 6 - 1e-9) / 10
+
+def fit_budget(p, su:Setup, o:SweepOptions)->tuple:
+    """Plan `p` cut to what fits `o.budget_minutes` at each configuration's cost here (`sweep.process_cost`), and the
+    lines that say what was left out, with the command that measures it ('' where all fit). Nothing fits: a one-line
+    `BenchError` naming the smallest budget that measures anything."""
+    from throughput_bench.scale.sweep import read_costs, process_cost
+    n = min(su.repeats.least, 3) if su.repeats.least is not None else su.repeats.most  # as `within_budget` sets it
+    est = [process_cost(s, read_costs(su.store)) for s in p.todo]
+    run, left = budget_fit([c for c, _ in est], n, o.budget_minutes * 60)
+    c, how = min(est)
+    if not run:
+        raise BenchError(f"--budget-minutes {o.budget_minutes:g} is less than a configuration needs: {n} worker "
+                         f"processes at about {c:.0f} s ({how}); the smallest budget that measures anything is "
+                         f"{smallest_budget([c for c, _ in est], n):g}")
+    if not left: return p, ''
+    out = [p.todo[i] for i in left]
+    p = dataclasses.replace(p, todo=[p.todo[i] for i in run])
+    hows = ', '.join(dict.fromkeys(h for _, h in est))
+    names = ', '.join(s.short() for s in out[:4]) + (' …' if len(out) > 4 else '')
+    cmd = shlex.join([w for w in shlex.split(rerun_command(out, o)) if w != '--rerun'])
+    return p, (f"budget: {len(run)} of {len(est)} configurations fit in {o.budget_minutes:g} min ({n} worker processes "
+               f"each at about {sum(est[i][0] for i in run) / len(run):.0f} s a process, {hows}); left out {len(out)}: "
+               f"{names}. Measure them: {cmd}")
+
 
 # %% ../../nbs/30_scale_launch.ipynb #51ce783b
 # what a re-run leaves to itself: how long and how patiently it measures, where it reports, what it is asked to re-run

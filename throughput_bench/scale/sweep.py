@@ -31,10 +31,11 @@ from ..measure.flops import (measure_ceilings, reference_speed, ceilings_stale, 
 from ..measure.drift import DriftBook
 
 # %% auto #0
-__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'expand', 'Plan', 'skip_counts', 'skip_reason', 'plan', 'run_spec',
-           'worker_process', 'server_pids', 'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving',
-           'combine_repeats', 'ci_text', 'summary_table', 'spread', 'compact_summary', 'summary_text',
-           'software_versions', 'hardware_record', 'Repeats', 'SweepRun', 'run_sweep']
+__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'PROCESS_GUESS', 'GUESS_SLOW', 'expand', 'Plan', 'skip_counts', 'skip_reason',
+           'plan', 'run_spec', 'worker_process', 'server_pids', 'last_line', 'oom_kills', 'kill_cause', 'run_isolated',
+           'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table', 'spread', 'compact_summary',
+           'summary_text', 'software_versions', 'hardware_record', 'costs_path', 'cost_key', 'read_costs', 'keep_cost',
+           'process_cost', 'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../../nbs/27_scale_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -552,6 +553,40 @@ def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dic
         store.write_hardware({'ceilings': machine_ceilings(device, log=log)})
     return store.read_hardware()
 
+# %% ../../nbs/27_scale_sweep.ipynb #b185b10d
+# a first use's estimate of a worker process's seconds (start, imports, build, warm-up, timed phase, write): the
+# README's first example took 6 s a process on a quiet Xeon and 13 s beside two busy loops, 12-16 s on a 2-vCPU EPYC
+PROCESS_GUESS = 15.0
+GUESS_SLOW = 2  # a compiled or exported configuration: a compile or an export before the warm-up
+
+def costs_path(store:ResultStore)->Path:
+    "Where the worker processes' seconds are kept for `store`'s device: `<results>/<device>.costs.json`."
+    return store.root / f"{store.slug}.costs.json"
+
+def cost_key(spec)->str: return '|'.join(spec.key())  # a configuration, as the costs file names it
+
+def read_costs(store:ResultStore)->dict:
+    "Configuration -> seconds a worker process took (`costs_path`); {} where there is none or it cannot be read."
+    try: d = json.loads(costs_path(store).read_text())
+    except (OSError, ValueError): return {}  # a cache: an unreadable one is measured again
+    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    return {str(k): float(v) for k, v in d.items() if ok(v)} if isinstance(d, dict) else {}
+
+def keep_cost(store:ResultStore, spec, seconds:float):
+    "Keep that a worker process of `spec` took `seconds` (under the store's lock; the file whole or not at all)."
+    with store.lock:
+        d = read_costs(store); d[cost_key(spec)] = round(float(seconds), 2); keep_json(costs_path(store), d)
+
+def process_cost(spec, costs:dict)->tuple:
+    """Seconds a worker process of `spec` is expected to take, and how that is known: `measured` (its own),
+    `its model` (the slowest of its model's other configurations), else `estimated` (first use: `PROCESS_GUESS`)."""
+    if (c := costs.get(cost_key(spec))) is not None: return c, 'measured'
+    mine = [v for k, v in costs.items() if k.split('|')[1:2] == [spec.model_name]]
+    if mine: return max(mine), 'its model'
+    slow = spec.compile_mode not in ('none', '', None) or spec.backend != 'pytorch'
+    return PROCESS_GUESS * (GUESS_SLOW if slow else 1), 'estimated'
+
+
 # %% ../../nbs/27_scale_sweep.ipynb #e3eff6e6
 def _stamp(res:BenchResult, v:dict):
     res.contended = bool(res.contended or v['contended'])
@@ -628,6 +663,8 @@ class SweepRun:
         for k, v in self.software.items(): setattr(row, k, getattr(row, k) or v)
         row = self.book.stamp(row)
         self.store.append(row); self.book.record(row)
+        if self.isolate and self.spent[s.key()] > 0:  # what a process costs here, for the next budget's plan
+            keep_cost(self.store, s, self.spent[s.key()] / (len(self.parts[s.key()]) + (row.status != 'ok')))
         self.results.append(row); self.store.release(s.key()); self.got.discard(s.key())
         self.final[s.key()] = row
         if (b := self.busy[s.key()]) and row.status == 'ok':
@@ -699,12 +736,15 @@ class SweepRun:
                    if s.key() not in self.final)
         now = time.monotonic(); start = rep.deadline - rep.budget_s
         over = now + more * per - rep.deadline
-        if more == 0 or over <= 0.1 * rep.budget_s: return ''
         busy = ', beside other work' if any(self.busy.values()) else ''
-        return (f"budget: the first round took {clock(now - start)} ({len(ran)} configurations, {per:.0f} s a worker "
+        if more == 0 or (over <= 0.1 * rep.budget_s and not busy): return ''  # a quiet run within its budget
+        end = time.strftime('%H:%M:%S', time.localtime(time.time() + more * per))  # the clock time it ends, said
+        head = (f"budget: the first round took {clock(now - start)} ({len(ran)} configurations, {per:.0f} s a worker "
                 f"process{busy}); the {more} processes left ({rep.least or rep.most} a configuration: the fewest that "
-                f"give an interval) need about {clock(more * per)}, so the run ends about {clock(over)} past its "
-                f"{clock(rep.budget_s)} budget: a budget shares measuring time, it cannot make a process start faster")
+                f"give an interval) need about {clock(more * per)}, so the run ends about {end}")
+        if over <= 0.1 * rep.budget_s: return f"{head}, within its {clock(rep.budget_s)} budget"
+        return (f"{head}, {clock(over)} past its {clock(rep.budget_s)} budget: a budget shares measuring time, it "
+                f"cannot make a process start faster")
 
     def run(self)->list:
         "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."
