@@ -116,6 +116,14 @@ def test_onnxruntime_quantizes_a_transformer_dynamically_unless_told_otherwise(t
     r = run(dataclasses.replace(s, backend_options='int8=static'))
     assert r.status == 'ok' and r.backend_settings.endswith('int8=static') and r.quant_calibration.startswith('synthetic')
 
+def test_the_summary_says_which_units_the_int8_rows_ran_on():
+    from throughput_bench.scale.sweep import compact_summary
+    from throughput_bench.core import BenchResult
+    row = lambda **k: BenchResult(model_name='resnet18', status='ok', throughput_mean=10.0, batch_size=2, **k)
+    _, notes = compact_summary([row(quant='int8', int8_units=AVX2_INT8, backend='openvino'),
+                                row(quant='int8', int8_units=AVX2_INT8, backend='onnxruntime'), row()])
+    assert f"2 int8 row(s) ran on {AVX2_INT8}" in notes
+
 @pytest.mark.slow
 def test_map_and_serve_quantize_calibrate_gate_and_describe_int8_as_infer_does(monkeypatch, tmp_path):
     """Issue 51's finding 8: on a CPU without VNNI (faked), `map --quant int8` stored an `ok` row with no calibration, no

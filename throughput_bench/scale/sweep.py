@@ -501,6 +501,9 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
                      'mem MiB': _num(d.get('peak_memory_mb'), '.0f') if ok else '', 'status': status})
     for why, n in collections.Counter(str(d.get('error') or '') for d in every if d['status'] == 'skipped').items():
         notes.append(f"{n} skipped: {why}")
+    for units, n in collections.Counter(str(d['int8_units']) for d in ds if d['status'] == 'ok' and d.get('int8_units')
+                                        and str(d.get('quant')) == 'int8').items():
+        notes.append(f"{n} int8 row(s) ran on {units}")  # the units an int8 figure belongs to (`core.int8_units`)
     unchecked = [str(d.get('accuracy_check')).split(UNCHECKED, 1)[1].lstrip(': ') for d in ds
                  if d['status'] == 'ok' and UNCHECKED in str(d.get('accuracy_check') or '')]
     for why, n in collections.Counter(unchecked).items():
