@@ -6,7 +6,6 @@ trained weights, labels or images the row says why its accuracy is unchecked."""
 import numpy as np, pytest, torch
 from PIL import Image
 from throughput_bench.core import BenchSpec
-from throughput_bench.machine.devices import quant_support
 
 SIZE, PER_CLASS, CLASSES = 32, 60, 4
 
@@ -60,9 +59,6 @@ def checked(r):
     assert r.top1_drop_ci_low <= r.top1_drop <= r.top1_drop_ci_high
     assert f"over {n} images" in r.accuracy_check and 'unchecked' not in r.accuracy_check
 
-int8 = pytest.mark.skipif(quant_support('int8', 'cpu') is not None, reason='this CPU has no int8 units (VNNI, AMX)')
-
-@int8
 @pytest.mark.parametrize('backend,compile_mode', [('onnxruntime', 'none'), ('openvino', 'none'), ('pytorch', 'default')])
 def test_an_int8_row_of_a_trained_model_keeps_its_accuracy_with_an_interval(trained, backend, compile_mode, tmp_path):
     pytest.importorskip({'pytorch': 'torchao'}.get(backend, backend))
@@ -73,7 +69,6 @@ def test_an_int8_row_of_a_trained_model_keeps_its_accuracy_with_an_interval(trai
     assert r.top1_fp32 > 0.9 and r.top1_drop <= 1.0 and r.top1_agreement > 0.9  # within the default gate
     assert 'calibrat' not in r.accuracy_check and r.quant_calibration.startswith(trained[0])
 
-@int8
 def test_a_quantization_calibrated_on_constant_images_loses_accuracy_and_the_gate_says_wrong(trained, tmp_path,
                                                                                            monkeypatch):
     import throughput_bench.backends.export as ex

@@ -75,7 +75,8 @@ def test_bad_input_is_one_line(work, cli, args, msg):
 
 def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     args = ['tune', 'resnet18', '--device', 'cpu', '--budget-minutes', '1', '--batch-sizes', '2', '--backends', 'pytorch', 'openvino',
-            '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress', '--allocators', 'glibc', 'glibc-retain']
+            '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress', '--allocators', 'glibc', 'glibc-retain',
+            '--threads', '1']
     r = tbench(*args, cwd=work, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = read_results(only_csv(work))
@@ -88,15 +89,15 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     import torch
     from throughput_bench.machine.devices import precision_support
     precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, torch.device('cpu')) is None]  # bf16 too on a CPU with AVX-512 bf16 or AMX
-    # 1 batch x 2 thread counts x (fp32: eager, NHWC, OpenVINO x 2 hints; each other precision: eager, NHWC, and OpenVINO x 2 hints
+    # 1 batch x 1 thread count (--threads 1: int8 is screened on every CPU now, so one thread count keeps the test short)
+    # x (fp32: eager, NHWC, OpenVINO x 2 hints, OpenVINO int8; each other precision: eager, NHWC, and OpenVINO x 2 hints
     # where the CPU runs it natively): every one screened
     from throughput_bench.backends.ov import BACKEND as OV
     native = [p for p in precs[1:] if OV.UNITS[p] in OV.capabilities()]
-    from throughput_bench.machine.devices import quant_support
-    int8 = quant_support('int8', 'cpu') is None  # OpenVINO int8 in fp32 where the CPU has VNNI or AMX
     import importlib.util
-    pt_int8 = int8 and importlib.util.find_spec('torchao') is not None  # PyTorch int8, compiled: at all cores only
-    assert len(screens) == 1 * 2 * (4 + int8 + 2 * (len(precs) - 1) + 2 * len(native)) + pt_int8, (len(screens), precs, native, int8)
+    pt_int8 = importlib.util.find_spec('torchao') is not None  # PyTorch int8, compiled: at all cores only
+    # OpenVINO int8 in fp32 on every CPU (VNNI, AMX or AVX2)
+    assert len(screens) == 1 * 1 * (4 + 1 + 2 * (len(precs) - 1) + 2 * len(native)) + pt_int8, (len(screens), precs, native)
     assert screens.status.eq('ok').all()
     # the winner: the best throughput among the rows of the last stage, and it passed the correctness gate (or is the reference)
     cmd = next(l for l in r.stdout.splitlines() if l.startswith('measure the winner again: ')).split(': ', 1)[1]

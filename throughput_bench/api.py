@@ -213,18 +213,20 @@ def serve(*args, **kwargs):
     "Serve `model` on LitServe with the NIM request format until interrupted."
     from throughput_bench.serve.serving import require_serving
     require_serving()
-    from throughput_bench.serve.serving import serve_spec, make_server, run_server
+    from throughput_bench.serve.serving import serve_spec, make_server, run_server, checked_model
     o = check_serve(make_options(ServeOptions, args, kwargs))
     from throughput_bench.machine.allocator import missing, server_env
     if why := missing(o.allocator): raise BenchError(why)
     spec = serve_spec(o)
+    checked = checked_model(spec) if spec.quant == 'int8' else None  # calibrated, gated, described as `infer` does
     env = server_env(o.allocator)  # the model workers start with it (a preloaded library, or glibc's settings)
     os.environ.clear(); os.environ.update(env)
     print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, "
           f"compile {spec.compile_mode}{', NHWC' if spec.channels_last else ''}) on {spec.device}: "
-          f"max batch {o.max_batch_size}, {o.workers} worker(s)", flush=True)
+          f"max batch {o.max_batch_size}, {o.workers} worker(s)"
+          + (f"; {int8_said({'quant': 'int8'} | checked)}; {checked['accuracy_check']}" if checked else ''), flush=True)
     run_server(make_server(spec, o.max_batch_size, o.batch_timeout_ms, o.workers, o.max_request_mb, o.timeout,
-                           o.max_batch_per_request), o.host, o.port, o.log_level)
+                           o.max_batch_per_request, checked), o.host, o.port, o.log_level)
 
 # %% ../nbs/31_api.ipynb #b7b916fe
 def check_latency(o:LatencyOptions)->LatencyOptions:

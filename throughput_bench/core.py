@@ -10,16 +10,16 @@ from typing import Optional, Iterable
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
-           'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS', 'BenchResult', 'COLUMNS',
-           'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT', 'PRIOR_DOF', 'PRIOR_DRIFTS',
-           'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json',
-           'cpu_ids', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in',
-           'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
-           'with_field_columns', 'weights_problem', 'accuracy_checked', 'named', 'command_line', 'now_iso', 'clock',
-           'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict',
-           'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps',
-           'names_of', 'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions',
-           'LatencyOptions']
+           'INT8_UNITS', 'AVX2_INT8', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS',
+           'BenchResult', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
+           'PRIOR_DOF', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features',
+           'cache_root', 'keep_json', 'cpu_ids', 'int8_units', 'int8_said', 'Field', 'Runtime', 'Process', 'Settings',
+           'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words', 'input_words', 'config_words',
+           'config_columns', 'model_task', 'with_field_columns', 'weights_problem', 'accuracy_checked', 'named',
+           'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth',
+           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
+           'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'as_sweep',
+           'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -92,6 +92,32 @@ def cpu_ids()->dict:
                 if k == 'flags': break  # the first core's lines are enough
     except OSError: pass
     return out
+
+# %% ../nbs/00_core.ipynb #44df45ce
+INT8_UNITS = ('amx_int8', 'avx512_vnni', 'avx_vnni')  # x86's int8 dot-product units (their flags), fastest first
+AVX2_INT8 = 'avx2 (no int8 dot product)'  # int8 on AVX2's 16-bit multiply-adds (vpmaddubsw, vpmaddwd): no VNNI
+
+def int8_units(flags:Optional[set]=None, # the CPU's instruction-set flags (default: this CPU's, `cpu_features`)
+              )->str:
+    """The integer units an int8 model runs on on this CPU: the fastest of `INT8_UNITS` it has, else `AVX2_INT8`, else
+    '' (no x86 int8 units known). The runtimes (oneDNN, MLAS, OpenVINO's CPU plugin) dispatch to the fastest."""
+    flags = cpu_features() if flags is None else flags
+    return next((u for u in INT8_UNITS if u in flags), AVX2_INT8 if 'avx2' in flags else '')
+
+# %% ../nbs/00_core.ipynb #de78081e
+def int8_said(row, # a stored row (a dict) or a `BenchResult`
+             )->str:
+    """An int8 row in words, as every command says it (`infer`'s summary, `map`, `serve`, `tune`'s winner): the units
+    it ran on, what calibrated it and how far its outputs were from fp32 eager's; '' for a row that is not int8."""
+    g = row.get if isinstance(row, dict) else lambda k, d=None: getattr(row, k, d)
+    if str(g('quant', '')) != 'int8': return ''
+    def num(v):
+        try: return float(v) if float(v) == float(v) else None
+        except (TypeError, ValueError): return None
+    d, tol = num(g('max_rel_diff')), num(g('tolerance'))
+    gate = f"max relative difference from fp32 eager {d:.3g} (gate {tol:g})" if d is not None and tol else 'not gated'
+    return (f"int8 on {g('int8_units') or 'units not recorded'}, calibrated on "
+            f"{g('quant_calibration') or 'nothing said'}; {gate}")
 
 # %% ../nbs/00_core.ipynb #f4d8c3d7
 def _canon(v)->str:
@@ -597,6 +623,8 @@ class BenchResult:
     quant:str = ''                          # `int8`: the model was quantized ('' or `none`: as trained)
     quantize_seconds:Optional[float] = None # calibrating and quantizing it (None: taken from the cache, or not int8)
     quant_calibration:str = ''              # what calibrated it: `synthetic, 32 images` or the folder and its count
+    # the integer units an int8 row ran on: amx_int8, avx512_vnni, avx_vnni or `avx2 (no int8 dot product)`
+    int8_units:str = ''
     # what its accuracy rests on where it computes in less than fp32: its top-1 agreement with fp32 eager and accuracy
     # on `images`, in words, or why it is unchecked (`UNCHECKED`: `accuracy unchecked: random weights`)
     accuracy_check:str = ''

@@ -44,11 +44,9 @@ class OnnxRuntime(Backend):
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
         """On a CPU, fp32: its defaults, with several threads its parallel executor with as many inter-op threads, and
-        int8 where the CPU multiplies int8 natively."""
+        int8 (on every CPU: its own int8 units, or AVX2)."""
         if device_type != 'cpu' or device_type not in self.devices or precision != 'fp32': return []
-        from throughput_bench.machine.devices import quant_support
-        int8 = ['quant=int8'] if quant_support('int8', 'cpu') is None else []
-        return [''] + ([f"mode=parallel inter_threads={threads}"] if threads and threads > 1 else []) + int8
+        return [''] + ([f"mode=parallel inter_threads={threads}"] if threads and threads > 1 else []) + ['quant=int8']
 
     def unsupported(self, spec:BenchSpec)->Optional[str]:
         why = super().unsupported(spec)

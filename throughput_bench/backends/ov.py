@@ -53,11 +53,10 @@ class OpenVINO(Backend):
 
     def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
         """On a CPU, fp32 and each precision it runs natively there: the hint its guide recommends for the batch
-        (LATENCY at 1, THROUGHPUT above), and the other one; in fp32, int8 where the CPU multiplies int8 natively."""
+        (LATENCY at 1, THROUGHPUT above), and the other one; in fp32, int8 (on every CPU: VNNI, AMX or AVX2)."""
         if device_type not in self.devices or precision not in self.precisions: return []
         if precision != 'fp32' and self.UNITS[precision] not in self.capabilities(): return []
-        from throughput_bench.machine.devices import quant_support
-        int8 = ['quant=int8'] if precision == 'fp32' and quant_support('int8', 'cpu') is None else []
+        int8 = ['quant=int8'] if precision == 'fp32' else []
         return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"] + int8
 
     def compiled(self, core, graph, spec:BenchSpec, batch:int):

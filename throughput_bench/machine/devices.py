@@ -10,9 +10,9 @@ from ..core import *
 from ..core import _vm_status
 
 # %% auto #0
-__all__ = ['INT8_UNITS', 'resolve_device', 'synchronize', 'reset_peak_memory', 'peak_memory_mb', 'autocast_dtype',
-           'precision_dtypes', 'compute_dtype', 'precision_support', 'quant_support', 'set_tf32', 'tf32_active',
-           'autocast', 'result_from_spec']
+__all__ = ['resolve_device', 'synchronize', 'reset_peak_memory', 'peak_memory_mb', 'autocast_dtype', 'precision_dtypes',
+           'compute_dtype', 'precision_support', 'int8_row_units', 'set_tf32', 'tf32_active', 'autocast',
+           'result_from_spec']
 
 # %% ../../nbs/02_machine_devices.ipynb #3f3800ed
 def resolve_device(name:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
@@ -102,14 +102,15 @@ def precision_support(precision:str, device:torch.device, explicit:bool=False)->
             "PyTorch would emulate it; ask for it by name to measure anyway")
 
 # %% ../../nbs/02_machine_devices.ipynb #d6253cba
-INT8_UNITS = {'avx512_vnni', 'avx_vnni', 'amx_int8'}  # the x86 instructions that multiply int8 in hardware
-
-def quant_support(quant:str, device)->Optional[str]:
-    """None if `quant` runs natively on `device` (a `torch.device` or its type); otherwise the reason it is skipped:
-    int8 on a CPU without int8 dot-product units (VNNI, AMX) is slower than fp32, not a speed-up worth a row."""
-    if quant in ('none', '', None) or getattr(device, 'type', str(device)).split(':')[0] != 'cpu': return None
-    if cpu_features() & INT8_UNITS: return None
-    return f"int8 needs int8 dot-product units (one of {', '.join(sorted(INT8_UNITS))}); this CPU has none"
+def int8_row_units(quant:str, # the row's `quant`
+                   device, # a `torch.device` or its type
+                  )->str:
+    """What an int8 row on `device` says it ran on (`BenchResult.int8_units`): `int8_units()` on a CPU, '' elsewhere or
+    unquantized. int8 is never skipped for the CPU's flags: on one without VNNI or AMX it runs on AVX2 (on this
+    project's AMD EPYC, 1.7x fp32 on ONNX Runtime and 2.6x on OpenVINO for resnet50), and a runtime that cannot run it
+    says so itself."""
+    if quant != 'int8' or getattr(device, 'type', str(device)).split(':')[0] != 'cpu': return ''
+    return int8_units(cpu_features())
 
 # %% ../../nbs/02_machine_devices.ipynb #44ecf24d
 def set_tf32(enabled:bool):

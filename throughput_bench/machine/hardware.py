@@ -7,7 +7,7 @@ from __future__ import annotations
 import os, re, sys, platform, subprocess, json, psutil
 from pathlib import Path
 from typing import Optional
-from ..core import cpu_features, cpu_ids, BACKEND_GROUP
+from ..core import cpu_features, cpu_ids, int8_units, BACKEND_GROUP
 import importlib.metadata as md
 
 # %% auto #0
@@ -126,7 +126,8 @@ def cpu_info()->dict:
     freq = psutil.cpu_freq()
     units = sorted(
         cpu_features()
-        & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'avx512_fp16', 'avx512_vnni', 'amx_bf16', 'amx_fp16', 'amx_int8',
+        & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'avx512_fp16', 'avx512_vnni', 'avx_vnni', 'amx_bf16', 'amx_fp16',
+           'amx_int8',
            'amx_tile'}
     )
     return dict(cpu=cpu_name(), cpu_arch=platform.machine(), cpu_count=psutil.cpu_count(logical=True),
@@ -137,7 +138,9 @@ def cpu_info()->dict:
                 cpu_clock_source='cpufreq maximum' if freq and freq.max else 'the clock the OS reports at rest',
                 **cpu_ids(),
                 cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
-                cpu_vector_units=' '.join(units), host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
+                # the integer units its int8 rows run on (`int8_units`): amx_int8, a VNNI, or AVX2's
+                cpu_vector_units=' '.join(units), cpu_int8_units=int8_units(set(units)),
+                host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
 
 # the built-in backends' `packages` (a test keeps them equal)
 RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino', 'nncf', 'torchao')

@@ -12,9 +12,9 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 from ..core import cpu_features, cpu_ids, cache_root, keep_json
 
 # %% auto #0
-__all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'gpu_peak_tflops',
-           'gpu_facts', 'fp32_fma_flops', 'cpu_flops_per_cycle', 'cpu_peak_tflops', 'gemm_tflops', 'copy_gbps',
-           'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling',
+__all__ = ['INT8_AVX2_PEAK', 'REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample',
+           'gpu_peak_tflops', 'gpu_facts', 'fp32_fma_flops', 'cpu_flops_per_cycle', 'cpu_peak_tflops', 'gemm_tflops',
+           'copy_gbps', 'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling',
            'measure_ceilings', 'ceilings_stale', 'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype',
            'mfu', 'device_peak', 'annotate_mfu']
 
@@ -119,16 +119,22 @@ def fp32_fma_flops(flags:set, vendor:str='', family:Optional[int]=None, model:Op
         if family >= 0x1A: return 64 if 'avx512f' in flags else 32
     return 64 if 'avx512f' in flags else 32
 
+INT8_AVX2_PEAK = 2  # x the fp32 FMA rate: int8 on AVX2 without VNNI, an upper bound (practical: about 1.3x)
+
 def cpu_flops_per_cycle(flags:set, dtype:str, vendor:str='', family:Optional[int]=None,
                         model:Optional[int]=None)->Optional[float]:
     """Peak FLOPs per cycle per core for `dtype`, from the CPU's instruction-set flags and microarchitecture (vendor,
-    family, model): AMX tiles where present; else the vector dot products, 2x (bf16, fp16) or 4x (int8) the fp32 FMA
-    rate."""
+    family, model): AMX tiles where present; else the vector dot products, 2x (bf16, fp16) or 4x (int8: VNNI, 512- or
+    256-bit) the fp32 FMA rate. int8 without VNNI (AVX2's `vpmaddubsw` + `vpmaddwd` + `vpaddd`: 32 multiply-adds in
+    three instructions where an FMA does 8 in one) is given 2x the fp32 rate,
+    a stated upper bound (`INT8_AVX2_PEAK`)."""
     fp32 = fp32_fma_flops(flags, vendor, family, model)
     if dtype in ('fp32', 'tf32'): return fp32
     if dtype == 'bf16': return 1024 if 'amx_bf16' in flags else 2 * fp32 if 'avx512_bf16' in flags and fp32 else None
     if dtype == 'fp16': return 1024 if 'amx_fp16' in flags else 2 * fp32 if 'avx512_fp16' in flags and fp32 else None
-    if dtype == 'int8': return 2048 if 'amx_int8' in flags else 4 * fp32 if 'avx512_vnni' in flags and fp32 else None
+    if dtype == 'int8' and fp32:
+        if 'amx_int8' in flags: return 2048
+        return (4 if flags & {'avx512_vnni', 'avx_vnni'} else INT8_AVX2_PEAK if 'avx2' in flags else 0) * fp32 or None
     return None
 
 def cpu_peak_tflops(dtype:str, cores:int, mhz:Optional[float], flags:set, **ids)->Optional[float]:
@@ -326,7 +332,8 @@ def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     "Fill `peak_tflops`, `mfu` and `mfu_measured` of `res` (a `BenchResult`)."
     if res.status != 'ok' or not res.gflops_per_sample: return res
     dev = torch.device(res.device or 'cpu')
-    # an int8 model multiplies in int8 (its peak: VNNI's 4x fp32's FMA rate, AMX's int8 tiles), whatever its precision
+    # an int8 model multiplies in int8 (its peak: AMX's int8 tiles, VNNI's 4x fp32's FMA rate, AVX2's 2x as an upper
+    # bound), whatever its precision
     dt = 'int8' if getattr(res, 'quant', '') == 'int8' else matmul_dtype(res.precision, dev, bool(res.tf32_enabled))
     res.tflops_achieved = res.throughput_mean * res.gflops_per_sample / 1e3
     res.peak_tflops = peak_override or device_peak(hw, dev.type, dt, res.threads)

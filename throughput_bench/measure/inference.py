@@ -4,7 +4,8 @@
 
 # %% ../../nbs/22_measure_inference.ipynb #e6553664
 from __future__ import annotations
-import gc, re, json, time, math, hashlib, dataclasses, psutil, torch
+import gc, re, json, time, math, hashlib, contextlib, dataclasses, psutil, torch
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 from ..core import *
@@ -24,7 +25,8 @@ from ..machine.contention import gpu_clocks
 # %% auto #0
 __all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'wilson',
            'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference',
-           'judge_accuracy', 'reference_output', 'run_inference']
+           'judge_accuracy', 'reference_output', 'Refused', 'int8_refusal', 'Checks', 'prepare_checked',
+           'describe_prepared', 'gate_prepared', 'run_inference']
 
 # %% ../../nbs/22_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -201,6 +203,52 @@ def reference_output(model, spec:BenchSpec, device)->tuple:
     x = gate_input(spec, min(spec.batch_size, GATE_SAMPLES))
     with torch.inference_mode(): return x, as_samples(model(x.to(device)), len(x))
 
+class Refused(BenchError):
+    "A runtime (or its quantizer) could not run this int8 configuration: its own words, a `skipped` row."
+
+@contextlib.contextmanager
+def int8_refusal(spec:BenchSpec):
+    """Within: a quantizer's or runtime's failure on an int8 configuration becomes `Refused`, in its own words (a
+    missing kernel, an operator it cannot quantize); an OOM, or any failure of another configuration, stays as it is."""
+    try: yield
+    except BenchError: raise
+    except Exception as e:
+        if spec.quant != 'int8' or is_oom(e): raise
+        raise Refused(f"{spec.backend} cannot run {spec.model_name[:80]!r} in int8: {one_line(e, 150)}") from e
+
+@dataclass
+class Checks:
+    "What a prepared configuration is checked against, from the fp32 model before its backend casts or quantizes it."
+    x_ref:object = None        # the gate's fixed input (None: fp32 eager itself, not gated)
+    ref:object = None          # fp32 eager's outputs on it
+    acc:Optional[dict] = None  # fp32 eager's top-1 on the held-out images (`accuracy_reference`)
+
+def prepare_checked(model, spec:BenchSpec, device, res:BenchResult):
+    """`(prepared, checks)`: `model` (fp32, on `device`) made ready by its backend as every command does (`infer`,
+    `map`, `serve`): calibrated and quantized where `spec.quant` says so, a runtime's refusal `Refused`; the row `res`
+    says how (`describe_prepared`). `gate_prepared` then checks it."""
+    checks = Checks(*(reference_output(model, spec, device) if needs_gate(spec) else (None, None)),
+                    accuracy_reference(model, spec, device))
+    with int8_refusal(spec): prep = get_backend(spec.backend).prepare(model, spec, device)
+    describe_prepared(res, spec, prep)
+    return prep, checks
+
+def describe_prepared(res:BenchResult, spec:BenchSpec, prep)->BenchResult:
+    "What the backend made of `spec` on the row: its settings, version, export, quantization and int8 units."
+    res.backend_settings, res.backend_version = prep.settings, prep.version
+    res.export_seconds, res.export_cached = prep.export_seconds, prep.export_cached
+    res.quantize_seconds, res.quant_calibration = prep.quantize_seconds, prep.quant_calibration
+    res.int8_units = int8_row_units(spec.quant, spec.device)
+    return res
+
+def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device)->BenchResult:
+    """The correctness gate (outputs against fp32 eager's, at the precision's tolerance) and the accuracy check, `batch`
+    images a call: a row beyond either is `wrong`."""
+    if checks.ref is not None:
+        res = judge(res, checks.ref, gate_outputs(prep.output, checks.x_ref, batch),
+                    tolerance(spec, device, res.tf32_enabled))
+    return judge_accuracy(res, spec, checks.acc, prep.output, batch)
+
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
     "Measure one inference configuration through its backend; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
@@ -209,17 +257,14 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         result_from_spec(spec, load_avg_before=load_average()), device, spec.tf32 and spec.backend == 'pytorch'
     )
     try:
-        be = get_backend(spec.backend)
-        why = be.unsupported(spec)
+        why = get_backend(spec.backend).unsupported(spec)
         if why: raise BenchError(why)
         # fp32, on the device: the reference, then the backend's to cast or export
         device, info, model = build_model(spec); model.eval()
         describe_model(res, info)
         params = n_params(model)
         gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
-        x_ref, ref = reference_output(model, spec, device) if needs_gate(spec) else (None, None)
-        acc = accuracy_reference(model, spec, device)  # before the backend casts or quantizes the model
-        prep = be.prepare(model, spec, device)
+        prep, checks = prepare_checked(model, spec, device, res)
         batch = spec.batch_size
         if device.type == 'cpu' and prep.probe and spec.compile_mode == 'none' and spec.probe_batch:
             batch, res.error, res.batch_reason = cpu_batch_fit(
@@ -228,25 +273,21 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         gc.collect(); reset_peak_memory(device)
         step, per_step = prep.step(batch)
         meter = Meter.of(device)  # the device's energy counter, read where the timed phase starts and ends
-        tm = measure(step, device, per_step, timing,
-                     on_warm=lambda: (res.__dict__.update(gpu_clocks(device)), meter.start()))
+        with int8_refusal(spec):  # PyTorch's int8 is lowered to oneDNN's kernels at its first call
+            tm = measure(step, device, per_step, timing,
+                         on_warm=lambda: (res.__dict__.update(gpu_clocks(device)), meter.start()))
         energy = meter.stop(tm.iterations * per_step)
         res = finish_result(res, tm, info, params, gflops, device)
         res.__dict__.update(energy)
         res.batch_size = batch
-        res.backend_settings, res.backend_version = prep.settings, prep.version
-        res.export_seconds, res.export_cached = prep.export_seconds, prep.export_cached
-        res.quantize_seconds, res.quant_calibration = prep.quantize_seconds, prep.quant_calibration
         # building the runtime's executable; its first call (a TensorRT engine) is in `compile_seconds`
         if spec.backend != 'pytorch':
             res.compile_seconds = (prep.build_seconds or 0) + tm.first_call_seconds
             # the runtime's allocator is not PyTorch's: not measured, not wrong
             if device.type == 'cuda': res.peak_memory_mb = None
-        if ref is not None:
-            res = judge(res, ref, gate_outputs(prep.output, x_ref, batch), tolerance(spec, device, res.tf32_enabled))
-        res = judge_accuracy(res, spec, acc, prep.output, batch)
+        res = gate_prepared(res, spec, prep, checks, batch, device)
     except Exception as e:
-        # this backend cannot run it (the plan skips these first)
+        # this backend cannot run it (the plan skips these first), or its runtime refused the int8 model (`Refused`)
         if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)
         else: res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
         if device.type == 'cuda': torch.cuda.empty_cache()

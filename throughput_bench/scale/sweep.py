@@ -92,7 +92,8 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
     if spec.mode == 'training' and spec.precision == 'fp16':
         return "pure fp16 training diverges without loss scaling: use amp"
     dev = torch.device(spec.device)
-    return precision_support(spec.precision, dev, spec.explicit_precision) or quant_support(spec.quant, dev)
+    # int8 is never skipped for the CPU's flags (it runs on AVX2 too): a runtime that cannot run it says so in the row
+    return precision_support(spec.precision, dev, spec.explicit_precision)
 
 def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=False)->Plan:
     "Split `specs` into to-run, already-done and skipped, against `store`."
@@ -501,6 +502,9 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
                      'mem MiB': _num(d.get('peak_memory_mb'), '.0f') if ok else '', 'status': status})
     for why, n in collections.Counter(str(d.get('error') or '') for d in every if d['status'] == 'skipped').items():
         notes.append(f"{n} skipped: {why}")
+    for units, n in collections.Counter(str(d['int8_units']) for d in ds if d['status'] == 'ok' and d.get('int8_units')
+                                        and str(d.get('quant')) == 'int8').items():
+        notes.append(f"{n} int8 row(s) ran on {units}")  # the units an int8 figure belongs to (`core.int8_units`)
     unchecked = [str(d.get('accuracy_check')).split(UNCHECKED, 1)[1].lstrip(': ') for d in ds
                  if d['status'] == 'ok' and UNCHECKED in str(d.get('accuracy_check') or '')]
     for why, n in collections.Counter(unchecked).items():

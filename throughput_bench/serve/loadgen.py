@@ -351,7 +351,11 @@ def server_fields(meta:dict, url:str)->dict:
                 model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''),
                 **{f.name: said_setting(meta, f.name) for part in (Settings, Input) for f in dataclasses.fields(part)},
                 compiled=(cm not in ('none', '')) if cm else None, pytorch_version=str(versions.get('torch', '')),
-                cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')))
+                cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')),
+                # a served int8 model, as its server checked it (`serving.checked_model`)
+                int8_units=str(meta.get('int8_units') or ''),
+                quant_calibration=str(meta.get('quant_calibration') or ''),
+                max_rel_diff=meta.get('max_rel_diff'), tolerance=meta.get('tolerance'))
 
 def said_setting(meta:dict, k:str):
     """Setting `k` as the server's metadata says it: a text ('' unsaid), a flag or a number (None unsaid); never the

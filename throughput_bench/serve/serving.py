@@ -12,10 +12,10 @@ from ..core import *
 from ..backbones.registry import get_model, check_model
 
 # %% auto #0
-__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'require_serving', 'RequestError',
-           'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int', 'read_request', 'form_problem',
-           'first_tensor', 'BackboneAPI', 'free_port', 'server_metadata', 'NimGuard', 'make_server', 'serve_spec',
-           'wait_ready', 'run_server', 'ServerProcess']
+__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'CHECKED', 'require_serving',
+           'RequestError', 'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int', 'read_request',
+           'form_problem', 'first_tensor', 'BackboneAPI', 'free_port', 'server_metadata', 'NimGuard', 'make_server',
+           'serve_spec', 'checked_model', 'wait_ready', 'run_server', 'ServerProcess']
 
 # %% ../../nbs/23_serve_serving.ipynb #3d6c3a04
 SERVE_EXTRA = 'pip install -e ".[serve]"  (from a checkout; or pip install "throughput_bench[serve]")'
@@ -323,8 +323,10 @@ class NimGuard:
         await self.app(scope, rcv, send_tar)
 
 def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0, workers:int=1,
-                max_request_mb:float=64.0, timeout:float=60.0, max_batch_per_request:int=64)->ls.LitServer:
-    "A LitServe server for `spec` with the NIM paths, the null endpoint and the request guards."
+                max_request_mb:float=64.0, timeout:float=60.0, max_batch_per_request:int=64,
+                checked:Optional[dict]=None)->ls.LitServer:
+    """A LitServe server for `spec` with the NIM paths, the null endpoint and the request guards; its metadata says what
+    `checked_model` found (`checked`)."""
     import torch, warnings
     # batch/unbatch serve max_batch_size > 1
     warnings.filterwarnings('ignore', message='The LitServer has both batch and unbatch')
@@ -334,7 +336,7 @@ def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0
     )
     meta = server_metadata(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb) | {
         'max_batch_per_request': max_batch_per_request
-    }
+    } | (checked or {})
     server = ls.LitServer(
         api,
         accelerator='cuda' if dev.type == 'cuda' else 'cpu',
@@ -378,6 +380,24 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     be.parse_options(o.backend_options)  # the runtime's own words, checked by the runtime (a one-line error)
     if why := be.unsupported(spec): raise BenchError(why)
     return spec
+
+CHECKED = ('backend_settings', 'quantize_seconds', 'quant_calibration', 'int8_units', 'max_rel_diff', 'tolerance',
+           'accuracy_check')  # what a served int8 model's metadata says of it, as an `infer` row does
+
+def checked_model(spec:BenchSpec)->dict:
+    """The served model prepared, gated and described as `tbench infer` does (`prepare_checked`, `gate_prepared`),
+    before a worker starts: the row's `CHECKED` fields; a runtime's refusal, or outputs beyond the gate, a one-line
+    `BenchError`. (ONNX Runtime and OpenVINO keep the quantized graph: the workers load it.)"""
+    from throughput_bench.backends.model import build_model
+    from throughput_bench.machine.devices import result_from_spec
+    from throughput_bench.measure.inference import prepare_checked, gate_prepared
+    dev, _, model = build_model(spec); model.eval()
+    res = result_from_spec(spec)
+    prep, checks = prepare_checked(model, spec, dev, res)
+    res = gate_prepared(res, spec, prep, checks, 1, dev)
+    if res.status != 'ok':
+        raise BenchError(f"{spec.model_name} {spec.quant} on {spec.backend}: {res.status}: {res.error}")
+    return {k: getattr(res, k) for k in CHECKED}
 
 def wait_ready(url:str, timeout:float=120.0, proc=None)->bool:
     "Poll `url/v1/health/ready` until it answers 200 (True), `timeout` passes or `proc` exits (False)."

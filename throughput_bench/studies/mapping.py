@@ -704,15 +704,16 @@ class MapRun:
     alone:Optional[tuple] = None  # (tiles/s, ci low, ci high), measured after the warm-up pass wrote the map
 
 def measure_map(o:MapOptions, mp:MapPlan, res:BenchResult, got:MapRun)->MapRun:
-    """Build the model, warm it with one untimed pass (which writes the map), time the model alone on a batch in memory,
-    then time `o.passes` passes, filling `got` as each part ends."""
+    """Build the model and prepare it as `tbench infer` does (`prepare_checked`: calibrated, quantized, described on
+    `res`), warm it with one untimed pass (which writes the map), time the model alone on a batch in memory, then time
+    `o.passes` passes, filling `got` as each part ends; then gate it as `infer` does (`gate_prepared`)."""
     import torch
     from throughput_bench.backends.model import build_model, describe_model
-    from throughput_bench.backends.base import get_backend
+    from throughput_bench.measure.inference import prepare_checked, gate_prepared
     run_spec = dataclasses.replace(mp.spec, mode='inference')
     _, info, net = build_model(run_spec); net.eval()
     describe_model(res, info); res.params_M = n_params(net)
-    prep = get_backend(o.backend).prepare(net, run_spec, mp.device)
+    prep, checks = prepare_checked(net, run_spec, mp.device, res)
     with open_raster(o.raster) as ds: mean, std = band_stats(ds, mp.bands)
     size = mp.spec.input_size
     rows = TileRows(o.raster, mp.bands, size, tile_offsets(mp.facts.height, size, o.overlap),
@@ -727,6 +728,7 @@ def measure_map(o:MapOptions, mp:MapPlan, res:BenchResult, got:MapRun)->MapRun:
             if bar is not None: bar.close()
             if i: got.stats.append(r)
             else: got.alone = _model_alone(prep, o.batch_size, mp.device, o.model_seconds)  # warm, as in the passes
+    gate_prepared(res, run_spec, prep, checks, o.batch_size, mp.device)  # outputs beyond the tolerance: `wrong`
     return got
 
 def _pass_bar(o:MapOptions, i:int, tiles:Optional[int]):
@@ -791,6 +793,7 @@ def map_raster(*args, **kwargs)->BenchResult:
     is measured."""
     from throughput_bench.machine.devices import result_from_spec
     from throughput_bench.backends.model import describe_device, one_line, is_oom
+    from throughput_bench.measure.inference import Refused
     o = check_map_options(make_options(MapOptions, args, kwargs))
     say = Messages(o.quiet).log
     mp = plan_map(o)
@@ -816,6 +819,7 @@ def map_raster(*args, **kwargs)->BenchResult:
     try:
         measure_map(o, mp, res, got)
         map_figures(res, mp, got.stats, got.alone, o.workers)
+    except Refused as e: res.status, res.error = 'skipped', str(e)  # the runtime's own words: a row, as `infer` stores
     except BenchError: raise  # bad input found late, or the output could not be written: one line, no row
     except Exception as e: res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
     map_facts(res, o, mp, got.stats, written=got.alone is not None)
@@ -853,4 +857,5 @@ def summary_lines(r:BenchResult)->list:
         f"{s:<11}{v:>9.3f}{v / tot:>8.0%}" + ('  <- bounds the rate' if s == r.bound_stage else '')
         for s, v in per.items()
     ]
-    return lines + [f"{'(waiting)':<11}{r.input_wait_s:>9.3f}  the model waiting for tiles"]
+    lines.append(f"{'(waiting)':<11}{r.input_wait_s:>9.3f}  the model waiting for tiles")
+    return lines + ([f"the model: {said}; {r.accuracy_check}"] if (said := int8_said(r)) else [])

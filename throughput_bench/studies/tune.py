@@ -101,8 +101,10 @@ def best_eager(last:dict, specs:list)->Optional[BenchSpec]:
                  if s.backend == 'pytorch' and s.compile_mode == 'none' and s.quant in ('none', '')), None)
 
 def accuracy_said(last:dict, specs:list, win:BenchSpec)->list:
-    "What the winner's accuracy rests on, and the faster rows ranked below it for an unchecked accuracy, in sentences."
+    """What the winner's accuracy rests on (an int8 one: on what units it ran, what calibrated it, its gate), and the
+    faster rows ranked below it for an unchecked accuracy, in sentences."""
     row, out = last[win.key()], []
+    if said := int8_said(row): out.append(f"the winner runs {said}")
     text = str(row.get('accuracy_check') or '')
     if UNCHECKED in text:
         why = text.split(UNCHECKED, 1)[1].lstrip(': ')
