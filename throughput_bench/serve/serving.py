@@ -374,9 +374,15 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     native = dict(input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size, threads=th)
     spec = BenchSpec(o.model, **values_of(Settings, o) | values_of(Input, o) | native, device=str(dev),
                      explicit_precision=True, cache_dir=o.cache_dir)
+    from throughput_bench.scale.launch import backend_words
+    from dataclasses import replace
     be = get_backend(o.backend)
-    be.parse_options(o.backend_options)  # the runtime's own words, checked by the runtime (a one-line error)
+    # the runtime's own words, checked by the runtime (a one-line error); `openvino.hint=LATENCY`, as --help says, too
+    spec = replace(spec, backend_options=backend_words(o.backend_options, [o.backend])[o.backend])
     if why := be.unsupported(spec): raise BenchError(why)
+    if o.weights not in (None, '', 'pretrained'):  # a file that does not fit: one line here, not a traceback a worker
+        from throughput_bench.backends.model import build_model
+        build_model(replace(spec, device='cpu', threads=None))
     return spec
 
 def wait_ready(url:str, timeout:float=120.0, proc=None)->bool:
