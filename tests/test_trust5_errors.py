@@ -44,7 +44,7 @@ def test_serve_takes_a_runtime_named_setting():
     s = serve_spec(ServeOptions(model='resnet18', device='cpu', backend='openvino',
                                 backend_options='openvino.hint=LATENCY'))
     assert s.backend_options == 'hint=LATENCY'
-    with pytest.raises(BenchError, match='not among the backends'):
+    with pytest.raises(BenchError, match="not among the backends"):
         serve_spec(ServeOptions(model='resnet18', device='cpu', backend='openvino', backend_options='onnxruntime.mode=parallel'))
 
 def test_map_takes_a_runtime_named_setting(cli, tmp_path, monkeypatch):
@@ -131,3 +131,8 @@ def test_exports_are_cached_under_tb_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv('TB_CACHE_DIR', str(tmp_path))
     assert cache_root(BenchSpec('resnet18')) == tmp_path / 'exported'
     assert cache_root(BenchSpec('resnet18', cache_dir=str(tmp_path / 'mine'))) == tmp_path / 'mine'
+
+def test_serve_on_a_runtime_without_settings_refuses_any_word():
+    from throughput_bench.serve.serving import serve_spec
+    with pytest.raises(BenchError, match='unknown setting'):
+        serve_spec(ServeOptions(model='resnet18', device='cpu', backend_options='hint=LATENCY'))

@@ -378,6 +378,7 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     from dataclasses import replace
     be = get_backend(o.backend)
     # the runtime's own words, checked by the runtime (a one-line error); `openvino.hint=LATENCY`, as --help says, too
+    if not be.options: be.parse_options(o.backend_options)  # a runtime without settings refuses any word given it
     spec = replace(spec, backend_options=backend_words(o.backend_options, [o.backend])[o.backend])
     if why := be.unsupported(spec): raise BenchError(why)
     if o.weights not in (None, '', 'pretrained'):  # a file that does not fit: one line here, not a traceback a worker

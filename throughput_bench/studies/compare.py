@@ -76,7 +76,7 @@ def parse_config(text:str)->dict:
             if k not in be.options:
                 close = difflib.get_close_matches(k, list(_WORDS) + list(be.options), n=1, cutoff=0.6)
                 own = f"; {be.name}'s own: {', '.join(be.options)}" if be.options else ''
-                hint = f"did you mean {close[0]}?" if close else f"settings: {', '.join(_WORDS)}{own}"
+                hint = f"did you mean {close[0]}?" if close else shorten(f"settings: {', '.join(_WORDS)}{own}", 60)
                 raise BenchError(f"configuration {quoted(text, 40)}: unknown setting {quoted(k, 40)} ({hint})")
         out['backend_options'] = ' '.join(opts)
         be.parse_options(out['backend_options'])  # the runtime's own words, checked by the runtime

@@ -690,6 +690,7 @@ def plan_map(o:MapOptions)->MapPlan:
     bands = list(o.bands) if o.bands else list(range(1, facts.bands + 1))
     words = map_options_text(o.overlap, o.workers, o.prefetch, facts.name, bands if len(bands) != facts.bands else None)
     from throughput_bench.scale.launch import backend_words
+    get_backend(o.backend).options or get_backend(o.backend).parse_options(o.backend_options)  # none: refuses any word
     own = backend_words(o.backend_options, [o.backend])[o.backend]  # `openvino.hint=LATENCY`, as --help says, too
     spec = BenchSpec(o.model, mode='mapping', **values_of(Settings, o) | dict(backend_options=own), batch_size=o.batch_size,
                      input_channels=len(bands), input_size=size, device=str(dev), explicit_precision=True,
