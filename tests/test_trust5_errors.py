@@ -136,3 +136,28 @@ def test_serve_on_a_runtime_without_settings_refuses_any_word():
     from throughput_bench.serve.serving import serve_spec
     with pytest.raises(BenchError, match='unknown setting'):
         serve_spec(ServeOptions(model='resnet18', device='cpu', backend_options='hint=LATENCY'))
+
+# ---- 18: Ctrl-C on tbench serve stops its servers quietly, in one line ----
+
+@pytest.mark.slow
+def test_ctrl_c_on_serve_is_one_line_and_leaves_no_process(tmp_path):
+    "The terminal's SIGINT goes to the whole process group: the API servers and model workers get it too."
+    import httpx
+    from throughput_bench.serve.serving import free_port
+    port = free_port()
+    cmd = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', '--model', 'resnet18',
+           '--device', 'cpu', '--input-size', '32', '--workers', '2', '--port', str(port)]
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/v1/health/ready", timeout=2).status_code == 200: break
+            except httpx.HTTPError: time.sleep(0.3)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        try: os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError: pass
+    assert 'Traceback' not in out + err and 'Error' not in err, err[-3000:]
+    assert p.returncode == 130 and err.strip().splitlines() == [err.strip()] and err.startswith('stopped (SIGINT)'), err

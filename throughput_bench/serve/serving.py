@@ -440,6 +440,8 @@ def run_server(
     global _server_pid
     _server_pid = os.getpid()
     signal.signal(signal.SIGTERM, _stop_children)  # LitServe leaves its API and model processes behind on a SIGTERM
+    # Ctrl-C too: LitServe's own shutdown logs a BrokenPipeError traceback as its processes stop one by one
+    signal.signal(signal.SIGINT, _stop_children)
     server.run(host=host, port=port, log_level=log_level, generate_client_file=False)
 
 # %% ../../nbs/23_serve_serving.ipynb #2be4c0d7
