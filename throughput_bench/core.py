@@ -56,9 +56,11 @@ _UNSEEN = re.compile('[\x00-\x1f\x7f-\x9f]')  # control characters, tab and line
 
 def error_text(message, limit:int=190)->str:
     """`message` as one line of at most `limit` characters: each control character or line end escaped as `repr`
-    writes it, a longer end cut to ` …` (the last guard of a message whose value a check forgot to cut)."""
+    writes it, a longer one cut in the middle to ` … ` (the last guard of a message whose value a check forgot to cut;
+    its start says what failed, its end what became of it)."""
     s = _UNSEEN.sub(lambda m: repr(m.group())[1:-1], str(message))
-    return s if len(s) <= limit else s[:limit - 2] + ' …'
+    head = (limit - 3) // 2
+    return s if len(s) <= limit else s[:head] + ' … ' + s[len(s) - (limit - 3 - head):]
 
 # %% ../nbs/00_core.ipynb #4c5ca1a0
 def _vm_status(field:str)->Optional[float]:

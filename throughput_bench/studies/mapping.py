@@ -544,7 +544,7 @@ def check_map_args(overlap:float, workers:int, prefetch:int, batch:int, passes:i
     for name, v, lo, hi in (('overlap', overlap, 0, 0.95), ('workers', workers, 0, 64), ('prefetch', prefetch, 1, 64),
                             ('batch size', batch, 1, 4096), ('passes', passes, 1, 100), ('output channels', k, 1, 64)):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
-            raise BenchError(f"{name} {quoted(v)}: choose {lo} to {hi}")
+            raise BenchError(f"{name} {v if isinstance(v, (int, float)) else quoted(v)}: choose {lo} to {hi}")
 
 # %% ../../nbs/34_studies_mapping.ipynb #2d1f57b8
 def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
