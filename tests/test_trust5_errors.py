@@ -65,7 +65,7 @@ def test_serve_with_weights_that_do_not_fit_is_one_line(cli, tmp_path, monkeypat
     from throughput_bench.serve import serving
     torch.save({'fc.weight': torch.zeros(3, 3)}, tmp_path / 'other.pt')
     monkeypatch.setattr(serving, 'make_server', lambda *a, **k: pytest.fail('a server was started'))
-    err = one_line(cli('serve', '--model', 'resnet18', '--device', 'cpu', '--weights', tmp_path / 'other.pt', cwd=tmp_path))
+    err = one_line(cli('serve', '--model', 'resnet18', '--device', 'cpu', '--weights', 'other.pt', cwd=tmp_path))
     assert 'does not fit the model' in err
 
 # ---- 17: the summary and the errors ----
