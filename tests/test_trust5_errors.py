@@ -44,7 +44,7 @@ def test_serve_takes_a_runtime_named_setting():
     s = serve_spec(ServeOptions(model='resnet18', device='cpu', backend='openvino',
                                 backend_options='openvino.hint=LATENCY'))
     assert s.backend_options == 'hint=LATENCY'
-    with pytest.raises(BenchError, match="not among the backends"):
+    with pytest.raises(BenchError, match="not the runtime served"):
         serve_spec(ServeOptions(model='resnet18', device='cpu', backend='openvino', backend_options='onnxruntime.mode=parallel'))
 
 def test_map_takes_a_runtime_named_setting(cli, tmp_path, monkeypatch):

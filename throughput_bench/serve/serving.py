@@ -374,12 +374,18 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     native = dict(input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size, threads=th)
     spec = BenchSpec(o.model, **values_of(Settings, o) | values_of(Input, o) | native, device=str(dev),
                      explicit_precision=True, cache_dir=o.cache_dir)
-    from throughput_bench.scale.launch import backend_words
     from dataclasses import replace
     be = get_backend(o.backend)
     # the runtime's own words, checked by the runtime (a one-line error); `openvino.hint=LATENCY`, as --help says, too
-    if not be.options: be.parse_options(o.backend_options)  # a runtime without settings refuses any word given it
-    spec = replace(spec, backend_options=backend_words(o.backend_options, [o.backend])[o.backend])
+    # (a sweep's `launch.backend_words` for the one runtime a server runs)
+    own = []
+    for w in (o.backend_options or '').split():
+        b, dot, _ = w.partition('=')[0].rpartition('.')
+        if dot and b != o.backend:
+            raise BenchError(f"--backend-options {quoted(w)}: {quoted(b, 40)} is not the runtime served ({o.backend})")
+        own.append(w[len(b) + 1:] if dot else w)
+    be.parse_options(' '.join(own))  # a runtime without settings refuses any word given it
+    spec = replace(spec, backend_options=' '.join(own))
     if why := be.unsupported(spec): raise BenchError(why)
     if o.weights not in (None, '', 'pretrained'):  # a file that does not fit: one line here, not a traceback a worker
         from throughput_bench.backends.model import build_model
