@@ -155,7 +155,7 @@ UNAVAILABLE = {
 
 # %% ../../nbs/05_backbones_registry.ipynb #759ca000
 def suggest(name:str, n:int=3)->list:
-    "The registry and timm names closest to `name` (none for a name longer than any model's: comparing one costs seconds)."
+    "The registry and timm names closest to `name` (none for a name longer than any model's: comparing costs seconds)."
     if len(name) > 200: return []
     # torch and timm only where a model is looked up beyond the registry, or built: the report and the CLI start without
     # them

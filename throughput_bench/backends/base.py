@@ -107,7 +107,8 @@ class RuntimeConfig:
             if not eq or k not in known:
                 said = ', '.join(f"{n}={'N' if t is int else '|'.join(t)}" for n, t in known.items()) or 'none'
                 raise BenchError(f"{who}: unknown setting {quoted(w, 40)} (its settings: {shorten(said, 80)})")
-            if k in out: raise BenchError(f"{who}: {k} is set twice ({k}={out[k]}, {quoted(w, 40)}); say each setting once")
+            if k in out:
+                raise BenchError(f"{who}: {k} is set twice ({k}={out[k]}, {quoted(w, 40)}); say each setting once")
             if known[k] is int:
                 if (n := whole(v)) is None or n < 1 or v != v.strip():
                     raise BenchError(f"{who}: {k} takes a whole number of at least 1, not {quoted(v)}")

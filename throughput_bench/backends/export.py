@@ -49,7 +49,7 @@ def export_key(spec:BenchSpec, weights:str='')->str:
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{spec.model_name}-{spec.input_channels}x{spec.input_size}{t}") + f"-{h}"
 
 def cache_root(spec:BenchSpec)->Path:
-    "Where exported graphs are kept for `spec`: its `cache_dir`, else `exported/` in the package's cache (`$TB_CACHE_DIR`)."
+    "Where exported graphs are kept for `spec`: its `cache_dir`, else `exported/` in `cache_root()` (`$TB_CACHE_DIR`)."
     return Path(spec.cache_dir) if spec.cache_dir else core_cache_root() / 'exported'
 
 # %% ../../nbs/16_backends_export.ipynb #61af81b0

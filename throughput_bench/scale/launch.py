@@ -74,7 +74,8 @@ def timing_config(
                      target_ci=target_ci, timed_seconds=timed_seconds, timed_iters=timed_iters).items():
         if v is None: continue
         name = '--' + k.replace('_', '-')
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or isinstance(v, float) and not math.isfinite(v) or v < 0:
+        infinite = isinstance(v, float) and not math.isfinite(v)  # a 400-digit int is finite (and no float)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or infinite or v < 0:
             raise BenchError(f"{name} must be a finite number >= 0, got {quoted(v)}")
         if v > (1 if k == 'target_ci' else 10**7 if k.endswith('iters') or k == 'warmup' else 86400):
             raise BenchError(
@@ -113,7 +114,8 @@ def _positive(name:str, v, kind=int, allow_zero=False):
     "Check an option: a positive, finite number no larger than `LIMITS[name]` (or a list of them)."
     for x in (v if isinstance(v, (list, tuple)) else [v]):
         if x is None: continue
-        if not isinstance(x, (int, float)) or isinstance(x, bool) or (kind is int and not isinstance(x, int) and not float(x).is_integer()):
+        fraction = kind is int and not isinstance(x, int) and not float(x).is_integer()
+        if not isinstance(x, (int, float)) or isinstance(x, bool) or fraction:
             raise BenchError(f"{name} must be a {'whole ' if kind is int else ''}number, got {quoted(x)}")
         if isinstance(x, float) and not math.isfinite(x): raise BenchError(f"{name} must be a finite number, got {x}")
         if x < 0 or (x == 0 and not allow_zero):
@@ -267,7 +269,8 @@ def backend_words(options:str, backends:list)->dict:
         k, eq, v = w.partition('=')
         b, dot, key = k.rpartition('.')
         if dot and b not in out:
-            raise BenchError(f"--backend-options {quoted(w)}: {quoted(b, 40)} is not among the backends ({', '.join(backends)})")
+            raise BenchError(f"--backend-options {quoted(w)}: {quoted(b, 40)} is not among the backends "
+                             f"({', '.join(backends)})")
         for t in ([b] if dot else [t for t in backends if get_backend(t).options]):
             out[t].append(f"{key}={v}" if dot else w)
     for b, words in out.items():
@@ -298,7 +301,8 @@ def with_backends(
     out = {}
     if options and not any(get_backend(b).options for b in backends):
         raise BenchError(
-            f"--backend-options {quoted(options)}: none of the backends {', '.join(backends)} has settings (OpenVINO and "
+            f"--backend-options {quoted(options)}: none of the backends {', '.join(backends)} has settings "
+            "(OpenVINO and "
             "ONNX Runtime do)"
         )
     for b, opts in backend_words(options, backends).items():

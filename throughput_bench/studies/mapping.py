@@ -692,7 +692,8 @@ def plan_map(o:MapOptions)->MapPlan:
     from throughput_bench.scale.launch import backend_words
     get_backend(o.backend).options or get_backend(o.backend).parse_options(o.backend_options)  # none: refuses any word
     own = backend_words(o.backend_options, [o.backend])[o.backend]  # `openvino.hint=LATENCY`, as --help says, too
-    spec = BenchSpec(o.model, mode='mapping', **values_of(Settings, o) | dict(backend_options=own), batch_size=o.batch_size,
+    spec = BenchSpec(o.model, mode='mapping', **values_of(Settings, o) | dict(backend_options=own),
+                     batch_size=o.batch_size,
                      input_channels=len(bands), input_size=size, device=str(dev), explicit_precision=True,
                      probe_batch=False, map_options=words)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
