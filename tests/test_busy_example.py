@@ -33,6 +33,9 @@ def test_the_end_says_once_which_rows_to_measure_again_and_how():
     new = [row('resnet18', 'fp32', 17.0, 183.0), row('resnet18', 'bf16', 0.0, 303.0), row('vit_tiny_patch16_224', 'fp32', 97.0, 103.0),
            row('vit_tiny_patch16_224', 'bf16', 98.0, 102.0, contended=True)]
     note = rerun_note(new, o, 404.0)
+    *words, command = note.splitlines()  # within 100 columns; the command whole, on a line of its own
+    assert all(len(l) <= 100 for l in words) and command == '  ' + rerun_command(new[:2] + new[3:], o), note
+    note = ' '.join(note.split())
     assert note.startswith('budget: 2 min; the run took 6 min 44 s: on a host this busy no budget buys a usable '
                            'interval. 3 row(s)'), note
     assert 'resnet18 fp32 ±83%' in note and 'resnet18 bf16 ±203%' in note and 'vit_tiny_patch16_224 bf16 ±2%' in note
@@ -40,7 +43,7 @@ def test_the_end_says_once_which_rows_to_measure_again_and_how():
                          '--rerun --wait-idle 60'), note
     assert rerun_note(new[2:3], o, 100.0) == ''  # narrow, quiet, within its budget: nothing to say
     assert rerun_note(new[2:3], o, 400.0).startswith('budget: 2 min; the run took 6 min 40 s: each configuration')
-    quiet = rerun_note(new[:1], o, 161.0)  # wide from too few processes on a quiet host: more time, not a quiet host
+    quiet = ' '.join(rerun_note(new[:1], o, 161.0).split())  # wide from too few processes on a quiet host: more time, not a quiet host
     assert quiet.startswith('budget: 2 min; the run took 2 min 41 s: each configuration needs at least 3') and \
         'Measure them again with more time' in quiet, quiet
 
@@ -96,5 +99,5 @@ def test_the_first_example_on_a_busy_host(work, two_busy_loops):
     assert len(ran) >= 1 and (ran.batch_size <= ran.batch_requested).all()
     assert (ran[ran.batch_reason.eq('time-cap')].error.str.extract(r'ran (\d+)$')[0].astype(int) == ran.batch_size[ran.batch_reason.eq('time-cap')]).all()
     assert df.contended.any(), df[['precision', 'contended', 'busy_share']].to_string()
-    assert 'Measure them again on a quiet host: tbench infer --models resnet18 --precisions' in r.stdout, r.stdout
+    assert 'Measure them again on a quiet host: tbench infer --models resnet18 --precisions' in ' '.join(r.stdout.split())
     assert r.stdout.count('Measure them again on a quiet host') == 1

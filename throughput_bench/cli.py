@@ -33,7 +33,13 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kw): super().__init__(*args, **(dict(allow_abbrev=False) | kw))
 
     def error(self, message):
-        sys.stderr.write(f"{self.prog}: error: {message}\n"); sys.exit(2)
+        sys.stderr.write(error_text(f"{self.prog}: error: {message}") + '\n'); sys.exit(2)
+
+    def _check_value(self, action, value):
+        "argparse's check of a choice, the value said as `quoted` (a 100,000-character one: 80 characters of it)."
+        if action.choices is not None and value not in action.choices:
+            choices = ', '.join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {quoted(value)} (choose from {choices})")
 
     def unknown(self, a, extra:list):
         "One line for the first word no flag took: the command's own parser says it, with the closest flag it has."
@@ -43,7 +49,8 @@ class Parser(argparse.ArgumentParser):
             p = self._subparsers._group_actions[0].choices.get(a.cmd, self)
         flags = [s for act in p._actions for s in act.option_strings if s.startswith('--') and '_' not in s]
         w = extra[0]
-        if not w.startswith('-'): p.error(f"unexpected argument {w!r} (see {p.prog} --help)")
+        if not w.startswith('-'): p.error(f"unexpected argument {quoted(w)} (see {p.prog} --help)")
+        if len(w) > 80 or not w.isprintable(): w = quoted(w)
         close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
         p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
 
@@ -120,21 +127,19 @@ def both_spellings(names)->list:
     return list(names) + [e for e in extra if e not in names]
 
 def positive_int(s:str)->int:
-    try: v = int(s)
-    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
+    v = whole_number(s)
     if v <= 0: raise argparse.ArgumentTypeError(f"must be > 0, got {v}")
     return v
 
 def positive_float(s:str)->float:
-    try: v = float(s)
-    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number")
-    if not v > 0 or v == float('inf'): raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {s}")
+    v = number(s)
+    if not v > 0 or v == float('inf'): raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {quoted(s)}")
     return v
 
 def nonneg_float(s:str)->float:
-    try: v = float(s)
-    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number")
-    if not v >= 0 or v == float('inf'): raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {s}")
+    v = number(s)
+    if not v >= 0 or v == float('inf'):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {quoted(s)}")
     return v
 
 # %% ../nbs/36_cli.ipynb #aec153fb
@@ -147,15 +152,18 @@ def api_help(p:Parser, fn, negated:tuple=('isolate', 'progress')):
             a.help = ' '.join(d[a.dest].split()).replace('%', '%%')
 
 def whole_number(s:str)->int:
-    """A flag's whole number (its bounds are `api.check`'s, so the API and the CLI refuse the same values in the same
-    words)."""
-    try: return int(s)
-    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
+    """A flag's whole number, in ASCII digits (`whole`: `²` is a digit to Python, not a number; its bounds are
+    `api.check`'s, so the API and the CLI refuse the same values in the same words)."""
+    v = whole(s)
+    if v is None: raise argparse.ArgumentTypeError(f"{quoted(s)} is not a whole number")
+    return v
 
 def number(s:str)->float:
-    "A flag's number (its bounds are `api.check`'s)."
-    try: return float(s)
-    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number")
+    "A flag's number, in ASCII (`１.５` is none; its bounds are `api.check`'s)."
+    try:
+        if not s.isascii() or len(s) > 400: raise ValueError
+        return float(s)
+    except ValueError: raise argparse.ArgumentTypeError(f"{quoted(s)} is not a number")
 
 # What an option's name, type and default do not say about its flag: other spellings, a `--no-` form, a metavar.
 SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
@@ -855,7 +863,7 @@ def _run(fn, prog:str):
     exit 130, SIGTERM into 143."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     try: check_floors(); fn()  # a requirement below its floor: one line naming it, before it can raise anywhere
-    except BenchError as e: sys.stderr.write(f"{prog}: error: {e}\n"); sys.exit(2)
+    except BenchError as e: sys.stderr.write(error_text(f"{prog}: error: {e}") + '\n'); sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write(
             f"{prog}: interrupted: every row measured so far is stored; run the same command again to resume\n"
@@ -870,7 +878,7 @@ def _run(fn, prog:str):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); sys.exit(141)
     except OSError as e:
         where = f": {e.filename}" if e.filename else ''
-        sys.stderr.write(f"{prog}: error: {e.strerror or e}{where}\n"); sys.exit(2)
+        sys.stderr.write(error_text(f"{prog}: error: {e.strerror or e}{where}") + '\n'); sys.exit(2)
 
 def tbench(argv=None):
     "The `tbench` command."

@@ -12,14 +12,14 @@ from typing import Optional, Iterable
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
            'INT8_UNITS', 'AVX2_INT8', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS',
            'BenchResult', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
-           'PRIOR_DOF', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'rss_mb', 'cpu_features',
-           'cache_root', 'keep_json', 'cpu_ids', 'int8_units', 'int8_said', 'Field', 'Runtime', 'Process', 'Settings',
-           'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key', 'field_words', 'input_words', 'config_words',
-           'config_columns', 'model_task', 'with_field_columns', 'weights_problem', 'accuracy_checked', 'named',
-           'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 'ci_halfwidth',
-           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
-           'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'as_sweep',
-           'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'PRIOR_DOF', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'quoted', 'whole',
+           'error_text', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'int8_units', 'int8_said',
+           'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key',
+           'field_words', 'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns',
+           'weights_problem', 'accuracy_checked', 'named', 'command_line', 'now_iso', 'clock', 'below_floors',
+           'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence',
+           'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of',
+           'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -38,6 +38,29 @@ STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')
 # %% ../nbs/00_core.ipynb #0de701d5
 class BenchError(Exception):
     "An error the user can fix: the CLI prints its message on one line and exits 2."
+
+def quoted(v, n:int=80)->str:
+    """A value someone gave, as an error message says it: quoted and escaped as `repr` writes it (a control character
+    or a line end is shown, never acted on), at most `n` characters (a longer one keeps its two ends around `...`)."""
+    import reprlib
+    r = reprlib.Repr(); r.maxstring = n
+    return r.repr(str(v))
+
+def whole(text)->Optional[int]:
+    """`text` as a whole number where it is one in ASCII digits (`'12'`, `'-3'`), else None: `'²'` and `'٣'` are
+    digits to `str.isdigit` but not numbers a command takes, `'1.5'` and `''` are none."""
+    t = str(text).strip()
+    return int(t) if t.isascii() and t.lstrip('+-').isdigit() and len(t) < 4000 else None
+
+_UNSEEN = re.compile('[\x00-\x1f\x7f-\x9f]')  # control characters, tab and line ends included
+
+def error_text(message, limit:int=190)->str:
+    """`message` as one line of at most `limit` characters: each control character or line end escaped as `repr`
+    writes it, a longer one cut in the middle to ` … ` (the last guard of a message whose value a check forgot to cut;
+    its start says what failed, its end what became of it)."""
+    s = _UNSEEN.sub(lambda m: repr(m.group())[1:-1], str(message))
+    head = (limit - 3) // 2
+    return s if len(s) <= limit else s[:head] + ' … ' + s[len(s) - (limit - 3 - head):]
 
 # %% ../nbs/00_core.ipynb #4c5ca1a0
 def _vm_status(field:str)->Optional[float]:
@@ -1012,7 +1035,7 @@ class ServeOptions(Settings, Input):
     timeout:float=60.0 # seconds a request may wait for the model before a 504 (default 60)
     # the most images one request may ask for (its array's images x `samples`); more get a 422 (default 64)
     max_batch_per_request:int=64
-    # where the runtimes' exported graphs are kept (default ~/.cache/throughput_bench/exported)
+    # where the runtimes' exported graphs are kept (default exported/ in $TB_CACHE_DIR, else ~/.cache/throughput_bench)
     cache_dir:Optional[str]=None
 
     NUMBERS = numbers_of(Settings, Input) | dict(

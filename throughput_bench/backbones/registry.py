@@ -155,7 +155,8 @@ UNAVAILABLE = {
 
 # %% ../../nbs/05_backbones_registry.ipynb #759ca000
 def suggest(name:str, n:int=3)->list:
-    "The registry and timm names closest to `name`."
+    "The registry and timm names closest to `name` (none for a name longer than any model's: comparing costs seconds)."
+    if len(name) > 200: return []
     # torch and timm only where a model is looked up beyond the registry, or built: the report and the CLI start without
     # them
     import timm
@@ -178,7 +179,7 @@ def get_model(name:str)->ModelInfo:
         return ModelInfo(name, name, fam, _guess_type(name), registered=False)
     close = suggest(name)
     hint = f"; did you mean {', '.join(close)}?" if close else ''
-    raise BenchError(f"unknown model {name!r}{hint}")
+    raise BenchError(f"unknown model {quoted(name)}{hint}")
 
 GEO_MODULES = {'torchgeo': 'torchgeo', 'olmoearth-pretrain-minimal': 'olmoearth_pretrain_minimal',
                'rslearn': 'rslearn', 'terratorch': 'terratorch'}

@@ -99,18 +99,21 @@ class RuntimeConfig:
 
     @classmethod
     def parse(cls, text:str, who:str='the runtime')->RuntimeConfig:
-        "`text`'s words as this config; a word it has no setting for, or a value its setting refuses, is one line."
+        """`text`'s words as this config; a word it has no setting for, a value its setting refuses, or a setting given
+        twice (the stored options would contradict each other), is one line."""
         known, out = cls.settings(), {}
         for w in (text or '').split():
             k, eq, v = w.partition('=')
             if not eq or k not in known:
                 said = ', '.join(f"{n}={'N' if t is int else '|'.join(t)}" for n, t in known.items()) or 'none'
-                raise BenchError(f"{who}: unknown setting {w!r} (its settings: {said})")
+                raise BenchError(f"{who}: unknown setting {quoted(w, 40)} (its settings: {shorten(said, 80)})")
+            if k in out:
+                raise BenchError(f"{who}: {k} is set twice ({k}={out[k]}, {quoted(w, 40)}); say each setting once")
             if known[k] is int:
-                if not v.isdigit() or int(v) < 1:
-                    raise BenchError(f"{who}: {k} takes a whole number of at least 1, not {v!r}")
-                out[k] = int(v)
-            elif v not in known[k]: raise BenchError(f"{who}: {k} takes {' or '.join(known[k])}, not {v!r}")
+                if (n := whole(v)) is None or n < 1 or v != v.strip():
+                    raise BenchError(f"{who}: {k} takes a whole number of at least 1, not {quoted(v)}")
+                out[k] = n
+            elif v not in known[k]: raise BenchError(f"{who}: {k} takes {' or '.join(known[k])}, not {quoted(v)}")
             else: out[k] = v
         return cls(**out)
 

@@ -8,6 +8,7 @@ import os, io, re, time, json, shutil, hashlib, tempfile, contextlib, warnings
 from pathlib import Path
 from typing import Optional
 from ..core import *
+from ..core import cache_root as core_cache_root
 import importlib.metadata as md
 
 # %% auto #0
@@ -50,8 +51,8 @@ def export_key(spec:BenchSpec, weights:str='')->str:
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{spec.model_name}-{spec.input_channels}x{spec.input_size}{t}") + f"-{h}"
 
 def cache_root(spec:BenchSpec)->Path:
-    "Where exported graphs are kept for `spec`."
-    return Path(spec.cache_dir) if spec.cache_dir else Path.home() / '.cache' / 'throughput_bench' / 'exported'
+    "Where exported graphs are kept for `spec`: its `cache_dir`, else `exported/` in `cache_root()` (`$TB_CACHE_DIR`)."
+    return Path(spec.cache_dir) if spec.cache_dir else core_cache_root() / 'exported'
 
 # %% ../../nbs/16_backends_export.ipynb #61af81b0
 def _export(model, spec:BenchSpec, path:Path):

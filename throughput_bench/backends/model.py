@@ -55,7 +55,7 @@ def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
     sd = read_state_dict(path)
     try: missing, unexpected = model.load_state_dict(sd, strict=False)
     except RuntimeError as e:  # a tensor of another shape
-        raise BenchError(f"--weights {path}: does not fit the model ({' '.join(str(e).split()[6:])[:200]})")
+        raise BenchError(f"--weights {path}: does not fit the model ({shorten(' '.join(str(e).split()[6:]), 80)})")
     if missing or unexpected:
         raise BenchError(f"--weights {path}: does not fit the model ({len(missing)} missing, e.g. "
                          f"{(missing or ['-'])[0]}; {len(unexpected)} unexpected, e.g. {(unexpected or ['-'])[0]})")

@@ -22,10 +22,10 @@ def resolve_device(name:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
     name = (name or 'auto').lower()
     if name == 'auto': name = 'cuda' if torch.cuda.is_available() else 'cpu'
     if not re.fullmatch(r'cpu|mps|cuda(:\d+)?', name):
-        raise BenchError(f"unknown device {name!r}: use auto, cpu, cuda, cuda:N or mps")
+        raise BenchError(f"unknown device {quoted(name)}: use auto, cpu, cuda, cuda:N or mps")
     if name.startswith('cuda'):
         if not torch.cuda.is_available():
-            raise BenchError(f"device {name!r} asked for, but CUDA is not available on this machine")
+            raise BenchError(f"device {quoted(name)} asked for, but CUDA is not available on this machine")
         idx = int(name.split(':')[1]) if ':' in name else (gpu_id or 0)
         if ':' in name and gpu_id is not None and gpu_id != idx:
             raise BenchError(f"--device {name} and --gpu-id {gpu_id} disagree")

@@ -75,8 +75,9 @@ def timing_config(
                      target_ci=target_ci, timed_seconds=timed_seconds, timed_iters=timed_iters).items():
         if v is None: continue
         name = '--' + k.replace('_', '-')
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-            raise BenchError(f"{name} must be a finite number >= 0, got {v!r}")
+        infinite = isinstance(v, float) and not math.isfinite(v)  # a 400-digit int is finite (and no float)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or infinite or v < 0:
+            raise BenchError(f"{name} must be a finite number >= 0, got {quoted(v)}")
         if v > (1 if k == 'target_ci' else 10**7 if k.endswith('iters') or k == 'warmup' else 86400):
             raise BenchError(
                 f"{name} {v} is more than "
@@ -105,17 +106,23 @@ LIMITS = {'--batch-sizes': 65536, '--threads': 1024, '--repeats': 1000, '--input
           # far past any real use: a larger value is a typo, refused instead of probed for minutes
           '--ddp-timeout': 86400, '--lr': 1e6}
 
+def _said(x)->str:
+    "A number as an error says it: a whole number of 400 digits as its first digits and how many there are."
+    s = str(x)
+    return s if len(s) <= 24 else f"{s[:12]}… ({len(s)} digits)"
+
 def _positive(name:str, v, kind=int, allow_zero=False):
     "Check an option: a positive, finite number no larger than `LIMITS[name]` (or a list of them)."
     for x in (v if isinstance(v, (list, tuple)) else [v]):
         if x is None: continue
-        if not isinstance(x, (int, float)) or isinstance(x, bool) or (kind is int and not float(x).is_integer()):
-            raise BenchError(f"{name} must be a {'whole ' if kind is int else ''}number, got {x!r}")
-        if not math.isfinite(x): raise BenchError(f"{name} must be a finite number, got {x}")
+        fraction = kind is int and not isinstance(x, int) and not float(x).is_integer()
+        if not isinstance(x, (int, float)) or isinstance(x, bool) or fraction:
+            raise BenchError(f"{name} must be a {'whole ' if kind is int else ''}number, got {quoted(x)}")
+        if isinstance(x, float) and not math.isfinite(x): raise BenchError(f"{name} must be a finite number, got {x}")
         if x < 0 or (x == 0 and not allow_zero):
-            raise BenchError(f"{name} must be > {'=' if allow_zero else ''}0, got {x}")
+            raise BenchError(f"{name} must be {'>=' if allow_zero else '>'} 0, got {_said(x)}")
         if name in LIMITS and x > LIMITS[name]:
-            raise BenchError(f"{name} {x} is more than {LIMITS[name]:g}: not a value this tool can run")
+            raise BenchError(f"{name} {_said(x)} is more than {LIMITS[name]:g}: not a value this tool can run")
 
 def _text(name:str, v):
     "Check a text option: `None` (its default) or a non-empty string."
@@ -263,11 +270,13 @@ def backend_words(options:str, backends:list)->dict:
         k, eq, v = w.partition('=')
         b, dot, key = k.rpartition('.')
         if dot and b not in out:
-            raise BenchError(f"--backend-options {w!r}: {b} is not among the backends ({', '.join(backends)})")
+            raise BenchError(f"--backend-options {quoted(w)}: {quoted(b, 40)} is not among the backends "
+                             f"({', '.join(backends)})")
         for t in ([b] if dot else [t for t in backends if get_backend(t).options]):
             out[t].append(f"{key}={v}" if dot else w)
     for b, words in out.items():
         for w in words: _accepts(get_backend(b), w, [t for t in backends if t != b])
+        get_backend(b).parse_options(' '.join(words))  # together: a setting said twice (`streams=2 openvino.streams=3`)
     return {b: ' '.join(words) for b, words in out.items()}
 
 def _accepts(be, word:str, others:list):
@@ -293,7 +302,8 @@ def with_backends(
     out = {}
     if options and not any(get_backend(b).options for b in backends):
         raise BenchError(
-            f"--backend-options {options!r}: none of the backends {', '.join(backends)} has settings (OpenVINO and "
+            f"--backend-options {quoted(options)}: none of the backends {', '.join(backends)} has settings "
+            "(OpenVINO and "
             "ONNX Runtime do)"
         )
     for b, opts in backend_words(options, backends).items():
@@ -490,7 +500,7 @@ def check_words(o):
         v = getattr(o, name)
         for w in ([v] if isinstance(v, str) else v or []):
             if w not in choices:
-                raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {w!r}: use {', '.join(choices)}")
+                raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {quoted(w)}: use {', '.join(choices)}")
     for name in o.TEXTS: _text(flag(name), getattr(o, name))
 
 def check_together(o:SweepOptions):
@@ -773,8 +783,10 @@ def rerun_note(new:list, o:SweepOptions, seconds:float)->str:
                      + (spread(r.throughput_mean, r.throughput_ci_low, r.throughput_ci_high) or ' (no interval)')
                      for r in bad[:4])
     how = 'on a quiet host' if busy else 'with more time (more worker processes: no --budget-minutes)'
-    return (f"{head}{': ' + why if late else ''}. {len(bad)} row(s) are too wide to rank or ran beside other work "
-            f"({said}{' …' if len(bad) > 4 else ''}). Measure them again {how}: {rerun_command(bad, o)}")
+    import textwrap  # within the summary's 100 columns; the command on a line of its own, whole, to copy
+    text = (f"{head}{': ' + why if late else ''}. {len(bad)} row(s) are too wide to rank or ran beside other work "
+            f"({said}{' …' if len(bad) > 4 else ''}). Measure them again {how}:")
+    return textwrap.fill(text, 100, break_on_hyphens=False) + f"\n  {rerun_command(bad, o)}"
 
 def said(df:'pd.DataFrame', o:SweepOptions)->'pd.DataFrame':
     "`df`, after printing its summary where nothing else would show it: outside a notebook, unless `o.quiet`."

@@ -486,7 +486,7 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
             status = f"ok [{len(notes) + 1}]"
             notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: measured beside other work (it took "
                          f"{_num(d.get('busy_share'), '.0%') or 'some'} of the CPU): a wider interval; re-run when "
-                         "quiet")
+                         "quiet" + (f"; {d['accuracy_check']}" if accuracy_checked(d) else ''))  # its accuracy too
         elif not ok:
             status = f"{d['status']} [{len(notes) + 1}]"
             notes.append(f"[{len(notes) + 1}] {d['model_name']} {cfg}: {d['status']}: {d.get('error') or ''}")
@@ -510,18 +510,19 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
     for why, n in collections.Counter(unchecked).items():
         notes.append(f"{n} row(s) computed below fp32, accuracy unchecked: {why}"
                      + (" (--weights or --pretrained, with --images DIR, checks it)" * (why == 'random weights')))
+    import textwrap
+    notes = [textwrap.fill(n, width, subsequent_indent='    ', break_on_hyphens=False) for n in notes]
     t = pd.DataFrame(rows)
-    if t.empty: return t, notes
+    if t.empty: return t, notes  # every row skipped: the reasons, within `width` too
     if t['re-run'].eq('').all(): t = t.drop(columns='re-run')
     rest = sum(max(t[c].astype(str).str.len().max(), len(c)) + 2 for c in t.columns if c != 'configuration')
     t['configuration'] = [shorten(c, max(16, width - rest)) for c in t.configuration]
-    import textwrap
-    return t, [textwrap.fill(n, width, subsequent_indent='    ', break_on_hyphens=False) for n in notes]
+    return t, notes
 
 def summary_text(df:'pd.DataFrame', wide:bool=False)->str:
-    """The summary a sweep prints: `compact_summary` (at most 100 columns), or with `wide` every column of
-    `summary_table`; then what the intervals are."""
-    import pandas as pd
+    """The summary a sweep prints: `compact_summary` (at most 100 columns, its notes too), or with `wide` every column
+    of `summary_table`; then what the intervals are."""
+    import pandas as pd, textwrap
     if df is None or df.empty: return ''
     if 'job_id' in df: return df.to_string(index=False)
     recs = df.to_dict('records')
@@ -530,13 +531,14 @@ def summary_text(df:'pd.DataFrame', wide:bool=False)->str:
     w = {c: max(t[c].astype(str).str.len().max(), len(c)) for c in words}
     t = t.assign(**{c: [str(v).ljust(w[c]) for v in t[c]] for c in words})
     t = t.rename(columns={c: c.ljust(w[c]) for c in words})
-    lines = [t.to_string(index=False)] + notes
+    lines = ([] if t.empty else [t.to_string(index=False)]) + notes  # every row skipped: the reasons alone
     if not wide: lines.append("img/s ±: the 95% interval over this run's worker processes")
     if 're-run' in t:
-        lines.append("re-run: where a re-run on this machine lands (95%: that interval and the machine's drift between "
-                     "runs)")
+        lines.append("re-run: where a re-run here lands (95%: that interval and the machine's drift between runs)")
         basis = next((b for b in df.get('rerun_basis', []) if isinstance(b, str) and b), '')
-        if 're-run' in t and basis: lines.append(f"        {'?: ' * basis.startswith('provisional')}{basis}")
+        if 're-run' in t and basis:
+            lines.append(textwrap.fill(f"{'?: ' * basis.startswith('provisional')}{basis}", WIDTH,
+                                       initial_indent=' ' * 8, subsequent_indent=' ' * 8))
     if not wide: lines.append("every column: --wide (wide=True), or the CSV")
     return '\n'.join(lines)
 

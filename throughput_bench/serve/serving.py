@@ -376,9 +376,22 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     native = dict(input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size, threads=th)
     spec = BenchSpec(o.model, **values_of(Settings, o) | values_of(Input, o) | native, device=str(dev),
                      explicit_precision=True, cache_dir=o.cache_dir)
+    from dataclasses import replace
     be = get_backend(o.backend)
-    be.parse_options(o.backend_options)  # the runtime's own words, checked by the runtime (a one-line error)
+    # the runtime's own words, checked by the runtime (a one-line error); `openvino.hint=LATENCY`, as --help says, too
+    # (a sweep's `launch.backend_words` for the one runtime a server runs)
+    own = []
+    for w in (o.backend_options or '').split():
+        b, dot, _ = w.partition('=')[0].rpartition('.')
+        if dot and b != o.backend:
+            raise BenchError(f"--backend-options {quoted(w)}: {quoted(b, 40)} is not the runtime served ({o.backend})")
+        own.append(w[len(b) + 1:] if dot else w)
+    be.parse_options(' '.join(own))  # a runtime without settings refuses any word given it
+    spec = replace(spec, backend_options=' '.join(own))
     if why := be.unsupported(spec): raise BenchError(why)
+    if o.weights not in (None, '', 'pretrained'):  # a file that does not fit: one line here, not a traceback a worker
+        from throughput_bench.backends.model import build_model
+        build_model(replace(spec, device='cpu', threads=None))
     return spec
 
 CHECKED = ('backend_settings', 'quantize_seconds', 'quant_calibration', 'int8_units', 'max_rel_diff', 'tolerance',
@@ -453,6 +466,8 @@ def run_server(
     global _server_pid
     _server_pid = os.getpid()
     signal.signal(signal.SIGTERM, _stop_children)  # LitServe leaves its API and model processes behind on a SIGTERM
+    # Ctrl-C too: LitServe's own shutdown logs a BrokenPipeError traceback as its processes stop one by one
+    signal.signal(signal.SIGINT, _stop_children)
     server.run(host=host, port=port, log_level=log_level, generate_client_file=False)
 
 # %% ../../nbs/23_serve_serving.ipynb #2be4c0d7

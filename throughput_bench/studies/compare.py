@@ -38,7 +38,7 @@ def _choice(text:str, k:str, v:str, choices)->str:
     if v in choices: return v
     close = difflib.get_close_matches(v, list(choices), n=1, cutoff=0.5)
     raise BenchError(
-        f"configuration {text!r}: {k} takes {', '.join(choices)}, not {v!r}"
+        f"configuration {quoted(text, 40)}: {k} takes {', '.join(choices)}, not {quoted(v, 40)}"
         + (f" (did you mean {close[0]}?)" if close else '')
     )
 
@@ -50,22 +50,23 @@ def parse_config(text:str)->dict:
     for w in str(text).split():
         k, eq, v = w.partition('=')
         if not eq or not k or not v:
-            raise BenchError(f"configuration {text!r}: write each setting as key=value, not {w!r}")
+            raise BenchError(f"configuration {quoted(text, 40)}: write each setting as key=value, not {quoted(w, 40)}")
         if k == 'precision' and v in QUANTS[1:]: k = 'quant'  # `precision=int8`: int8 quantization, the rest fp32
         name = _WORDS.get(k, k)
-        if name in seen: raise BenchError(f"configuration {text!r}: {k} is set twice; say each setting once")
+        if name in seen: raise BenchError(f"configuration {quoted(text, 40)}: {k} is set twice; say each setting once")
         seen.add(name)
         if k not in _WORDS: opts.append(w); continue
         f = _WORDS[k]
         if f == 'backend': v = _choice(text, k, v, list(BACKENDS))  # the runtimes installed: known at run time
         elif FIELD[f].choices: v = _choice(text, k, v, FIELD[f].choices)
         if f in _INT:
-            if not v.isdigit() or int(v) < 1:
-                raise BenchError(f"configuration {text!r}: {k} takes a whole number of at least 1, not {v!r}")
-            out[f] = int(v)
+            if (n := whole(v)) is None or n < 1:
+                raise BenchError(f"configuration {quoted(text, 40)}: {k} takes a whole number of at least 1, not "
+                                 f"{quoted(v, 40)}")
+            out[f] = n
         elif f == 'channels_last':
             if v.lower() not in ('1', '0', 'true', 'false', 'yes', 'no'):
-                raise BenchError(f"configuration {text!r}: channels_last takes 1 or 0, not {v!r}")
+                raise BenchError(f"configuration {quoted(text, 40)}: channels_last takes 1 or 0, not {quoted(v, 40)}")
             out[f] = v.lower() in ('1', 'true', 'yes')
         else: out[f] = v
     if opts:
@@ -75,8 +76,8 @@ def parse_config(text:str)->dict:
             if k not in be.options:
                 close = difflib.get_close_matches(k, list(_WORDS) + list(be.options), n=1, cutoff=0.6)
                 own = f"; {be.name}'s own: {', '.join(be.options)}" if be.options else ''
-                hint = f"did you mean {close[0]}?" if close else f"settings: {', '.join(_WORDS)}{own}"
-                raise BenchError(f"configuration {text!r}: unknown setting {k!r} ({hint})")
+                hint = f"did you mean {close[0]}?" if close else shorten(f"settings: {', '.join(_WORDS)}{own}", 60)
+                raise BenchError(f"configuration {quoted(text, 40)}: unknown setting {quoted(k, 40)} ({hint})")
         out['backend_options'] = ' '.join(opts)
         be.parse_options(out['backend_options'])  # the runtime's own words, checked by the runtime
     return out

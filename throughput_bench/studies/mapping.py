@@ -43,7 +43,7 @@ def open_raster(path):
     "`path` opened with rasterio; a missing, unreadable or non-raster file is a one-line `BenchError`."
     rio = _rasterio()
     p = Path(path)
-    if not str(path) or not p.exists(): raise BenchError(f"{path!r}: no such file")
+    if not str(path) or not p.exists(): raise BenchError(f"{quoted(path)}: no such file")
     if p.is_dir(): raise BenchError(f"{path}: is a folder, not a raster")
     try: return rio.open(p)
     except Exception as e:  # RasterioIOError: not a format GDAL reads, or unreadable
@@ -544,7 +544,7 @@ def check_map_args(overlap:float, workers:int, prefetch:int, batch:int, passes:i
     for name, v, lo, hi in (('overlap', overlap, 0, 0.95), ('workers', workers, 0, 64), ('prefetch', prefetch, 1, 64),
                             ('batch size', batch, 1, 4096), ('passes', passes, 1, 100), ('output channels', k, 1, 64)):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
-            raise BenchError(f"{name} {v!r}: choose {lo} to {hi}")
+            raise BenchError(f"{name} {v if isinstance(v, (int, float)) else quoted(v)}: choose {lo} to {hi}")
 
 # %% ../../nbs/34_studies_mapping.ipynb #2d1f57b8
 def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
@@ -689,7 +689,11 @@ def plan_map(o:MapOptions)->MapPlan:
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
     bands = list(o.bands) if o.bands else list(range(1, facts.bands + 1))
     words = map_options_text(o.overlap, o.workers, o.prefetch, facts.name, bands if len(bands) != facts.bands else None)
-    spec = BenchSpec(o.model, mode='mapping', **values_of(Settings, o), batch_size=o.batch_size,
+    from throughput_bench.scale.launch import backend_words
+    get_backend(o.backend).options or get_backend(o.backend).parse_options(o.backend_options)  # none: refuses any word
+    own = backend_words(o.backend_options, [o.backend])[o.backend]  # `openvino.hint=LATENCY`, as --help says, too
+    spec = BenchSpec(o.model, mode='mapping', **values_of(Settings, o) | dict(backend_options=own),
+                     batch_size=o.batch_size,
                      input_channels=len(bands), input_size=size, device=str(dev), explicit_precision=True,
                      probe_batch=False, map_options=words)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
