@@ -95,7 +95,10 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     from throughput_bench.backends.ov import BACKEND as OV
     native = [p for p in precs[1:] if OV.UNITS[p] in OV.capabilities()]
     import importlib.util
-    pt_int8 = importlib.util.find_spec('torchao') is not None  # PyTorch int8, compiled: at all cores only
+    # PyTorch's int8 is compiled: under this 1-minute CPU budget tune screens no compile, so not it either, and says so
+    # (the tune notebook checks that it is screened where compiles are)
+    pt_int8 = 0
+    assert "nor PyTorch's int8" in r.stdout, r.stdout[:2000]
     # OpenVINO int8 in fp32 on every CPU (VNNI, AMX or AVX2)
     assert len(screens) == 1 * 1 * (4 + 1 + 2 * (len(precs) - 1) + 2 * len(native)) + pt_int8, (len(screens), precs, native)
     assert screens.status.eq('ok').all()

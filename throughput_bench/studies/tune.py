@@ -160,13 +160,16 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
         dev.type, o.threads or torch.get_num_threads(), backends, batches, precs, [c for c in cms if c != 'none']
     )
     specs = [one_spec(o, dev, {'threads': None} | parse_config(w), batch=1) for w in words]
-    if cpu:  # a compile costs a minute or more on a CPU: at the largest batch and all cores only
+    if cpu:  # a compile costs a minute or more on a CPU: at the largest batch and all cores only, and only where the
+        # budget screens compiles at all (PyTorch's int8 is compiled too: it is left out with them)
         top = max(s.threads or 0 for s in specs)
-        specs = [s for s in specs if s.compile_mode == 'none' or (s.batch_size == max(batches) and s.threads == top)]
+        specs = [s for s in specs if s.compile_mode == 'none' or
+                 (cms and s.batch_size == max(batches) and s.threads == top)]
     said = (f"{', '.join(backends)}; batches {' '.join(map(str, batches))}; "
             f"threads {' '.join(sorted({str(s.threads) for s in specs}))}; {' '.join(precs)}; "
             + (f"compile {' '.join(cms)}" if cms else
-               f"no torch.compile: its compile time would take the budget (from {CPU_COMPILE_MINUTES} min, or "
+               f"no torch.compile, nor PyTorch's int8, which needs it: its compile time would take the budget (from "
+               f"{CPU_COMPILE_MINUTES} min, or "
                "--compile-modes default)"))
     return specs, said
 
