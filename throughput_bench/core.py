@@ -54,10 +54,11 @@ def whole(text)->Optional[int]:
 
 _UNSEEN = re.compile('[\x00-\x1f\x7f-\x9f]')  # control characters, tab and line ends included
 
-def error_text(message, limit:int=190)->str:
+def error_text(message, limit:int=600)->str:
     """`message` as one line of at most `limit` characters: each control character or line end escaped as `repr`
     writes it, a longer one cut in the middle to ` … ` (the last guard of a message whose value a check forgot to cut;
-    its start says what failed, its end what became of it)."""
+    its start says what failed, its end what became of it). The limit leaves room for what a message must say whole:
+    a path the tool chose (where a row was kept), a model's note on why it cannot be built."""
     s = _UNSEEN.sub(lambda m: repr(m.group())[1:-1], str(message))
     head = (limit - 3) // 2
     return s if len(s) <= limit else s[:head] + ' … ' + s[len(s) - (limit - 3 - head):]

@@ -272,6 +272,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
             )
         gc.collect(); reset_peak_memory(device)
         step, per_step = prep.step(batch)
+        res.backend_settings = prep.settings  # a runtime settles some at its step (OpenVINO's hint for the batch)
         meter = Meter.of(device)  # the device's energy counter, read where the timed phase starts and ends
         with int8_refusal(spec):  # PyTorch's int8 is lowered to oneDNN's kernels at its first call
             tm = measure(step, device, per_step, timing,
