@@ -17,9 +17,10 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key',
            'field_words', 'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns',
            'weights_problem', 'accuracy_checked', 'named', 'command_line', 'now_iso', 'clock', 'below_floors',
-           'check_floors', 'shorten', 'plain_text', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence',
-           'prior_drift', 'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of',
-           'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'check_floors', 'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile', 'norm_sf', 'norm_logsf',
+           'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval',
+           'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'as_sweep',
+           'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -774,11 +775,36 @@ def plain_text(v):
     return CONTROL.sub(' ', v) if isinstance(v, str) else v
 
 # %% ../nbs/00_core.ipynb #5f585d9d
+def t_quantile(q:float, dof:float)->float:
+    """Student's t quantile (`scipy.stats.t.ppf`), from `scipy.special`: every process that summarises a measurement
+    needs it, and `scipy.stats` costs it a second more to import."""
+    from scipy import special
+    return float(special.stdtrit(dof, q))
+
+def t_sf(x:float, dof:float)->float:
+    "Student's t upper tail (`scipy.stats.t.sf`)."
+    from scipy import special
+    return float(special.stdtr(dof, -x))
+
+def norm_quantile(q:float)->float:
+    "The standard normal quantile (`scipy.stats.norm.ppf`)."
+    from scipy import special
+    return float(special.ndtri(q))
+
+def norm_sf(x:float)->float:
+    "The standard normal upper tail (`scipy.stats.norm.sf`)."
+    from scipy import special
+    return float(special.ndtr(-x))
+
+def norm_logsf(x:float)->float:
+    "Its logarithm, exact far in the tail (`scipy.stats.norm.logsf`): never -inf where the tail underflows."
+    from scipy import special
+    return float(special.log_ndtr(-x))
+
 def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:
     "Half-width of the `confidence` interval of a mean of `n` samples with standard deviation `std`."
-    from scipy import stats
     if n < 2 or not math.isfinite(std): return math.nan
-    return float(stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
+    return t_quantile(0.5 + confidence / 2, n - 1) * std / math.sqrt(n)
 
 # %% ../nbs/00_core.ipynb #d5964108
 ALPHA = 0.05  # two-sided: a 95% CI of the ratio that excludes 1
@@ -806,7 +832,6 @@ def paired_ratio(a, # A's values, one per round
                  confidence:float=0.95)->Ratio:
     "B/A from paired rounds: Student's paired t on the log ratios."
     import math, numpy as np
-    from scipy import stats  # here: the command line starts without it
     a, b = np.asarray(a, float), np.asarray(b, float)
     if len(a) != len(b) or not len(a): raise ValueError("paired_ratio needs the same rounds on both sides")
     d = np.log(b) - np.log(a); n = len(d); m = float(d.mean())
@@ -814,8 +839,8 @@ def paired_ratio(a, # A's values, one per round
     if n < 2: return Ratio(math.exp(m), math.nan, math.nan, math.nan, n, wins)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     if se == 0: return Ratio(math.exp(m), math.exp(m), math.exp(m), 0.0 if m else 1.0, n, wins)
-    t = stats.t.ppf(0.5 + confidence / 2, n - 1)
-    p = float(2 * stats.t.sf(abs(m) / se, n - 1))
+    t = t_quantile(0.5 + confidence / 2, n - 1)
+    p = 2 * t_sf(abs(m) / se, n - 1)
     return Ratio(math.exp(m), math.exp(m - t * se), math.exp(m + t * se), p, n, wins)
 
 # %% ../nbs/00_core.ipynb #bed9e8ed
@@ -859,8 +884,7 @@ def prior_drift(device:str='cpu')->tuple:
 
 def z_value(confidence:float=0.95)->float:
     "The two-sided normal quantile of `confidence` (1.96 for 95%)."
-    from scipy import stats
-    return float(stats.norm.ppf(0.5 + confidence / 2))
+    return norm_quantile(0.5 + confidence / 2)
 
 def rerun_interval(mean:float, # the row's img/s
                    low:Optional[float], high:Optional[float], # its within-run CI (None: no interval)
@@ -870,11 +894,10 @@ def rerun_interval(mean:float, # the row's img/s
                   )->tuple:
     """`(low, high)`: where re-runs of the row land, the within-run half-width and `drift` in quadrature (log scale),
     never narrower than the within-run interval itself (which is symmetric on the linear scale)."""
-    from scipy import stats
     try: h = (float(high) - float(low)) / 2 / float(mean)
     except (TypeError, ValueError, ZeroDivisionError): h = 0.0
     h = h if math.isfinite(h) and h > 0 else 0.0
-    q = float(stats.t.ppf(0.5 + confidence / 2, dof)) if dof else z_value(confidence)
+    q = t_quantile(0.5 + confidence / 2, dof) if dof else z_value(confidence)
     H = math.sqrt(h**2 + (q * drift)**2)
     lo, hi = mean * math.exp(-H), mean * math.exp(H)
     if h: lo, hi = min(lo, float(low)), max(hi, float(high))
@@ -899,12 +922,11 @@ def _weights(var)->'np.ndarray':
 
 def step_ratio(logs, var, at:int, confidence:float=0.95)->Ratio:
     "After/before `at`: the ratio of inverse-variance weighted geometric means, its CI and the z-test's p-value."
-    from scipy import stats
     import numpy as np
     x, w = np.asarray(logs, float), _weights(var)
     mb, ma = np.average(x[:at], weights=w[:at]), np.average(x[at:], weights=w[at:])
     se = math.sqrt(1 / w[:at].sum() + 1 / w[at:].sum()); d = float(ma - mb); z = z_value(confidence)
-    return Ratio(math.exp(d), math.exp(d - z * se), math.exp(d + z * se), float(2 * stats.norm.sf(abs(d) / se)),
+    return Ratio(math.exp(d), math.exp(d - z * se), math.exp(d + z * se), 2 * norm_sf(abs(d) / se),
                  len(x), int((x[at:] > mb).sum()))
 
 def split_scores(logs, var)->'np.ndarray':
@@ -919,8 +941,7 @@ def split_scores(logs, var)->'np.ndarray':
 
 def _log_p(z:float, tests:int)->float:
     "log of the two-sided p of `z`, Bonferroni-adjusted over `tests` (on the log scale: never 0)."
-    from scipy import stats
-    return math.log(2) + float(stats.norm.logsf(abs(z))) + math.log(max(1, tests))
+    return math.log(2) + norm_logsf(abs(z)) + math.log(max(1, tests))
 
 def find_steps(values, # a configuration's figures in time order (img/s)
                variances, # each one's variance on the log scale

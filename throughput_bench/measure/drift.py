@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 import numpy as np
-from ..core import BenchError, PRIOR_DRIFT, PRIOR_DOF, config_key, prior_drift, rerun_interval, now_iso
+from ..core import BenchError, PRIOR_DRIFT, PRIOR_DOF, config_key, prior_drift, rerun_interval, now_iso, t_quantile
 
 # %% auto #0
 __all__ = ['RECORD', 'MAX_RECORD_MB', 'LIMITS', 'LAGS', 'MAX_REF_RUNS', 'MIN_PAIRS', 'record_path', 'versions_text',
@@ -143,8 +143,7 @@ def _busy(l:dict)->bool:
 @functools.lru_cache(maxsize=None)
 def _t975(k:int)->float:
     "Student's t at 97.5% with `k - 1` degrees of freedom (1.96 for one process): once per count, not once per line."
-    from scipy import stats
-    return float(stats.t.ppf(0.975, k - 1)) if k >= 2 else 1.96
+    return t_quantile(0.975, k - 1) if k >= 2 else 1.96
 
 def _se(l:dict)->float:
     "A line's within-run standard error on the log scale (its relative half-width over t)."

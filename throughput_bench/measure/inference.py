@@ -90,11 +90,13 @@ def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional
 
 # %% ../../nbs/22_measure_inference.ipynb #25d00a43
 def wilson(k:int, n:int)->tuple:
-    "The 95% Wilson score interval `(low, high)` of a proportion of `k` in `n` (scipy's)."
-    from scipy.stats import binomtest
+    """The 95% Wilson score interval `(low, high)` of a proportion of `k` in `n` (as `scipy.stats.binomtest`'s
+    `proportion_ci(method='wilson')` gives it, without importing `scipy.stats`)."""
     if n == 0: return (0.0, 1.0)
-    ci = binomtest(int(k), int(n)).proportion_ci(method='wilson')
-    return float(ci.low), float(ci.high)
+    k, n, z = int(k), int(n), z_value(0.95)
+    p, d = k / n, 1 + z * z / n
+    mid, half = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, mid - half), min(1.0, mid + half)
 
 def drop_interval(b, # images fp32 eager got right and the configuration wrong (a count, or an array of counts)
                   c, # images the configuration got right and fp32 eager wrong

@@ -322,7 +322,6 @@ def _repeats(row)->np.ndarray:
 def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
     """mean(b)/mean(a) of two independent samples of process means: Welch's t on the log scale; no interval unless both
     have two or more."""
-    from scipy import stats
     ma, mb = float(a.mean()), float(b.mean())
     r = mb / ma
     if len(a) < 2 or len(b) < 2: return Ratio(r, math.nan, math.nan, math.nan, min(len(a), len(b)), int(mb > ma))
@@ -330,7 +329,7 @@ def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
     se = math.sqrt(va + vb)
     if se == 0: return Ratio(r, r, r, 0.0 if r != 1 else 1.0, min(len(a), len(b)), int(mb > ma))
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    t = stats.t.ppf(0.5 + confidence / 2, df); p = float(2 * stats.t.sf(abs(math.log(r)) / se, df))
+    t = t_quantile(0.5 + confidence / 2, df); p = 2 * t_sf(abs(math.log(r)) / se, df)
     return Ratio(r, r * math.exp(-t * se), r * math.exp(t * se), p, min(len(a), len(b)), int(mb > ma))
 
 def compare_results(a, # results of A: a CSV file or a folder of them
