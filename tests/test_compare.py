@@ -73,7 +73,7 @@ def test_bad_input_is_one_line(work, cli, args, msg):
     r = cli('compare', *args, *TINY, cwd=work)
     assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
-def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
+def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work, cli):
     args = ['tune', 'resnet18', '--device', 'cpu', '--budget-minutes', '1', '--batch-sizes', '2', '--backends', 'pytorch', 'openvino',
             '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress', '--allocators', 'glibc', 'glibc-retain',
             '--threads', '1']
@@ -111,13 +111,13 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work):
     if vs.contended.any(): assert 'no verdict' in r.stdout or backend == 'pytorch', r.stdout[-1500:]  # a busy host: no ratio claimed
     else: assert 'faster than fp32 eager' in r.stdout or 'slower than fp32 eager' in r.stdout or backend == 'pytorch'
     assert (work / 'results' / 'tune-resnet18-cpu_amd_epyc.png').exists() or list((work / 'results').glob('tune-resnet18-*.png'))
-    # a second tune with the same arguments measures nothing new
+    # a second tune with the same arguments measures nothing new (in this process: the first showed the command's own)
     n = len(rows)
-    again = tbench(*args, cwd=work, timeout=600)
+    again = cli(*args, cwd=work)
     assert again.returncode == 0 and len(read_results(only_csv(work))) == n, again.stdout[-2000:]
     assert again.stdout.split('measure the winner again: ')[1].splitlines()[0] == cmd
     # the printed command measures that configuration: a plain sweep row of the winner's configuration
-    rr = tbench(*words[1:], '--timed-seconds', '0.3', '--warmup-seconds', '0', '--repeats', '1', '--wait-idle', '0', '--no-progress', '--wandb', 'disabled', cwd=work)
+    rr = cli(*words[1:], '--timed-seconds', '0.3', '--warmup-seconds', '0', '--repeats', '1', '--wait-idle', '0', '--no-progress', '--wandb', 'disabled', cwd=work)
     assert rr.returncode == 0, rr.stderr[-2000:]
     plain = read_results(only_csv(work))
     plain = plain[plain.study.eq('')].reset_index(drop=True)
