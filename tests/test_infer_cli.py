@@ -27,7 +27,7 @@ def check_rows_consistent(df, min_seconds=0.3, iterations=None):
     assert (ok.gflops_per_sample > 0).all() and (ok.macs_G == ok.gflops_per_sample).all()
 
 @pytest.mark.slow
-def test_two_model_sweep_then_resume(work):
+def test_two_model_sweep_then_resume(work, cli):
     r = tbench('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *FAST, cwd=work)
     assert r.returncode == 0, r.stderr
     assert 'plan: 2 to run, 0 done, 0 skipped' in r.stdout
@@ -42,12 +42,12 @@ def test_two_model_sweep_then_resume(work):
     assert idx == [dict(csv=csv_of(work).name, hardware=csv_of(work).stem + '_hardware.json', label=hw['gpu_name'])]
     # second run: nothing to do, nothing appended
     before = csv_of(work).read_text()
-    r2 = tbench('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    r2 = cli('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *FAST, cwd=work)  # in this process: the first was a process of its own
     assert r2.returncode == 0, r2.stderr
     assert 'plan: 0 to run, 2 done, 0 skipped' in r2.stdout
     assert csv_of(work).read_text() == before
     # a new batch size is a new configuration
-    r3 = tbench('infer', '--models', 'resnet18', *[a if a != '2' else '4' for a in FAST], cwd=work)
+    r3 = cli('infer', '--models', 'resnet18', *[a if a != '2' else '4' for a in FAST], cwd=work)
     assert 'plan: 1 to run, 0 done' in r3.stdout
     assert len(read_results(csv_of(work))) == 3
 
@@ -60,7 +60,7 @@ def test_throughput_bench_alias_accepts_underscores(work):
     check_rows_consistent(read_results(csv_of(work)))
 
 @pytest.mark.slow
-def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(work):
+def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(work, cli):
     r = tbench('--models', 'resnet18', *FAST, '--output', 'out/h100.csv', '--no-dataloader', cwd=work, cmd='throughput-bench')
     assert r.returncode == 0, r.stderr
     df = read_results(work / 'out' / 'h100.csv')
@@ -70,9 +70,9 @@ def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(wor
     assert df.num_classes[0] == 10 and round(df.params_M[0], 2) == seed.params_M['resnet18'], (df.params_M[0], seed.params_M['resnet18'])
     assert (df.task[0], df['mode'][0]) == ('classification', 'inference')
     assert not (work / 'results').exists()
-    r = tbench('--models', 'resnet18', *FAST, '--output', 'out/h100.csv', cwd=work, cmd='throughput-bench')
+    r = cli('--models', 'resnet18', *FAST, '--output', 'out/h100.csv', cwd=work, cmd='throughput-bench')  # in this process
     assert r.returncode == 0 and '0 to run, 1 done' in r.stdout, r.stdout  # it resumes from the named file
-    r = tbench('--models', 'resnet18', *FAST, '--output', 'out', cwd=work, cmd='throughput-bench')
+    r = cli('--models', 'resnet18', *FAST, '--output', 'out', cwd=work, cmd='throughput-bench')
     assert r.returncode == 2 and 'give a .csv file path' in r.stderr and r.stderr.count('\n') == 1
 
 @pytest.mark.slow

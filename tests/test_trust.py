@@ -157,15 +157,15 @@ def test_unparseable_file_is_never_rewritten(tmp_path, name, brk, msg):
     assert f.read_bytes() == before
 
 @pytest.mark.slow
-def test_unparseable_file_from_the_cli_then_repair(work):
+def test_unparseable_file_from_the_cli_then_repair(work, cli):
     "End to end: one line, exit 2, the file unchanged; `tbench repair` keeps the good rows; the next run appends."
     f = _one_row(work)
     f.write_text(f.read_text().replace('\nresnet18,', '\n"resnet18,'))
     before = f.read_bytes()
-    r = tbench('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
+    r = cli('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and ':2: unbalanced quotes' in r.stderr and 'Traceback' not in r.stderr, r.stderr
     assert f.read_bytes() == before
-    r = tbench('repair', f, cwd=work)
+    r = cli('repair', f, cwd=work)
     assert r.returncode == 0 and 'moved 1 unparseable line' in r.stdout, r.stdout + r.stderr
     assert Path(str(f) + '.rejected').read_bytes().startswith(b'"resnet18,') and len(read_results(f)) == 0
     _infer(work)
