@@ -16,10 +16,10 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'error_text', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'int8_units', 'int8_said',
            'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key',
            'field_words', 'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns',
-           'weights_problem', 'accuracy_checked', 'named', 'command_line', 'now_iso', 'clock', 'below_floors',
-           'check_floors', 'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile', 'norm_sf', 'norm_logsf',
-           'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval',
-           'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'as_sweep',
+           'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors',
+           'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile', 'norm_sf', 'norm_logsf', 'ci_halfwidth',
+           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
+           'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'as_sweep',
            'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
@@ -40,12 +40,17 @@ STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')
 class BenchError(Exception):
     "An error the user can fix: the CLI prints its message on one line and exits 2."
 
-def quoted(v, n:int=80)->str:
+def quoted(v, # a value someone gave: a word, a name, a file, a folder
+           n:int=80, # at most this many of its characters
+           end:bool=False, # keep its end (a path's file name) after `…`, rather than its two ends around `...`
+          )->str:
     """A value someone gave, as an error message says it: quoted and escaped as `repr` writes it (a control character
-    or a line end is shown, never acted on), at most `n` characters (a longer one keeps its two ends around `...`)."""
+    or a line end is shown, never acted on), at most `n` characters of it."""
+    s = str(v)
+    if end and len(s) > n: return repr('…' + s[1 - n:])
     import reprlib
     r = reprlib.Repr(); r.maxstring = n
-    return r.repr(str(v))
+    return r.repr(s)
 
 def whole(text)->Optional[int]:
     """`text` as a whole number where it is one in ASCII digits (`'12'`, `'-3'`), else None: `'²'` and `'٣'` are
@@ -700,16 +705,6 @@ def accuracy_checked(row)->bool:
     text = row.get('accuracy_check') if isinstance(row, dict) else getattr(row, 'accuracy_check', '')
     return isinstance(text, str) and bool(text) and UNCHECKED not in text  # a CSV's empty cell reads as NaN
 assert COLUMNS[:len(SEED_COLUMNS)] == SEED_COLUMNS
-
-# %% ../nbs/00_core.ipynb #6f653127
-def named(v, # a name a person gave: a file, a folder, a word
-          end:bool=False, # keep its end (a path's file name) rather than its start
-         )->str:
-    """`v` as an error line says it: quoted and escaped as `repr` (a newline, an escape sequence never raw), at most 80
-    characters of it, the whole under 90."""
-    s, cut = str(v), False
-    while len(s) > 80 or len(repr(s)) > 88: s, cut = (s[1:] if end else s[:-1]), True
-    return repr(('…' + s) if cut and end else (s + '…') if cut else s)
 
 # %% ../nbs/00_core.ipynb #bacd6dfa
 COMMAND = []  # the command line this process runs, set by the CLI: rows record it, `tbench submit`'s manifest lists it

@@ -97,7 +97,7 @@ def image_files(folder:str)->list:
     that any first part of it holds every class; a folder without images is a one-line `BenchError`."""
     import numpy as np
     files = sorted(p for p in Path(folder).rglob('*') if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
-    if not files: raise BenchError(f"--images {named(folder)}: no {', '.join(IMAGE_SUFFIXES)} image under it")
+    if not files: raise BenchError(f"--images {quoted(folder)}: no {', '.join(IMAGE_SUFFIXES)} image under it")
     return [files[i] for i in np.random.default_rng(0).permutation(len(files))]
 
 def split_images(files:list, n:int=CALIBRATION_IMAGES)->tuple:
@@ -131,7 +131,7 @@ def open_image(f:Path)->'PIL.Image.Image':
     except Exception as e:
         # the name once, escaped, is enough
         why = plain_text(' '.join(str(e).replace(repr(str(f)), '…').replace(str(f), '…').split()))
-        said = f"--images: {named(f, end=True)} cannot be read as an image ({type(e).__name__}: {why}"
+        said = f"--images: {quoted(f, end=True)} cannot be read as an image ({type(e).__name__}: {why}"
         raise BenchError(said[:170] + ')')
 
 def read_images(files:list, size:int)->'np.ndarray':
@@ -168,7 +168,7 @@ def check_images(folder:str)->list:
     for f in files:
         c = Path(f).relative_to(folder).parts[0] if len(Path(f).relative_to(folder).parts) > 1 else ''
         if c.isdigit() and not c.isascii():
-            raise BenchError(f"--images: class folder {named(c)} is not a number in digits 0-9; rename it")
+            raise BenchError(f"--images: class folder {quoted(c)} is not a number in digits 0-9; rename it")
     for f in sum(split_images(files), []): open_image(f)
     return files
 

@@ -41,12 +41,12 @@ def read_state_dict(path:str)->dict:
         else: sd = torch.load(path, map_location='cpu', weights_only=True)
     except Exception as e:  # `one_line`, below
         why = plain_text(' '.join(str(e).split('. ')[0].split()))
-        said = f"--weights {named(path, end=True)}: not a weights file ({type(e).__name__}: {why}"
+        said = f"--weights {quoted(path, end=True)}: not a weights file ({type(e).__name__}: {why}"
         raise BenchError(said[:170] + ')')
     if isinstance(sd, dict):
         sd = next((sd[k] for k in ('state_dict', 'model', 'state_dict_ema') if isinstance(sd.get(k), dict)), sd)
     if not isinstance(sd, dict):
-        raise BenchError(f"--weights {named(path, end=True)}: holds a {type(sd).__name__}, not a state dict")
+        raise BenchError(f"--weights {quoted(path, end=True)}: holds a {type(sd).__name__}, not a state dict")
     return {str(k).removeprefix('module.'): v for k, v in sd.items()}  # saved from DistributedDataParallel
 
 def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
