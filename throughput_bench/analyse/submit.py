@@ -127,12 +127,32 @@ class Submission:
         "The CSV line numbers of the rows where `mask` holds."
         return [int(i) + 2 for i in self.rows.index[mask]]
 
+    def memo(self, key, make:Callable):
+        """`make()`, worked out once while `rows` and `raw` stay the same frames: what several rules read (a mask, a
+        column as numbers) costs one pandas call, not one per rule."""
+        c = self.__dict__.setdefault('_memo', {})
+        kept = c.get(None)
+        if kept is None or kept[0] is not self.rows or kept[1] is not self.raw:
+            c.clear(); c[None] = (self.rows, self.raw)
+        if key not in c: c[key] = make()
+        return c[key]
+
+    def col(self, c:str):
+        "A column of `rows` as a NumPy array."
+        return self.memo(('col', c), lambda: self.rows[c].to_numpy())
+
+    def num(self, c:str):
+        "A column of `rows` as numbers (`pd_num`), a NumPy array."
+        return self.memo(('num', c), lambda: pd_num(self.rows[c]).to_numpy(float))
+
     @property
     def plain(self):
         "Rows that are measurements of one configuration (not a `compare` round), in a mode that has an interval."
-        r = self.rows
-        study = r['study'].astype(str).ne('') if 'study' in r else False
-        return r['mode'].isin(['inference', 'training']) & ~study
+        def make():
+            r = self.rows
+            study = r['study'].astype(str).ne('') if 'study' in r else False
+            return r['mode'].isin(['inference', 'training']) & ~study
+        return self.memo('plain', make)
 
 # %% ../../nbs/35_analyse_submit.ipynb #c1c73d60
 def _dtype(row:dict, kind:str)->str:
@@ -163,11 +183,22 @@ def stated_peak(hw:dict, # the hardware record
 RECORD = ('precision', 'tf32_enabled', 'threads', 'quant', 'gflops_per_sample', 'throughput_mean', 'mfu', 'repeats',
           'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high')
 
+def _ok(s:Submission):
+    "Which rows are `ok`, a NumPy mask."
+    return s.memo('ok', lambda: s.col('status') == 'ok')
+
+def _measured(s:Submission):
+    "Which rows are measured (ok, plain), a NumPy mask."
+    return s.memo('measured', lambda: s.plain.to_numpy(bool) & _ok(s))
+
 def _records(s:Submission):
     "The measured rows (ok, plain) as `(line, dict)`."
-    r = s.rows[s.plain & s.rows.status.eq('ok')]
-    r = r[[c for c in RECORD if c in r]]  # the columns the rules read: a dict of every column costs 10x
-    return [(int(i) + 2, d) for i, d in zip(r.index, r.to_dict('records'))]
+    def make():
+        m = _measured(s)
+        cols = [c for c in RECORD if c in s.rows]  # the columns the rules read: a dict of every column costs 10x
+        lines = (s.rows.index.to_numpy()[m] + 2).tolist()
+        return list(zip(lines, (dict(zip(cols, v)) for v in zip(*(s.col(c)[m].tolist() for c in cols)))))
+    return s.memo('records', make)
 
 def _peak(s:Submission)->list:
     over, stored, peaks = [], [], {}
@@ -190,15 +221,16 @@ def power_limit(hw:dict)->Optional[float]:
 def _power(s:Submission)->list:
     limit = power_limit(s.hardware)
     if not limit or 'watts_mean' not in s.rows: return []
-    hot = pd_num(s.rows.watts_mean) > limit * POWER_SLACK
+    hot = s.num('watts_mean') > limit * POWER_SLACK
     if not hot.any(): return []
     return [(s.lines(hot), f"watts above the device's power limit ({limit:g} W) × {POWER_SLACK:g}")]
 
 def _energy(s:Submission)->list:
     r = s.rows
     if not {'joules_per_image', 'watts_mean'} <= set(r.columns): return []
-    j, w, x = pd_num(r.joules_per_image), pd_num(r.watts_mean), pd_num(r.throughput_mean)
-    off = (j > 0) & (w > 0) & (x > 0) & ((j * x / w - 1).abs() > ENERGY_SLACK)
+    import numpy as np
+    j, w, x = s.num('joules_per_image'), s.num('watts_mean'), s.num('throughput_mean')
+    with np.errstate(all='ignore'): off = (j > 0) & (w > 0) & (x > 0) & (np.abs(j * x / w - 1) > ENERGY_SLACK)
     return [(s.lines(off), f"energy per image is not watts / img/s (within {ENERGY_SLACK:.0%})")] if off.any() else []
 
 CPU_VENDORS = {'GenuineIntel': (r'intel|xeon|core\(tm\)|\bcore i\d', (6,)),  # a name's words; the families of each
@@ -270,6 +302,9 @@ def _dates(s:Submission)->list:
 def fingerprints(s:Submission)->dict:
     """Each measured row's run fingerprint -> its CSV lines: a digest of its timestamp and per-process figures (as
     numbers, so re-formatting them makes no new run)."""
+    return s.memo('fingerprints', lambda: _fingerprints(s))
+
+def _fingerprints(s:Submission)->dict:
     out = {}
     if 'throughput_repeats' not in s.raw: return out
     r = s.raw[s.raw.status.eq('ok')]
@@ -286,32 +321,33 @@ def _once(s:Submission)->list:
 
 # %% ../../nbs/35_analyse_submit.ipynb #2c25a2d9
 def _status(s:Submission)->list:
+    import numpy as np
     r = s.rows
-    unknown = ~r.status.isin(STATUSES)
-    silent = r.status.ne('ok') & r.error.astype(str).str.strip().eq('')
+    unknown = np.array([v not in STATUSES for v in s.col('status')], bool)
+    silent = ~_ok(s) & np.array([str(e).strip() == '' for e in s.col('error')], bool)
     out = [(s.lines(unknown), f"status is none of {', '.join(STATUSES)}")] if unknown.any() else []
     return out + ([(s.lines(silent), "a row that is not ok says nothing of why")] if silent.any() else [])
 
 def _quiet(s:Submission)->list:
-    busy = s.rows.contended.astype(bool) & s.rows.status.eq('ok')
-    share = busy.sum() / max(1, s.rows.status.eq('ok').sum())
+    busy = s.col('contended').astype(bool) & _ok(s)
+    share = busy.sum() / max(1, _ok(s).sum())
     if share <= s.allow_contended: return []
-    return [(s.lines(busy), f"{busy.sum()} of {s.rows.status.eq('ok').sum()} measured rows ran on a busy host "
+    return [(s.lines(busy), f"{busy.sum()} of {_ok(s).sum()} measured rows ran on a busy host "
                             f"({share:.0%}; stated share allowed: {s.allow_contended:.0%})")]
 
 def _gate(s:Submission)->list:
-    r = s.rows
-    diff, tol = (pd_num(r.get(c)) for c in ('max_rel_diff', 'tolerance'))
-    wrong = r.status.eq('wrong') | (diff > tol)
+    diff, tol = (s.num(c) for c in ('max_rel_diff', 'tolerance'))
+    wrong = (s.col('status') == 'wrong') | (diff > tol)
     if not wrong.any(): return []
     return [(s.lines(wrong), "outputs outside the correctness gate's tolerance against fp32 eager")]
 
 def _intervals(s:Submission)->list:
-    r, ok = s.rows, s.plain & s.rows.status.eq('ok')
+    import numpy as np
+    ok = _measured(s)
     least = MIN_PROCESSES.get(str(s.hardware.get('device_type', 'cpu')), 3)
-    mean, lo, hi = (pd_num(r[c]) for c in ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high'))
-    few = ok & ~(pd_num(r.get('repeats')) >= least)
-    wide = ok & ~((hi - lo) / 2 <= MAX_HALF_WIDTH * mean)
+    mean, lo, hi = (s.num(c) for c in ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high'))
+    few = ok & ~(s.num('repeats') >= least)
+    with np.errstate(all='ignore'): wide = ok & ~((hi - lo) / 2 <= MAX_HALF_WIDTH * mean)
     out = [(s.lines(few), f"an interval from fewer than {least} worker processes")] if few.any() else []
     return out + ([(s.lines(wide), f"no interval, or one wider than ±{MAX_HALF_WIDTH:.0%}")] if wide.any() else [])
 
@@ -321,9 +357,12 @@ def _hardware(s:Submission)->list:
     return [([], f"the hardware record lacks {', '.join(missing)}")] if missing else []
 
 def _versions(s:Submission)->list:
-    r = s.rows[s.rows.status.ne('skipped')]  # a skipped row carries no figure (and rows before 0.1.0 lacked them)
-    bad = [c for c in ROW_VERSIONS if c not in r or r[c].astype(str).str.strip().eq('').any()]
-    rows = sorted({i + 2 for c in bad if c in r for i in r.index[r[c].astype(str).str.strip().eq('')]})
+    import numpy as np
+    ran = s.col('status') != 'skipped'  # a skipped row carries no figure (and rows before 0.1.0 lacked them)
+    at = s.rows.index.to_numpy()[ran]
+    blank = {c: np.array([str(v).strip() == '' for v in s.col(c)[ran]], bool) for c in ROW_VERSIONS if c in s.rows}
+    bad = [c for c in ROW_VERSIONS if c not in blank or blank[c].any()]
+    rows = sorted({int(i) + 2 for c in bad if c in blank for i in at[blank[c]]})
     return [(rows, f"rows without {', '.join(bad)}")] if bad else []
 
 def _text(s:Submission)->list:
@@ -400,14 +439,14 @@ def _recomputed(s:Submission)->list:
     return [(lines, msg) for msg, lines in out.items()]
 
 def _plausible(s:Submission)->list:
-    r, ok = s.rows, s.rows.status.eq('ok') & s.plain
-    mean, lo, hi = (pd_num(r[c]) for c in ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high'))
+    r, ok = s.rows, _measured(s)
+    mean, lo, hi = (s.num(c) for c in ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high'))
     out = []
     bad = ok & ~((mean > 0) & (mean <= MAX_IMG_S))
     if bad.any(): out.append((s.lines(bad), f"img/s not within (0, {MAX_IMG_S:.0e}]"))
     off = ok & (lo == lo) & (hi == hi) & ~((lo >= 0) & (lo <= mean) & (mean <= hi))
     if off.any(): out.append((s.lines(off), "the interval does not hold its own mean (or goes below 0)"))
-    w = pd_num(r.get('watts_mean')) if 'watts_mean' in r else None
+    w = s.num('watts_mean') if 'watts_mean' in r else None
     if w is not None:
         hot = (w == w) & ~((w > 0) & (w <= MAX_ROW_WATTS))
         if hot.any(): out.append((s.lines(hot), f"watts not within (0, {MAX_ROW_WATTS:g}]"))
@@ -415,11 +454,13 @@ def _plausible(s:Submission)->list:
 
 def _device(s:Submission)->list:
     "One device per folder, the one its hardware record names."
+    import numpy as np
     r, hw = s.rows, s.hardware
     kind, name = str(hw.get('device_type', '')), str(hw.get('gpu_name', ''))
-    other_kind = r.device_type.astype(str).ne(kind) if 'device_type' in r else False
-    ran = r.status.ne('skipped') & r.gpu_name.astype(str).str.strip().ne('')
-    other_name = ran & r.gpu_name.astype(str).ne(name)
+    other_kind = np.array([str(v) != kind for v in s.col('device_type')], bool) if 'device_type' in r else False
+    gpus = [str(v) for v in s.col('gpu_name')]
+    ran = (s.col('status') != 'skipped') & np.array([v.strip() != '' for v in gpus], bool)
+    other_name = ran & np.array([v != name for v in gpus], bool)
     out = []
     if getattr(other_kind, 'any', lambda: False)():
         out.append((s.lines(other_kind), f"rows of another kind of device than the hardware record's ({kind!r})"))
@@ -452,14 +493,15 @@ def released(col:str, v)->bool:
 
 def _exist(s:Submission)->list:
     import numpy as np
-    r, out = s.rows[s.rows.status.ne('skipped')], []
+    ran, out = s.col('status') != 'skipped', []
+    at = s.rows.index.to_numpy()[ran]
     for col in ROW_VERSIONS:
-        if col not in r: continue
-        v = [str(x).strip() for x in r[col].tolist()]
+        if col not in s.rows: continue
+        v = [str(x).strip() for x in s.col(col)[ran].tolist()]
         wrong = np.array([x not in ('', 'nan', 'None') and not released(col, x) for x in v], bool)
         word = col.split('_')[0].replace('pytorch', 'torch')
         newest = max(_known(col) if col in RELEASES else TBENCH_RELEASES, key=_version_key)
-        if wrong.any(): out.append(([int(i) + 2 for i in r.index[wrong]], f"{word} versions that are no release "
+        if wrong.any(): out.append(([int(i) + 2 for i in at[wrong]], f"{word} versions that are no release "
                                     f"(this checker knows {word} up to {newest})"))
     return out
 
