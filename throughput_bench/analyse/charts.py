@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines, matplotlib.colors
 import matplotlib.pyplot as plt
-import seaborn as sns
 from ..core import (BenchSpec, FIELD, fields_in, config_columns, config_words, input_words, paired_ratio,
                                    verdict, sentence, shorten, plain_text)
 from .land import add_coverage, EARTH_LAND_KM2
@@ -113,7 +112,9 @@ def native_rows(best:pd.DataFrame)->pd.DataFrame:
     return b
 
 # %% ../../nbs/14_analyse_charts.ipynb #a452b975
-PRECISION_COLOURS = dict(zip(('fp32', 'fp16', 'bf16', 'amp'), sns.color_palette('deep', 4)))  # blue, orange, green, red
+# seaborn's `deep` palette's first four (blue, orange, green, red) as it reads them: seaborn is imported only to draw
+PRECISION_COLOURS = dict(zip(('fp32', 'fp16', 'bf16', 'amp'),
+                             map(matplotlib.colors.to_rgb, ('#4C72B0', '#DD8452', '#55A868', '#C44E52'))))
 COMPILE_SHADES = {'none': 1.0, 'default': 0.7, 'reduce-overhead': 1.3, 'max-autotune': 0.5}
 
 def _shade(c, f:float)->tuple:
@@ -126,6 +127,7 @@ def variant_colours(hues:list)->list:
     """The colour of each hue: one per precision in every chart (fp32 blue, fp16 orange, bf16 green, amp red), darker
     or lighter per compile mode; a colour met twice in one chart (two devices) gets a lighter shade. Hues without a
     precision: seaborn's `deep`."""
+    import seaborn as sns
     if not any(set(str(h).split()) & set(PRECISION_COLOURS) for h in hues): return sns.color_palette('deep', len(hues))
     out, seen = [], {}
     for hv in hues:
@@ -369,6 +371,7 @@ def chart_mfu(best:pd.DataFrame):
 # %% ../../nbs/14_analyse_charts.ipynb #5ca1e002
 def chart_scaling(best:pd.DataFrame):
     "Global img/s and scaling efficiency against world size, per model and variant (DDP rows only)."
+    import seaborn as sns
     if 'world_size' not in best: return None
     d = best[best.world_size.notna()].copy()
     if d.empty or d.world_size.nunique() < 2: return None
@@ -909,6 +912,7 @@ def overview_rows(best:pd.DataFrame)->pd.DataFrame:
 def chart_overview(best:pd.DataFrame):
     """The page a reader opens first: the best inference img/s of each model (rows, fastest on top) on each device
     (colours), the value and how it was reached at the bar's end, its 95% CI where it has one."""
+    import seaborn as sns
     d = overview_rows(best)
     if d.empty: return None
     models = d.groupby('label').throughput_mean.max().sort_values(ascending=False).index.tolist()
@@ -1007,6 +1011,7 @@ def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'), charts=None)->list:
     """Write every chart that has data (or those named in `charts`; PNG and SVG; a chart too tall for one page as
     `name_1`, `name_2`, ...) and `summary.md` into `out`; returns the files written."""
+    import seaborn as sns
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     keep = lambda d: {k: v for k, v in d.items() if charts is None or k in charts}
     best, files = best_rows(df), []
