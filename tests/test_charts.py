@@ -54,3 +54,22 @@ def test_words_say_every_field_that_is_not_its_usual_value():
                   threads=2, timesteps=4, num_classes=10, backend='openvino', backend_options='hint=LATENCY', data_mode='dataloader')
     assert config_words(s) == 'resnet18 bf16 openvino hint=LATENCY compile=default NHWC threads=2 10 classes data=dataloader bs=8 3x64px 4 frames'
     assert config_words(BenchSpec('resnet18', batch_size=8, input_channels=3, input_size=224)) == 'resnet18 fp32 bs=8 3x224px'
+
+def test_an_int8_figure_says_the_units_it_ran_on():
+    "Issue 52: int8 on AVX2 and int8 on AMX are not one figure: charts and the leaderboard say the units (`int8_units`)."
+    rows = [BASE | dict(gpu_name=g, quant='int8', backend='openvino', int8_units=u, throughput_mean=v, throughput_ci_low=v,
+                        throughput_ci_high=v) for g, u, v in [('AMD EPYC', 'avx2 (no int8 dot product)', 50.0),
+                                                              ('Intel Xeon 8480', 'amx_int8', 400.0), ('old', np.nan, 9.0)]]
+    best = best_rows(pd.DataFrame(rows))
+    said = dict(zip(best.gpu_name, best.variant))
+    assert 'int8 on avx2' in said['AMD EPYC'] and 'int8 on amx_int8' in said['Intel Xeon 8480'], said
+    assert said['old'].split().count('int8') == 1 and ' on ' not in said['old']  # a row that did not record them: int8
+    assert 'int8' not in best_rows(pd.DataFrame([BASE | dict(throughput_mean=1.0, throughput_ci_low=1.0, throughput_ci_high=1.0,
+                                                             int8_units='amx_int8')])).variant[0]
+    from throughput_bench.analyse.submit import _board_row
+    r = pd.Series(dict(throughput_mean=50.0, throughput_ci_low=45.0, throughput_ci_high=55.0, backend='openvino', compile_mode='none',
+                       batch_size=16, input_size=224, folder='/x/amd', older='', checked=True, unknown=False, reproduced=False,
+                       contradicted='', device='AMD EPYC', by='me', when='2026-11-27', pytorch_version='2.14', timm_version='1.0',
+                       tbench_version='0.1.0', quant='int8', int8_units='avx2 (no int8 dot product)'))
+    from pathlib import Path
+    assert 'openvino · eager · int8 on avx2 · batch 16' in _board_row(r, Path('/tmp/board'), 10.0, True)

@@ -13,14 +13,14 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'INT8_UNITS', 'AVX2_INT8', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS',
            'BenchResult', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
            'PRIOR_DOF', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'quoted', 'whole',
-           'error_text', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'int8_units', 'int8_said',
-           'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in', 'config_key',
-           'field_words', 'input_words', 'config_words', 'config_columns', 'model_task', 'with_field_columns',
-           'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock', 'below_floors', 'check_floors',
-           'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile', 'norm_sf', 'norm_logsf', 'ci_halfwidth',
-           'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value', 'rerun_interval', 'Step',
-           'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of', 'as_sweep',
-           'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'error_text', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'int8_units', 'int8_on',
+           'int8_said', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in',
+           'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
+           'with_field_columns', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock',
+           'below_floors', 'check_floors', 'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile', 'norm_sf',
+           'norm_logsf', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
+           'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of',
+           'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -133,6 +133,14 @@ def int8_units(flags:Optional[set]=None, # the CPU's instruction-set flags (defa
     '' (no x86 int8 units known). The runtimes (oneDNN, MLAS, OpenVINO's CPU plugin) dispatch to the fastest."""
     flags = cpu_features() if flags is None else flags
     return next((u for u in INT8_UNITS if u in flags), AVX2_INT8 if 'avx2' in flags else '')
+
+def int8_on(quant, # a row's `quant`
+            units, # its `int8_units` (blank in a row written before they were recorded)
+           )->str:
+    """An int8 figure's units as a label says them (`int8 on avx2`, `int8 on amx_int8`): what charts and the leaderboard
+    group int8 figures by; `int8` alone where the row did not record them, '' for a row that is not int8."""
+    if str(quant) != 'int8': return ''
+    return f"int8 on {units.split(' (')[0]}" if isinstance(units, str) and units.strip() else 'int8'
 
 # %% ../nbs/00_core.ipynb #de78081e
 def int8_said(row, # a stored row (a dict) or a `BenchResult`

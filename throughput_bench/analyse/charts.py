@@ -12,7 +12,7 @@ import pandas as pd
 import matplotlib, matplotlib.patches, matplotlib.ticker, matplotlib.lines, matplotlib.colors
 import matplotlib.pyplot as plt
 from ..core import (BenchSpec, FIELD, fields_in, config_columns, config_words, input_words, paired_ratio,
-                                   verdict, sentence, shorten, plain_text)
+                                   verdict, sentence, shorten, plain_text, int8_on)
 from .land import add_coverage, EARTH_LAND_KM2
 from ..backbones.registry import GEO_NAMES, get_model
 from .store import superseded, latest
@@ -61,9 +61,11 @@ def variant_words(df:pd.DataFrame)->pd.Series:
     varies = (
         canon.groupby(group, dropna=False)[rest].transform('nunique').gt(1) if rest else pd.DataFrame(index=df.index)
     )
-    return pd.Series(
-        [config_words(r, SAID + tuple(k for k in rest if varies.at[i, k])) for i, r in df.iterrows()], index=df.index
-    )
+    words = [config_words(r, SAID + tuple(k for k in rest if varies.at[i, k])) for i, r in df.iterrows()]
+    if 'quant' in df and 'int8_units' in df:  # an int8 figure says its units: `int8 on avx2`, `int8 on amx_int8`
+        words = [re.sub(r'\bint8\b', int8_on(q, u), w, count=1)
+                 for w, q, u in zip(words, df['quant'], df['int8_units'])]
+    return pd.Series(words, index=df.index)
 
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     """Measured rows, one per configuration but batch size: the fastest batch, each batch's newest measured row (a

@@ -936,6 +936,7 @@ def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
           and r.throughput_ci_high == r.throughput_ci_high else 'no interval')
     how = ' · '.join(x for x in (str(r.get('backend') or 'pytorch'), f"compile {r.compile_mode}"
                                  if str(r.compile_mode) not in ('none', '') else 'eager',
+                                 int8_on(r.get('quant', ''), r.get('int8_units', '')),  # int8 on its units
                                  f"batch {int(r.batch_size)}") if x)
     km2 = r.throughput_mean * (r.input_size * gsd_m) ** 2 / 1e6
     link = page_link(r.folder, out)
