@@ -74,7 +74,9 @@ class Busy:
             + (f", steal {self.steal:.0%}" if self.steal >= 0.005 else '')
         )
 
-def busy_between(a:CpuSnapshot, b:CpuSnapshot, exclude:Iterable[int]=())->Busy:
+def busy_between(a:CpuSnapshot, b:CpuSnapshot, exclude:Iterable[int]=(),
+                 most:int=3, # the busiest others named in `top`
+                )->Busy:
     "Others' share of the host between two snapshots (a process that started in between counts from zero)."
     ncpu, dt = psutil.cpu_count() or 1, max(b.t - a.t, 1e-6)
     ex, used = set(exclude), []
@@ -86,7 +88,7 @@ def busy_between(a:CpuSnapshot, b:CpuSnapshot, exclude:Iterable[int]=())->Busy:
         if d > 0: used.append((pid, d))
     total = sum(d for _, d in used)
     top = []
-    for pid, d in sorted(used, key=lambda x: -x[1])[:3]:
+    for pid, d in sorted(used, key=lambda x: -x[1])[:most]:
         try: name = psutil.Process(pid).name()
         except psutil.Error: name = '?'
         top.append((pid, name, d / (dt * ncpu)))
@@ -96,10 +98,10 @@ def busy_between(a:CpuSnapshot, b:CpuSnapshot, exclude:Iterable[int]=())->Busy:
     return Busy(min(max(total, host) / (dt * ncpu), 1.0), min(steal, 1.0), dt, [t for t in top if t[2] >= 0.01])
 
 # %% ../../nbs/10_machine_contention.ipynb #4f631857
-def sample_busy(seconds:float=0.25, exclude:Iterable[int]=())->Busy:
-    "Others' share of the host over the next `seconds`."
+def sample_busy(seconds:float=0.25, exclude:Iterable[int]=(), most:int=3)->Busy:
+    "Others' share of the host over the next `seconds` (the `most` busiest named)."
     a = snapshot(own_pids(*exclude)); time.sleep(seconds); b = snapshot(own_pids(*exclude))
-    return busy_between(a, b, exclude)
+    return busy_between(a, b, exclude, most)
 
 # %% ../../nbs/10_machine_contention.ipynb #20ae3eba
 def wait_idle(limit:float, threshold:float, exclude:Iterable[int]=(), window:float=0.25)->Busy:
