@@ -59,13 +59,17 @@ def whole(text)->Optional[int]:
     return int(t) if t.isascii() and t.lstrip('+-').isdigit() and len(t) < 4000 else None
 
 _UNSEEN = re.compile('[\x00-\x1f\x7f-\x9f]')  # control characters, tab and line ends included
+_LONG_WORD = re.compile(r'[^\s/]{65,}')  # a word of over 64 characters (a SHA-256 in hex is 64) with no '/' in it
 
 def error_text(message, limit:int=600)->str:
     """`message` as one line of at most `limit` characters: each control character or line end escaped as `repr`
     writes it, a longer one cut in the middle to ` … ` (the last guard of a message whose value a check forgot to cut;
     its start says what failed, its end what became of it). The limit leaves room for what a message must say whole:
-    a path the tool chose (where a row was kept), a model's note on why it cannot be built."""
+    a path the tool chose (where a row was kept), a model's note on why it cannot be built. Before that, a word of
+    over 64 characters that is no path (a pasted value a check did not cut: a 300-digit number) keeps its two ends
+    around `…`; a path's parts are words of their own, so a path is never cut there."""
     s = _UNSEEN.sub(lambda m: repr(m.group())[1:-1], str(message))
+    s = _LONG_WORD.sub(lambda m: m.group()[:31] + '…' + m.group()[-32:], s)
     head = (limit - 3) // 2
     return s if len(s) <= limit else s[:head] + ' … ' + s[len(s) - (limit - 3 - head):]
 
