@@ -17,6 +17,63 @@ DEEP = '[' * 100_000 + ']' * 100_000   # valid-looking JSON nested past the pars
 
 def spec(): return S.expand(['resnet18'], ['fp32'], ['none'], [32], device='cpu')[0]
 
+def test_a_deeply_nested_costs_record_is_measured_again(tmp_path):
+    st = ResultStore(tmp_path, 'cpu_t'); S.costs_path(st).write_text(DEEP)
+    assert S.read_costs(st) == {}
+    S.keep_cost(st, spec(), 5.0)   # rebuilt: the record holds the new cost
+    assert S.read_costs(st) == {S.cost_key(spec()): 5.0}
+
+@pytest.mark.parametrize('kind', ['device', 'pipe'])
+def test_a_costs_record_that_is_a_device_or_a_pipe_is_not_read(tmp_path, kind):
+    "A symlink to /dev/zero was read until memory ran out, a pipe until someone wrote to it: both are no record."
+    st = ResultStore(tmp_path, 'cpu_t'); p = S.costs_path(st)
+    if kind == 'device': p.symlink_to('/dev/zero')
+    else: os.mkfifo(p)
+    assert S.read_costs(st) == {}
+    S.keep_cost(st, spec(), 5.0)
+    assert p.is_file() and S.read_costs(st) == {S.cost_key(spec()): 5.0}
+
+@pytest.mark.parametrize('kind', ['device', 'pipe'])
+def test_a_drift_record_that_is_a_device_or_a_pipe_is_set_aside_with_one_warning(tmp_path, kind):
+    st = ResultStore(tmp_path, 'cpu_t'); p = D.record_path(st)
+    if kind == 'device': p.symlink_to('/dev/zero')
+    else: os.mkfifo(p)
+    said = []
+    book = D.DriftBook(st, warn=said.append)
+    assert len(said) == 1 and 'not a regular file' in said[0] and '\n' not in said[0], said
+    assert not p.exists() and not p.is_symlink()   # set aside: the next line starts a new record
+    assert book.drift.provisional and 'not a regular file' in book.drift.damaged
+    assert 'not a regular file' in D.drift_summary(next(tmp_path.glob('cpu_t_drift.damaged-*')))
+
+def test_appending_to_a_drift_record_that_is_a_pipe_does_not_wait_for_a_reader(tmp_path):
+    p = tmp_path / 'cpu_t_drift.tsv'; os.mkfifo(p)
+    line = dict(timestamp='2026-11-27T04:28:04', run='r1', key='k', versions='v', throughput_mean=100.0, repeats=1)
+    got = []
+    def append():
+        try: D.append_record(p, [line])
+        except OSError as e: got.append(e)
+    t = threading.Thread(target=append, daemon=True); t.start(); t.join(30)
+    alive = t.is_alive()
+    if alive:   # free the blocked writer before failing
+        with open(p, 'rb') as f: f.read()
+    assert not alive, 'append_record waited for a reader of a pipe'
+    assert len(got) == 1 and 'not a regular file' in str(got[0])   # DriftBook.record keeps the row and goes on
+
+def test_deeply_nested_hardware_record_and_claims_are_one_line_errors(tmp_path):
+    st = ResultStore(tmp_path, 'cpu_t')
+    st.hw_path.write_text(DEEP)
+    with pytest.raises(UnreadableFile, match='not valid JSON'): st.read_hardware()
+    st.claims_path.write_text(DEEP)
+    with pytest.raises(UnreadableFile, match='not valid JSON'): st.claim([('a',)])
+
+def test_infer_over_a_deeply_nested_hardware_record_is_one_line_and_exit_2(cli, tmp_path):
+    res = tmp_path / 'results'; res.mkdir()
+    (res / f"{device_slug(torch.device('cpu'))}_hardware.json").write_text(DEEP)
+    r = cli('infer', '--models', 'resnet18', *FAST, cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and 'Traceback' not in r.stderr, r.stderr
+    assert r.stderr.startswith('tbench infer: error: ') and 'not valid JSON' in r.stderr, r.stderr
+    assert (res / f"{device_slug(torch.device('cpu'))}_hardware.json").read_text() == DEEP   # not changed
+
 @pytest.mark.parametrize('minutes', [1e308, 1e7])
 def test_a_budget_too_large_to_count_is_refused_before_measuring(minutes):
     "1e308 minutes is infinite seconds: the sweep measured its first round, then failed formatting the budget."
