@@ -87,3 +87,20 @@ def test_a_budget_too_large_to_count_is_one_line_and_exit_2(cli, tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and 'Traceback' not in r.stderr, r.stderr
     assert r.stderr.startswith('tbench infer: error: --budget-minutes must be at most'), r.stderr
     assert not list(tmp_path.glob('results/*.csv'))
+
+def test_a_figure_no_device_makes_is_left_out_of_history_with_one_warning(cli, tmp_path):
+    "A hand-edited 1e20 img/s (or inf) on one row was a -100% regression that failed the CI gate, with numpy's warnings."
+    import csv
+    src = Path(__file__).resolve().parents[1] / 'submissions' / 'cpu_amd_epyc' / 'cpu_amd_epyc.csv'
+    with open(src, newline='') as f: rows = list(csv.DictReader(f))
+    ok = [r for r in rows if r['status'] == 'ok' and r['model_name'] == 'resnet18']
+    ok[0]['throughput_mean'], ok[1]['throughput_mean'] = '1e20', 'inf'
+    (tmp_path / 'results').mkdir()
+    with open(tmp_path / 'results' / src.name, 'w', newline='') as f:
+        w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
+    before = (tmp_path / 'results' / src.name).read_bytes()
+    r = cli('history', '--no-charts', '--fail-on-regression', '10', cwd=tmp_path)
+    assert r.returncode == 0 and 'regression' not in r.stderr and '-100%' not in r.stdout, (r.stdout, r.stderr)
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith('warning: 2 row(s)') and 'left out' in err[0], r.stderr
+    assert (tmp_path / 'results' / src.name).read_bytes() == before   # the rows are kept as they are

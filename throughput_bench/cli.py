@@ -481,6 +481,7 @@ def cmd_history(a):
                     a.alpha)
     for line in h.drift: print(f"drift record {line}")
     if h.unplaced: print(f"warning: {h.unplaced}", file=sys.stderr)
+    if h.implausible: print(f"warning: {h.implausible}", file=sys.stderr)
     if h.table.empty:
         print("no configuration was measured more than once: nothing to compare over time (re-run with --rerun)")
         return
