@@ -104,3 +104,15 @@ def test_a_figure_no_device_makes_is_left_out_of_history_with_one_warning(cli, t
     err = r.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith('warning: 2 row(s)') and 'left out' in err[0], r.stderr
     assert (tmp_path / 'results' / src.name).read_bytes() == before   # the rows are kept as they are
+
+@pytest.mark.parametrize('seconds', [1e308, 1e9])
+def test_a_cost_no_process_takes_is_not_planned_from(tmp_path, seconds):
+    "1e308 s a process overflowed the smallest-budget sum (a traceback); 1e9 s suggested a budget of 5.6e7 minutes."
+    import types
+    from throughput_bench.scale.launch import fit_budget
+    st = ResultStore(tmp_path, 'cpu_t'); s = spec()
+    S.costs_path(st).write_text(json.dumps({S.cost_key(s): seconds, 'x|resnet18|y': seconds}))
+    assert S.read_costs(st) == {}
+    su = types.SimpleNamespace(repeats=S.Repeats(most=20, least=5, ci=0.03, seconds=30.0), store=st)
+    p, left = fit_budget(S.Plan(todo=[s]), su, SweepOptions(models=['resnet18'], device='cpu', budget_minutes=2))
+    assert p.todo == [s] and left == ''   # planned from the first-use estimate
