@@ -116,3 +116,30 @@ def test_a_cost_no_process_takes_is_not_planned_from(tmp_path, seconds):
     su = types.SimpleNamespace(repeats=S.Repeats(most=20, least=5, ci=0.03, seconds=30.0), store=st)
     p, left = fit_budget(S.Plan(todo=[s]), su, SweepOptions(models=['resnet18'], device='cpu', budget_minutes=2))
     assert p.todo == [s] and left == ''   # planned from the first-use estimate
+
+def _results(tmp_path):
+    import shutil
+    src = Path(__file__).resolve().parents[1] / 'submissions' / 'cpu_amd_epyc'
+    shutil.copytree(src, tmp_path / 'results', ignore=shutil.ignore_patterns('manifest.json'))
+
+@pytest.mark.parametrize('by', ['a\nb', '\x1b[31mme', '<script>x</script>', 'x' * 300])
+def test_submit_refuses_a_name_its_own_check_refuses(cli, tmp_path, by):
+    "The folder was packed (exit 0, the git steps printed), then `submit --check` refused its manifest."
+    _results(tmp_path)
+    r = cli('submit', 'results', '--by', by, '-o', 'subs', cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and '\x1b' not in r.stderr, r.stderr
+    assert r.stderr.startswith('tbench submit: error: --by ') and not (tmp_path / 'subs').exists(), r.stderr
+
+@pytest.mark.parametrize('share', ['1.5', '1e308'])
+def test_submit_refuses_a_contended_share_above_one(cli, tmp_path, share):
+    _results(tmp_path)
+    r = cli('submit', 'results', '--allow-contended', share, '-o', 'subs', cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and '--allow-contended' in r.stderr, r.stderr
+    assert not (tmp_path / 'subs').exists()
+
+@pytest.mark.parametrize('gsd', ['1e308', '1e-308'])
+def test_report_with_a_ground_sample_distance_no_sensor_has_is_one_line(cli, tmp_path, gsd):
+    "--gsd 1e308 made the km²/s axis infinite: a matplotlib traceback."
+    _results(tmp_path)
+    r = cli('report', '--gsd', gsd, '--formats', 'svg', cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and '--gsd' in r.stderr, r.stderr

@@ -459,6 +459,7 @@ def cmd_submit(a):
         print(f"{len(a.check)} submission(s) pass rules v{S.RULES_VERSION}")
         return
     try: S.submit(a.results or 'results', a.device, a.output, a.allow_contended, a.by, a.replace)
+    except S.BadOption: raise  # one line, exit 2
     except BenchError as e:
         print(str(e), file=sys.stderr); sys.exit(1)  # every failing rule, a line each: not one folded line
 
