@@ -143,3 +143,19 @@ def test_report_with_a_ground_sample_distance_no_sensor_has_is_one_line(cli, tmp
     _results(tmp_path)
     r = cli('report', '--gsd', gsd, '--formats', 'svg', cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and '--gsd' in r.stderr, r.stderr
+
+def test_compare_does_not_rate_a_row_whose_mean_its_processes_contradict(cli, tmp_path):
+    "B's img/s doubled by hand (its per-process figures not): the table said 24.4 vs 48.8 img/s, B/A 1.00×, not significant."
+    import csv
+    src = Path(__file__).resolve().parents[1] / 'submissions' / 'cpu_amd_epyc' / 'cpu_amd_epyc.csv'
+    with open(src, newline='') as f: rows = list(csv.DictReader(f))
+    for side, k in (('a', 1), ('b', 2)):
+        (tmp_path / side).mkdir()
+        with open(tmp_path / side / src.name, 'w', newline='') as f:
+            w = csv.DictWriter(f, list(rows[0])); w.writeheader()
+            w.writerows([{**r, 'throughput_mean': str(float(r['throughput_mean']) * k)} if r['throughput_mean'] else r
+                         for r in rows])
+    r = cli('compare', tmp_path / 'a', tmp_path / 'b', cwd=tmp_path)
+    assert r.returncode == 0 and 'Traceback' not in r.stderr, r.stderr
+    assert 'not significant' not in r.stdout and '1.00×' not in r.stdout, r.stdout
+    assert 'not the mean of its per-process figures' in r.stdout, r.stdout
