@@ -121,6 +121,8 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     sources = source_list(sources, wandb_project)
     out = Path(output)
     if out.exists() and not out.is_dir(): raise BenchError(f"output {str(out)!r} is a file, not a folder")
+    if not 1e-3 <= gsd <= 1e5:  # 1e308 m made the km²/s axis infinite
+        raise BenchError(f"--gsd {gsd:g}: a ground sample distance in metres, from 0.001 to 100000")
     df = load_results(*sources)
     if df.empty: raise BenchError(f"no result rows in {', '.join(sources)}")
     bad = [f for f in formats if f not in ('png', 'svg', 'pdf')]

@@ -459,6 +459,7 @@ def cmd_submit(a):
         print(f"{len(a.check)} submission(s) pass rules v{S.RULES_VERSION}")
         return
     try: S.submit(a.results or 'results', a.device, a.output, a.allow_contended, a.by, a.replace)
+    except S.BadOption: raise  # one line, exit 2
     except BenchError as e:
         print(str(e), file=sys.stderr); sys.exit(1)  # every failing rule, a line each: not one folded line
 
@@ -481,6 +482,7 @@ def cmd_history(a):
                     a.alpha)
     for line in h.drift: print(f"drift record {line}")
     if h.unplaced: print(f"warning: {h.unplaced}", file=sys.stderr)
+    if h.implausible: print(f"warning: {h.implausible}", file=sys.stderr)
     if h.table.empty:
         print("no configuration was measured more than once: nothing to compare over time (re-run with --rerun)")
         return

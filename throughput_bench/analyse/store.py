@@ -202,7 +202,7 @@ def _read_json(p:Path, default):
     if not text.strip(): return default
     try:
         return _plain_json(json.loads(text))  # control characters, raw or escaped (\\u001b), are spaces once parsed
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # nested past the parser's depth: not JSON this tool wrote
         raise UnreadableFile(f"{p}: not valid JSON ({e}); the file was not changed: fix or remove it")
 
 # %% ../../nbs/12_analyse_store.ipynb #c0468871

@@ -18,8 +18,8 @@ __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LO
            'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'RULES',
            'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'stated_peak', 'power_limit',
            'contradictions', 'date_range', 'fingerprints', 'released', 'pd_num', 'check', 'device_files', 'sha256',
-           'manifest', 'submit', 'next_steps', 'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders',
-           'machine_identity', 'standing', 'board_rows', 'esc', 'page_link', 'leaderboard']
+           'manifest', 'BadOption', 'submit', 'next_steps', 'shown', 'read_manifest', 'check_all', 'check_folder',
+           'check_folders', 'machine_identity', 'standing', 'board_rows', 'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/35_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
@@ -629,6 +629,9 @@ def manifest(sub:Submission, files:dict, label:str, by:str)->dict:
                 commands=commands or ['(not recorded: rows from before tbench recorded its command line)'],
                 files={n: dict(sha256=sha256(p), bytes=p.stat().st_size) for n, p in files.items()})
 
+class BadOption(BenchError):
+    "An option of `submit` wrong in itself (the CLI's one line, exit 2), not a rule its rows break (exit 1)."
+
 def submit(results='results', # a results folder (or one device's CSV)
            device:Optional[str]=None, # which device of the folder (its slug or a word of its name)
            output='submissions', # where the submission folder goes
@@ -637,6 +640,12 @@ def submit(results='results', # a results folder (or one device's CSV)
            replace:bool=False, # replace an earlier submission of this device
            quiet:bool=False)->Path: # print nothing
     "Check a device's results against `RULES`; where they pass, write `output/<device>/` for a pull request."
+    if not 0 <= float(allow_contended) <= 1:
+        raise BadOption(f"--allow-contended is a share of the measured rows, from 0 to 1; got {allow_contended:g}")
+    who = str((by if by is not None else _git('config', 'user.name')) or '')
+    if MARKUP.search(who) or not who.isprintable() or len(who) > TEXT_LIMIT:  # a name the check would refuse
+        raise BadOption(f"--by '{shorten(shown(who), 60)}': a name is one line of plain text, at most {TEXT_LIMIT} "
+                         "characters (no markup or control character: submit --check refuses them)")
     csv, hw, label = device_files(results, device)
     sub = Submission.read(csv, hw, allow_contended)
     problems = check(sub)
@@ -648,7 +657,7 @@ def submit(results='results', # a results folder (or one device's CSV)
     tmp = dest.with_name(f".{dest.name}.partial"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
     files = {csv.name: tmp / csv.name}; shutil.copyfile(csv, files[csv.name])
     if Path(hw).is_file(): files[Path(hw).name] = tmp / Path(hw).name; shutil.copyfile(hw, files[Path(hw).name])
-    m = manifest(sub, files, label, by if by is not None else _git('config', 'user.name'))
+    m = manifest(sub, files, label, who)
     (tmp / 'manifest.json').write_text(json.dumps(m, indent=2) + '\n')
     if dest.exists(): shutil.rmtree(dest)
     tmp.rename(dest)

@@ -17,9 +17,9 @@ from .charts import device_label
 from .store import row_times, time_rank, unplaced
 
 # %% auto #0
-__all__ = ['VERSIONS', 'KEY', 'measured_rows', 'log_variance', 'changed_versions', 'Change', 'histories', 'changes_of',
-           'find_changes', 'standing_regressions', 'unplaced_note', 'history_table', 'chart_history', 'draw_histories',
-           'History', 'write_history']
+__all__ = ['VERSIONS', 'KEY', 'FIGURE_LIMITS', 'implausible_note', 'measured_rows', 'log_variance', 'changed_versions', 'Change',
+           'histories', 'changes_of', 'find_changes', 'standing_regressions', 'unplaced_note', 'history_table',
+           'chart_history', 'draw_histories', 'History', 'write_history']
 
 # %% ../../nbs/29_analyse_timeline.ipynb #cfc6ef84
 # what can change a figure, as a row records it: (word, column)
@@ -28,11 +28,28 @@ VERSIONS = (('torch', 'pytorch_version'), ('timm', 'timm_version'), ('runtime', 
             ('driver', 'driver_version'))
 KEY = ['gpu_name'] + config_columns(batch=True)  # a history: one configuration on one device
 
+FIGURE_LIMITS = (1e-6, 1e9)  # img/s a row may hold (`drift.LIMITS`): 1e9 is beyond any device
+
+def _measured(df:pd.DataFrame)->pd.Series:
+    return df.status.eq('ok') & df['mode'].isin(['inference', 'training'])
+
+def implausible_note(df:pd.DataFrame)->str:
+    "One line on the `ok` rows whose figure is beyond `FIGURE_LIMITS` (inf, 1e20 img/s): left out ('' where none)."
+    lo, hi = FIGURE_LIMITS
+    m = df.throughput_mean
+    bad = df[_measured(df) & m.notna() & (m > 0) & ~((m >= lo) & (m < hi))]
+    if bad.empty: return ''
+    first = f"{bad.model_name.iloc[0]!r} at {bad.throughput_mean.iloc[0]:g} img/s" if 'model_name' in bad else ''
+    return (f"{len(bad)} row(s) hold an img/s no device makes (outside [{lo:g}, {hi:g}); {shorten(first, 80)}): left "
+            f"out of the histories; the file was not changed")
+
 def measured_rows(df:pd.DataFrame)->pd.DataFrame:
     """The `ok` inference and training rows of `df` with a figure, each once (a CSV and its W&B copy too), with `when`
     (NaT where the row is `unplaced`: no timestamp, or one in the future) and `order`, its place in time (`time_rank`:
-    an unplaced row before every dated one, in file order; never dropped)."""
-    d = df[df.status.eq('ok') & df['mode'].isin(['inference', 'training']) & (df.throughput_mean > 0)].copy()
+    an unplaced row before every dated one, in file order; never dropped). A figure no device makes (not finite, or
+    outside `FIGURE_LIMITS`, as the drift record's) is a hand's or a disk's, not a measurement: `implausible_note`."""
+    lo, hi = FIGURE_LIMITS
+    d = df[_measured(df) & (df.throughput_mean >= lo) & (df.throughput_mean < hi)].copy()
     d['when'], d['order'] = row_times(d).where(~unplaced(d)), time_rank(d)
     return d.drop_duplicates(subset=[c for c in KEY if c in d] + ['timestamp', 'throughput_mean'])
 
@@ -201,6 +218,7 @@ class History:
     regressions:list          # the changes `fail_on_regression` stops on (empty unless asked)
     drift:list = dataclasses.field(default_factory=list)  # a line on each machine's drift record read (`drift`)
     unplaced:str = ''         # `unplaced_note`: the rows that cannot be placed in time ('' none)
+    implausible:str = ''      # `implausible_note`: the rows whose figure no device makes ('' none)
 
     def markdown(self)->str:
         "The history as a section of `summary.md` (each figure's text is plain text: no markup from the rows)."
@@ -222,4 +240,5 @@ def write_history(df:pd.DataFrame, out:Optional[Path]=None, alpha:float=STEP_ALP
         with matplotlib.rc_context({'text.parse_math': False}):  # a `$` in a model's name is text, not mathtext
             files = draw_histories(changes, df, Path(out), alpha)
     stops = standing_regressions(changes, fail_on_regression) if fail_on_regression is not None else []
-    return History(changes, history_table(df, alpha), files, stops, unplaced=unplaced_note(df))
+    return History(changes, history_table(df, alpha), files, stops, unplaced=unplaced_note(df),
+                   implausible=implausible_note(df))

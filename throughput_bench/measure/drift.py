@@ -66,6 +66,8 @@ def append_record(path:Path, lines:list):
     lines = [l for l in lines if l]
     if not lines: return
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():  # a pipe would wait for a reader
+        raise OSError(f"{path}: not a regular file (a device or a pipe); nothing appended")
     buf = io.StringIO(); w = csv.DictWriter(buf, RECORD, extrasaction='ignore', lineterminator='\n', delimiter='\t')
     with record_lock(path):
         if not path.exists() or path.stat().st_size == 0: w.writeheader()
@@ -110,11 +112,15 @@ class RecordScan:
     raw:list = field(default_factory=list)
     bad:list = field(default_factory=list)
     cut:bool = False                  # read from its end (larger than `MAX_RECORD_MB`)
+    odd:str = ''                      # why the path is no record at all (a device, a pipe), '' for a file
 
 def scan_record(path:Path, whole:bool=False)->RecordScan:
     """Every line of the record at `path` (a missing or unreadable file: empty). A record over `MAX_RECORD_MB` is read
     from its end unless `whole`; an empty line, or the end of a line cut off by that, is neither good nor bad."""
-    s = RecordScan(Path(path))
+    p = Path(path); s = RecordScan(p)
+    if not p.is_file():  # a device reads forever (a symlink to /dev/zero), a pipe waits for a writer: neither is read
+        if p.exists() and not p.is_dir(): s.odd = 'not a regular file (a device or a pipe)'
+        return s
     try:
         with open(path, 'rb') as f:
             size = f.seek(0, 2); s.cut = size > MAX_RECORD_MB * 2**20 and not whole
@@ -265,13 +271,14 @@ class DriftBook:
         self.path, self.confidence, self.run = record_path(store), confidence, uuid.uuid4().hex[:12]
         warn = warn or (lambda m: print(f"warning: {m}", file=sys.stderr))
         s, note = scan_record(self.path), ''
-        if s.bad:
+        if s.bad or s.odd:
             aside = set_aside(self.path)
             where = f"set aside as {aside.name}" if aside else "left in place (it could not be renamed)"
-            note = f"the drift record was damaged ({len(s.bad)} unreadable line(s)) and {where}"
-            warn(f"{self.path}: {len(s.bad)} damaged line(s): {where}; this run's re-run intervals are provisional "
-                 f"(tbench repair {aside or self.path} keeps its good lines)")
-        self.drift = machine_drift([] if s.bad else s.lines, device)
+            note = f"the drift record was damaged ({s.odd or f'{len(s.bad)} unreadable line(s)'}) and {where}"
+            fix = '' if s.odd else f" (tbench repair {aside or self.path} keeps its good lines)"
+            warn(f"{self.path}: {s.odd or f'{len(s.bad)} damaged line(s)'}: {where}; this run's re-run intervals are "
+                 f"provisional{fix}")
+        self.drift = machine_drift([] if s.bad or s.odd else s.lines, device)
         if note: self.drift.damaged = note
 
     def stamp(self, res):
@@ -301,6 +308,7 @@ class DriftBook:
 def drift_summary(path:Path)->str:
     "One line on the drift record at `path`: runs, the configurations' drift, the yardstick's by lag, any damage."
     s = scan_record(path)
+    if s.odd: return f"{path.name}: {s.odd}; not read"
     bad = f"; {len(s.bad)} damaged line(s) left out (tbench repair {path} mends it)" if s.bad else ''
     if not s.lines: return f"{path.name}: no runs on record yet{bad}"
     d = machine_drift(s.lines)

@@ -20,13 +20,14 @@ from ..analyse.globe import write_globe
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
-           'SweptSettings', 'BUDGET_SETUP', 'WIDE', 'RERUN_LEAVES', 'default_batch', 'default_precisions',
-           'default_compile_modes', 'timing_config', 'idle_check', 'geo_compare_specs', 'seed_specs', 'default_models',
-           'scaling_efficiency', 'slurm_sweep', 'collect', 'wandb_logger', 'check_backends', 'backend_words',
-           'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers', 'check_words', 'check_together',
-           'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup', 'across', 'configurations', 'run',
-           'contention_watch', 'runner_kw', 'takes_options', 'sweep', 'within_budget', 'rerun_command', 'rerun_note',
-           'said', 'in_notebook', 'budget_fit', 'smallest_budget', 'fit_budget', 'rerun_words', 'rows_for']
+           'SweptSettings', 'MAX_BUDGET_MINUTES', 'BUDGET_SETUP', 'WIDE', 'RERUN_LEAVES', 'default_batch',
+           'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check', 'geo_compare_specs',
+           'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect', 'wandb_logger',
+           'check_backends', 'backend_words', 'with_backends', 'SweepOptions', 'make_options', 'flag', 'check_numbers',
+           'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store', 'setup',
+           'across', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep',
+           'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'budget_fit', 'smallest_budget',
+           'fit_budget', 'rerun_words', 'rows_for']
 
 # %% ../../nbs/30_scale_launch.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -503,6 +504,8 @@ def check_words(o):
                 raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {quoted(w)}: use {', '.join(choices)}")
     for name in o.TEXTS: _text(flag(name), getattr(o, name))
 
+MAX_BUDGET_MINUTES = 10080  # a week: a longer run is not one a budget plans
+
 def check_together(o:SweepOptions):
     "The options that cannot go together, or only with another."
     if o.rerun and o.retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
@@ -510,6 +513,8 @@ def check_together(o:SweepOptions):
     if o.row_ci is not None and not 0 < o.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {o.row_ci}")
     if o.nproc is not None and o.mode != 'training':
         raise BenchError("--nproc is for training (tbench train --nproc N)")
+    if o.budget_minutes is not None and not o.budget_minutes <= MAX_BUDGET_MINUTES:  # 1e308 min: infinite seconds
+        raise BenchError(f"--budget-minutes must be at most {MAX_BUDGET_MINUTES} (a week), got {o.budget_minutes:g}")
     if o.budget_minutes is not None and (o.repeats is not None or o.config_seconds is not None):
         raise BenchError("--budget-minutes shares its time among the configurations; drop --repeats/--config-seconds")
     if o.repeats is not None and any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds)):

@@ -31,11 +31,11 @@ from ..measure.flops import (measure_ceilings, reference_speed, ceilings_stale, 
 from ..measure.drift import DriftBook
 
 # %% auto #0
-__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'PROCESS_GUESS', 'GUESS_SLOW', 'expand', 'Plan', 'skip_counts', 'skip_reason',
-           'plan', 'run_spec', 'worker_process', 'server_pids', 'last_line', 'oom_kills', 'kill_cause', 'run_isolated',
-           'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table', 'spread', 'compact_summary',
-           'summary_text', 'software_versions', 'hardware_record', 'costs_path', 'cost_key', 'read_costs', 'keep_cost',
-           'process_cost', 'Repeats', 'SweepRun', 'run_sweep']
+__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'PROCESS_GUESS', 'GUESS_SLOW', 'COSTS_MB', 'MAX_PROCESS_SECONDS', 'expand',
+           'Plan', 'skip_counts', 'skip_reason', 'plan', 'run_spec', 'worker_process', 'server_pids', 'last_line',
+           'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table',
+           'spread', 'compact_summary', 'summary_text', 'software_versions', 'hardware_record', 'costs_path',
+           'cost_key', 'read_costs', 'keep_cost', 'process_cost', 'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../../nbs/27_scale_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -566,6 +566,9 @@ def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dic
 PROCESS_GUESS = 15.0
 GUESS_SLOW = 2  # a compiled or exported configuration: a compile or an export before the warm-up
 
+COSTS_MB = 16  # a costs record is ~150 bytes a configuration: a larger one is not one this tool wrote
+MAX_PROCESS_SECONDS = 7 * 24 * 3600  # a week, the longest budget: a longer cost is no measurement (1e308 overflows)
+
 def costs_path(store:ResultStore)->Path:
     "Where the worker processes' seconds are kept for `store`'s device: `<results>/<device>.costs.json`."
     return store.root / f"{store.slug}.costs.json"
@@ -573,10 +576,12 @@ def costs_path(store:ResultStore)->Path:
 def cost_key(spec)->str: return '|'.join(spec.key())  # a configuration, as the costs file names it
 
 def read_costs(store:ResultStore)->dict:
-    "Configuration -> seconds a worker process took (`costs_path`); {} where there is none or it cannot be read."
-    try: d = json.loads(costs_path(store).read_text())
-    except (OSError, ValueError): return {}  # a cache: an unreadable one is measured again
-    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    """Configuration -> seconds a worker process took (`costs_path`); {} where there is none or it cannot be read:
+    not a regular file (a device such as /dev/zero, a pipe), over `COSTS_MB`, or not JSON (nested past its depth)."""
+    from throughput_bench.analyse.store import read_bounded
+    try: d = json.loads(read_bounded(costs_path(store), 'costs record', max_mb=COSTS_MB))
+    except (BenchError, ValueError, RecursionError): return {}  # a cache: an unreadable one is measured again
+    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= MAX_PROCESS_SECONDS
     return {str(k): float(v) for k, v in d.items() if ok(v)} if isinstance(d, dict) else {}
 
 def keep_cost(store:ResultStore, spec, seconds:float):

@@ -14,8 +14,8 @@ from ..scale import launch
 from ..analyse.store import row_key, read_results
 
 # %% auto #0
-__all__ = ['MATCH', 'round_order', 'stop_rounds', 'parse_config', 'study_id', 'pair_table', 'busy_rounds', 'round_values',
-           'energy_columns', 'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
+__all__ = ['MATCH', 'MEAN_SLACK', 'round_order', 'stop_rounds', 'parse_config', 'study_id', 'pair_table', 'busy_rounds',
+           'round_values', 'energy_columns', 'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
 
 # %% ../../nbs/32_studies_compare.ipynb #34c22258
 def round_order(k:int, r:int)->list:
@@ -319,6 +319,13 @@ def _repeats(row)->np.ndarray:
     xs = [float(x) for x in str(row.get('throughput_repeats') or '').split(';') if x.strip()]
     return np.asarray(xs or [float(row['throughput_mean'])], float)
 
+MEAN_SLACK = 0.02  # how far a row's img/s may sit from its per-process figures' mean (`submit.SLACK`)
+
+def _agrees(row)->bool:
+    "Whether a stored row's img/s is its per-process figures' mean (within `MEAN_SLACK`; a row without them agrees)."
+    xs, m = _repeats(row), float(row['throughput_mean'])
+    return m > 0 and math.isfinite(m) and abs(float(xs.mean()) / m - 1) <= MEAN_SLACK
+
 def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
     """mean(b)/mean(a) of two independent samples of process means: Welch's t on the log scale; no interval unless both
     have two or more."""
@@ -353,11 +360,14 @@ def compare_results(a, # results of A: a CSV file or a folder of them
     for k in both:
         ra, rb = A.loc[k], B.loc[k]
         r = welch_ratio(_repeats(ra), _repeats(rb))
+        said = (verdict(r) if r.n >= 2 else 'no interval (a side has one process)')
+        if not (_agrees(ra) and _agrees(rb)):  # an edited figure: neither its mean nor its processes are rated
+            r = Ratio(math.nan, math.nan, math.nan, math.nan, 0, 0)
+            said = "not compared: a row's img/s is not the mean of its per-process figures"
         out.append(
             dict(model=ra.model_name, config=_label(ra), a_device=ra.gpu_name, b_device=rb.gpu_name,
                  a_img_s=float(ra.throughput_mean), b_img_s=float(rb.throughput_mean), ratio=r.ratio, ratio_low=r.low,
-                 ratio_high=r.high, p_value=r.p,
-                 verdict=verdict(r) if r.n >= 2 else 'no interval (a side has one process)')
+                 ratio_high=r.high, p_value=r.p, verdict=said)
         )
     t = pd.DataFrame(
         out,
@@ -365,7 +375,8 @@ def compare_results(a, # results of A: a CSV file or a folder of them
                  'p_value', 'verdict'],
     )
     only = lambda S, O: [f"{S.loc[k].model_name} {_label(S.loc[k])}" for k in S.index if k not in O.index]
-    geo = float(np.exp(np.log(t.ratio).mean())) if len(t) else math.nan
+    rated = t.ratio.dropna()
+    geo = float(np.exp(np.log(rated).mean())) if len(rated) else math.nan
     return t, only(A, B), only(B, A), geo
 
 def _label(row)->str:
