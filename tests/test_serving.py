@@ -1,5 +1,5 @@
 "Serving: `tbench serve` (LitServe) and `tbench latency` (MLPerf LoadGen), on loopback, every loop bounded."
-import io, csv, json, time, signal, threading, subprocess, os
+import io, csv, json, time, signal, socket, threading, subprocess, os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import numpy as np, pytest, httpx
@@ -14,7 +14,17 @@ QUICK = ['--burn-in', '1', '--trials', '5', '--min-duration', '0.3', '--max-dura
 
 @pytest.fixture(scope='module')
 def server():
-    with ServerProcess(*SERVE, ready_timeout=240) as s: yield s
+    s = ServerProcess(*SERVE, ready_timeout=240)
+    s.first_port = s.port
+    with socket.socket() as taken:  # someone takes the chosen port before the server listens there
+        taken.bind(('127.0.0.1', s.port)); taken.listen()
+        s.start()
+    try: yield s
+    finally: s.stop()
+
+def test_a_port_taken_before_the_server_listens_is_chosen_again(server):
+    assert server.port != server.first_port and str(server.port) in server.url
+    assert httpx.get(f"{server.url}/v1/health/ready", timeout=10).status_code == 200
 
 def post(url, body=None, **kw):
     files = {'input_array': ('input_array', body)} if body is not None else None

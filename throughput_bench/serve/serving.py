@@ -14,8 +14,8 @@ from ..backbones.registry import get_model, check_model
 # %% auto #0
 __all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'CHECKED', 'require_serving',
            'RequestError', 'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int', 'read_request',
-           'form_problem', 'first_tensor', 'BackboneAPI', 'free_port', 'server_metadata', 'NimGuard', 'make_server',
-           'serve_spec', 'checked_model', 'wait_ready', 'run_server', 'ServerProcess']
+           'form_problem', 'first_tensor', 'BackboneAPI', 'free_port', 'port_busy', 'server_metadata', 'NimGuard',
+           'make_server', 'serve_spec', 'checked_model', 'wait_ready', 'run_server', 'ServerProcess']
 
 # %% ../../nbs/23_serve_serving.ipynb #3d6c3a04
 SERVE_EXTRA = 'pip install -e ".[serve]"  (from a checkout; or pip install "throughput_bench[serve]")'
@@ -220,6 +220,12 @@ BackboneAPI.encode_response.__annotations__.update({'return': Response})
 def free_port(host:str='127.0.0.1')->int:
     "A TCP port nobody listens on now."
     with socket.socket() as s: s.bind((host, 0)); return s.getsockname()[1]
+
+def port_busy(port:int, host:str='127.0.0.1')->bool:
+    "Whether `port` cannot be bound on `host` now (someone listens there, or a connection holds it)."
+    with socket.socket() as s:
+        try: s.bind((host, port)); return False
+        except OSError: return True
 
 def server_metadata(
     spec: BenchSpec, max_batch_size: int, batch_timeout_ms: float, workers: int, max_request_mb: float
@@ -484,19 +490,30 @@ class ServerProcess:
         self.args, self.ready_timeout, self.port = [str(a) for a in args], ready_timeout, free_port()
         self.url, self.log_path, self.proc = f"http://127.0.0.1:{self.port}", log_path, None
 
-    def start(self):
+    def _launch(self):
         cmd = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', *self.args,
                '--host', '127.0.0.1', '--port', str(self.port)]
-        self._log = open(self.log_path, 'w') if self.log_path else subprocess.DEVNULL
+        self._log = open(self.log_path, 'a') if self.log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(
             cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_term_with_parent
         )
+
+    def start(self, tries:int=3):
+        "Start the server and wait until it answers; a port taken between choosing it and listening is chosen again."
+        if self.log_path: open(self.log_path, 'w').close()
         atexit.register(self.stop)  # a notebook or script that fails, or exits, does not leave its server running
-        if not wait_ready(self.url, self.ready_timeout, self.proc):
+        for i in range(tries):
+            self._stopped = False
+            self._launch()
+            if wait_ready(self.url, self.ready_timeout, self.proc): return self
             code = self.proc.poll(); self.stop()
-            raise BenchError(f"tbench serve {' '.join(self.args)} was not ready within {self.ready_timeout:g} s"
-                             + (f" (it exited with {code})" if code is not None else ''))
-        return self
+            # The port was free when chosen; a client's outgoing connection can take it before the server listens:
+            # uvicorn then exits 3 (its startup failure), tbench 2 ("cannot listen").
+            taken = code == 3 or (code == 2 and port_busy(self.port))
+            if not taken or i == tries - 1: break
+            self.port = free_port(); self.url = f"http://127.0.0.1:{self.port}"
+        raise BenchError(f"tbench serve {' '.join(self.args)} was not ready within {self.ready_timeout:g} s"
+                         + (f" (it exited with {code})" if code is not None else ''))
 
     def kill(self, sig=signal.SIGKILL):
         "Send `sig` to the server and all its workers."
