@@ -2,7 +2,8 @@
 
 Builds N folders from the committed submissions (each another submitter on another machine: its figures moved by under
 1%, its timestamps by seconds, its checksums re-sealed, so every one passes the rules and none is the same run as
-another), then times, each in a fresh process, the check of all of them and the leaderboard built from them. With
+another), then times, each in a fresh process, the check of all of them and the leaderboard built from them: wall seconds, and
+the CPU seconds of the process (on a busy host the wall time grows with what else runs; the CPU time much less). With
 `--old PATH` it times a checkout of the package at PATH too, over the first `--old-n` folders (the old code is slow).
 
     python bench/submit_scale.py --n 500
@@ -16,12 +17,12 @@ SOURCES = ['cpu_amd_epyc', 'nvidia_h200']
 CHILD = r"""
 import sys, time
 from pathlib import Path
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 from throughput_bench.analyse.submit import check_folders, leaderboard
 what, out, folders = sys.argv[1], sys.argv[2], [Path(f) for f in sys.argv[3:]]
 if what == 'check': n = len(check_folders(*folders))
 else: leaderboard(*folders, output=out); n = 0
-print(f"{time.perf_counter() - t:.1f} {n}")
+print(f"{time.perf_counter() - t:.1f} {n} {time.process_time() - c:.1f}")
 """
 
 def build(dest:Path, n:int, seed:int=0)->list:
@@ -67,6 +68,7 @@ if __name__ == '__main__':
     with tempfile.TemporaryDirectory() as tmp:
         folders = build(Path(tmp) / 'subs', a.n)
         for name, code, n in [('this checkout', ROOT, a.n)] + ([(f"old: {a.old}", a.old, a.old_n)] if a.old else []):
-            s, problems = timed(code, 'check', folders[:n], Path(tmp) / 'board')
-            b, _ = timed(code, 'board', folders[:n], Path(tmp) / 'board')
-            print(f"{name}: {n} folders: --check {s} s ({problems} problem lines), leaderboard {b} s")
+            s, problems, s_cpu = timed(code, 'check', folders[:n], Path(tmp) / 'board')
+            b, _, b_cpu = timed(code, 'board', folders[:n], Path(tmp) / 'board')
+            print(f"{name}: {n} folders: --check {s} s ({s_cpu} s of CPU; {problems} problem lines), leaderboard {b} s "
+                  f"({b_cpu} s of CPU)")

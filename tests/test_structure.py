@@ -36,6 +36,17 @@ for args in (['report', 'results', '--output', 'rep', '--formats', 'png'], ['glo
     assert (tmp_path / 'rep' / 'summary.md').is_file() and (tmp_path / 'globe' / 'index.html').is_file()
     assert 'throughput_bench.analyse.charts' in mods and not {'torch', 'timm'} & mods
 
+def test_submit_check_imports_no_torch(tmp_path):
+    "`tbench submit --check` reads the datasheet peaks (`machine.peaks`), never torch: hundreds of folders, no model."
+    from pathlib import Path
+    subs = sorted(str(p) for p in (Path(__file__).parents[1] / 'submissions').iterdir())
+    mods = modules_after(f"""
+from throughput_bench.cli import tbench
+try: tbench(['submit', '--check', *{subs!r}])
+except SystemExit as e: assert not e.code, e.code
+""", tmp_path)
+    assert 'throughput_bench.machine.peaks' in mods and not {'torch', 'timm'} & mods
+
 def test_option_help_is_the_api_docment():
     "A flag's help is written once, as its `api.sweep` parameter's docment: `tbench train --help` and `tbench infer --help` say the same as the API."
     import dataclasses

@@ -38,7 +38,7 @@ SECTIONS = {  # the sidebar: one section a folder of the package, its pages list
     'Serve': ['serve_serving', 'serve_loadgen'],
     'Scale': ['scale_sweep', 'scale_launch', 'scale_distributed', 'ddp', 'scale_slurm'],
     'Analyse': ['results', 'analyse_store', 'analyse_charts', 'analyse_timeline', 'analyse_tracking'],
-    'Machine': ['machine_devices', 'machine_hardware'],
+    'Machine': ['machine_devices', 'machine_hardware', 'machine_peaks'],
     'Backbones': ['backbones_registry', 'backbones_geo'],
     'Reference': ['api', 'cli', 'core'],
 }

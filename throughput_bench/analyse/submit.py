@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
 from ..core import *
-from .store import read_results, read_index, latest, _frame_of, tidy_results
+from .store import read_results, read_index, latest, _frame_of, frame_groups, rows_of, tidy_results
+from ..machine.peaks import device_peak, gpu_peak_tflops, gpu_facts, matmul_dtype_name, _COLS
 
 # %% auto #0
 __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LONG_TEXT_LIMIT', 'LONG_TEXT', 'HW_REQUIRED',
@@ -98,29 +99,39 @@ class Submission:
 
     @classmethod
     def read_many(cls, specs:list)->list:
-        """A `Submission` (or the error that stopped it) for each `(csv, hardware json, contended share allowed)`: each
-        file parsed once, all their rows typed in one pass."""
-        import numpy as np
-        out, raws = [], []
-        for csv, hardware, allow in specs:
+        """A `Submission` (or the error that stopped it) for each `(csv, hardware json, contended share allowed)`: the
+        files that share a header parsed together (`frame_groups`), all their rows typed in one pass."""
+        import numpy as np, pandas as pd
+        alone, groups = frame_groups([csv for csv, *_ in specs])
+        out = []
+        for i, (csv, hardware, allow) in enumerate(specs):
             try:
                 try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
                 except (OSError, ValueError) as e: raise BenchError(f"{hardware}: not readable as JSON ({e})")
                 if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
-                text = Path(csv).read_text(errors='replace')
-                raw = _frame_of(Path(csv))
-                out.append(cls(None, raw, hw, allow, Path(csv), text))
-                raws.append((f"{len(raws)}/{Path(csv).name}", raw))
+                if isinstance(alone[i], Exception): raise alone[i]
+                out.append(cls(None, alone[i], hw, allow, Path(csv), Path(csv).read_text(errors='replace')))
             except Exception as e: out.append(e)
-        if raws:
-            every = tidy_results(raws)  # each part its own source: `latest` never crosses files
-            newest = latest(every).to_numpy()
-            every['source'] = every.source.str.split('/', n=1).str[1]
-            ends = np.cumsum([len(r) for _, r in raws])
-            subs = [s for s in out if isinstance(s, Submission)]
-            for s, a, b in zip(subs, np.r_[0, ends[:-1]], ends):
-                rows = every.iloc[a:b].set_axis(s.raw.index, axis=0)
-                s.rows = rows[newest[a:b]].copy()
+        # where each file's rows are: in its group's frame, and among every group's rows in order
+        pieces, start = {}, 0
+        for g, (df, members) in enumerate(groups):
+            at = 0
+            for i, n in members: pieces[i] = (g, at, start + at, n); at += n
+            start += len(df)
+        # each file its own source, so that `latest` never crosses files
+        name = lambda i: f"{i}/{Path(specs[i][0]).name}"
+        every = tidy_results([(np.repeat(np.array([name(i) for i, _ in m], dtype=object), [n for _, n in m]), df)
+                              for df, m in groups])
+        newest = latest(every).to_numpy()
+        every['source'] = every.source.str.split('/', n=1).str[1]
+        kept = every[newest]  # one selection of every file's newest rows, then a view a file
+        at = np.r_[0, np.cumsum(newest)]  # where each file's rows start among those kept
+        for i, s in enumerate(out):
+            if not isinstance(s, Submission): continue
+            if i not in pieces: s.rows = every.iloc[0:0]; continue  # a file of no rows
+            g, local, first, n = pieces[i]
+            s.raw = rows_of(groups[g][0], local, local + n)
+            s.rows = kept.iloc[at[first]:at[first + n]].set_axis(s.raw.index[newest[first:first + n]], axis=0)
         return out
 
     def lines(self, mask)->list:
@@ -156,19 +167,16 @@ class Submission:
 
 # %% ../../nbs/35_analyse_submit.ipynb #c1c73d60
 def _dtype(row:dict, kind:str)->str:
-    "The dtype a row's matmuls ran in (`flops.matmul_dtype`); `int8` for a quantized model."
-    import torch
-    from throughput_bench.measure.flops import matmul_dtype
+    "The dtype a row's matmuls ran in (`peaks.matmul_dtype_name`); `int8` for a quantized model."
     if str(row.get('quant', '')) == 'int8': return 'int8'
     tf32 = str(row.get('tf32_enabled', '')).strip().lower() in ('true', '1', '1.0')
-    return matmul_dtype(str(row.get('precision', 'fp32')), torch.device(kind), tf32)
+    return matmul_dtype_name(str(row.get('precision', 'fp32')), kind, tf32)
 
 def stated_peak(hw:dict, # the hardware record
                 row:dict, # one row (precision, tf32_enabled, threads, quant)
                )->Optional[float]:
-    """The stated device's peak TFLOP/s at the row's precision (`flops.device_peak`), from the record alone; on a GPU
+    """The stated device's peak TFLOP/s at the row's precision (`peaks.device_peak`), from the record alone; on a GPU
     whose datasheet has no units of that dtype, its highest peak bounds it. None: a device the tables do not know."""
-    from throughput_bench.measure.flops import device_peak, gpu_peak_tflops, _COLS
     kind = str(hw.get('device_type', ''))
     if kind == 'cpu' and not all(hw.get(k) for k in ('cpu_vector_units', 'cpu_max_mhz', 'cpu_vendor')): return None
     if kind not in ('cpu', 'cuda'): return None  # (device_peak would read this machine's CPU for what a record lacks)
@@ -213,7 +221,6 @@ def _peak(s:Submission)->list:
 
 def power_limit(hw:dict)->Optional[float]:
     "The stated device's power limit in W: the lower of the record's (NVML's enforced limit) and the datasheet's."
-    from throughput_bench.measure.flops import gpu_facts
     f = gpu_facts(str(hw.get('gpu_name', ''))) if hw.get('device_type') == 'cuda' else None
     xs = [x for x in (pd_num(hw.get('power_limit_w')), f and f['watts']) if x and x == x and x > 0]
     return min(xs) if xs else None
@@ -241,7 +248,6 @@ def contradictions(hw:dict, rows=None)->list:
     """What a hardware record says against the device it names: a CPU name of another vendor, a family of another
     vendor, more threads than cores (`rows`), more memory or another compute capability or power limit than the GPU's
     datasheet, the energy counter naming another GPU, a driver of another vendor."""
-    from throughput_bench.measure.flops import gpu_facts
     out, vendor, kind = [], str(hw.get('cpu_vendor', '')), str(hw.get('device_type', ''))
     names = [str(hw.get('cpu', ''))] + ([str(hw.get('gpu_name', ''))] if kind == 'cpu' else [])
     for v, (words, families) in CPU_VENDORS.items():

@@ -12,11 +12,10 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 from ..core import cpu_features, cpu_ids, cache_root, keep_json
 
 # %% auto #0
-__all__ = ['INT8_AVX2_PEAK', 'REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample',
-           'gpu_peak_tflops', 'gpu_facts', 'fp32_fma_flops', 'cpu_flops_per_cycle', 'cpu_peak_tflops', 'gemm_tflops',
+__all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'gemm_tflops',
            'copy_gbps', 'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling',
            'measure_ceilings', 'ceilings_stale', 'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype',
-           'mfu', 'device_peak', 'annotate_mfu']
+           'mfu', 'annotate_mfu']
 
 # %% ../../nbs/08_measure_flops.ipynb #8c59a2be
 def count_flops(model:torch.nn.Module, x:torch.Tensor, backward:bool=False)->float:
@@ -51,96 +50,11 @@ def gflops_per_sample(model:torch.nn.Module, channels:int, size:int, backward:bo
         return count_flops(m, torch.randn(2, channels, size, size), backward) / 2 / 1e9
     except Exception: return None
 
-# %% ../../nbs/08_measure_flops.ipynb #4a70793d
+# %% ../../nbs/08_measure_flops.ipynb #6e383e65
 import re, math, time, platform
 import numpy as np
-
-#            pattern                     fp32    tf32    bf16    fp16    int8
-_PEAKS = [(r'H100.*NVL',                  60.0,  417.5,  835.5,  835.5, 1670.5),
-          (r'H100.*PCIe',                 51.2,  378.0,  756.0,  756.0, 1513.0),
-          (r'H100',                       66.9,  494.7,  989.4,  989.4, 1978.9),   # SXM5
-          (r'H200.*NVL',                  60.0,  417.5,  835.5,  835.5, 1670.5),
-          (r'H200',                       66.9,  494.7,  989.4,  989.4, 1978.9),
-          (r'GH200',                      66.9,  494.7,  989.4,  989.4, 1978.9),
-          (r'B200',                       75.0, 1100.0, 2250.0, 2250.0, 4500.0),
-          (r'A100',                       19.5,  156.0,  312.0,  312.0,  624.0),
-          (r'A800',                       19.5,  156.0,  312.0,  312.0,  624.0),
-          (r'L40S',                       91.6,  183.0,  362.1,  362.1,  733.0),
-          (r'L40\b',                      90.5,   90.5,  181.0,  181.0,  362.0),
-          (r'\bL4\b',                     30.3,   60.0,  121.0,  121.0,  242.0),
-          (r'A10G',                       31.2,   35.0,   70.0,   70.0,  140.0),
-          (r'\bA10\b',                    31.2,   62.5,  125.0,  125.0,  250.0),
-          (r'A30',                        10.3,   82.0,  165.0,  165.0,  330.0),
-          (r'RTX 6000 Ada',               91.1,   91.1,  182.1,  182.1,  728.5),
-          (r'RTX A6000',                  38.7,   77.4,  154.8,  154.8,  309.7),
-          (r'RTX 4090',                   82.6,   82.6,  165.2,  165.2,  660.6),
-          (r'RTX 3090',                   35.6,   35.6,   71.0,   71.0,  284.0),
-          (r'V100.*PCIE',                 14.0,   14.0,   None,  112.0,   56.0),
-          (r'V100',                       15.7,   15.7,   None,  125.0,   62.0),
-          (r'\bT4\b',                      8.1,    8.1,   None,   65.0,  130.0)]
-_COLS = ('fp32', 'tf32', 'bf16', 'fp16', 'int8')
-
-def gpu_peak_tflops(name:str, dtype:str)->Optional[float]:
-    "Dense datasheet peak of GPU `name` for `dtype` (fp32/tf32/bf16/fp16/int8), or None if unknown."
-    for pat, *vals in _PEAKS:
-        if re.search(pat, name, re.I): return dict(zip(_COLS, vals))[dtype]
-    return None
-
-# %% ../../nbs/08_measure_flops.ipynb #24d1b13f
-#            pattern        watts  GB   compute capability (`_PEAKS`' patterns; GH200 before H200)
-_GPU_FACTS = [(r'H100.*NVL',     400,  94, '9.0'), (r'H100.*PCIe',   350,  80, '9.0'),
-              (r'H100',          700,  80, '9.0'), (r'GH200',       1000, 144, '9.0'),
-              (r'H200.*NVL',     600, 141, '9.0'), (r'H200',         700, 141, '9.0'),
-              (r'B200',         1000, 192, '10.0'), (r'A100',        400,  80, '8.0'),
-              (r'A800',          400,  80, '8.0'), (r'L40S',         350,  48, '8.9'),
-              (r'L40\b',         300,  48, '8.9'), (r'\bL4\b',        72,  24, '8.9'),
-              (r'A10G',          300,  24, '8.6'), (r'\bA10\b',       150,  24, '8.6'),
-              (r'A30',           165,  24, '8.0'), (r'RTX 6000 Ada',  300,  48, '8.9'),
-              (r'RTX A6000',     300,  48, '8.6'), (r'RTX 4090',     600,  24, '8.9'),
-              (r'RTX 3090',      450,  24, '8.6'), (r'V100.*PCIE',    250,  32, '7.0'),
-              (r'V100',          350,  32, '7.0'), (r'\bT4\b',         70,  16, '7.5')]
-
-def gpu_facts(name:str)->Optional[dict]:
-    "Datasheet `watts` (most board power), `memory_gb` and `compute_capability` of GPU `name`, or None if unknown."
-    for pat, w, gb, cc in _GPU_FACTS:
-        if re.search(pat, name, re.I): return dict(watts=w, memory_gb=gb, compute_capability=cc)
-    return None
-
-# %% ../../nbs/08_measure_flops.ipynb #485001a0
-def fp32_fma_flops(flags:set, vendor:str='', family:Optional[int]=None, model:Optional[int]=None)->Optional[int]:
-    """fp32 FLOP per cycle per core of the FMA units: 2 units x the lanes of the widest vector they execute at full
-    rate x 2. AMD's Zen 1 runs 256-bit AVX2 as two 128-bit halves (16), Zen 2 to Zen 4 have two 256-bit FMA pipes and
-    run AVX-512 as two halves (32), Zen 5 has 512-bit ones (64); elsewhere the instruction set says it (an upper bound
-    where an Intel part has one 512-bit FMA unit)."""
-    if not ('avx2' in flags and 'fma' in flags): return 16 if 'avx' in flags else None
-    if vendor == 'AuthenticAMD' and family is not None:
-        if family == 0x17: return 16 if (model or 0) < 0x30 else 32
-        if family == 0x19: return 32
-        if family >= 0x1A: return 64 if 'avx512f' in flags else 32
-    return 64 if 'avx512f' in flags else 32
-
-INT8_AVX2_PEAK = 2  # x the fp32 FMA rate: int8 on AVX2 without VNNI, an upper bound (practical: about 1.3x)
-
-def cpu_flops_per_cycle(flags:set, dtype:str, vendor:str='', family:Optional[int]=None,
-                        model:Optional[int]=None)->Optional[float]:
-    """Peak FLOPs per cycle per core for `dtype`, from the CPU's instruction-set flags and microarchitecture (vendor,
-    family, model): AMX tiles where present; else the vector dot products, 2x (bf16, fp16) or 4x (int8: VNNI, 512- or
-    256-bit) the fp32 FMA rate. int8 without VNNI (AVX2's `vpmaddubsw` + `vpmaddwd` + `vpaddd`: 32 multiply-adds in
-    three instructions where an FMA does 8 in one) is given 2x the fp32 rate,
-    a stated upper bound (`INT8_AVX2_PEAK`)."""
-    fp32 = fp32_fma_flops(flags, vendor, family, model)
-    if dtype in ('fp32', 'tf32'): return fp32
-    if dtype == 'bf16': return 1024 if 'amx_bf16' in flags else 2 * fp32 if 'avx512_bf16' in flags and fp32 else None
-    if dtype == 'fp16': return 1024 if 'amx_fp16' in flags else 2 * fp32 if 'avx512_fp16' in flags and fp32 else None
-    if dtype == 'int8' and fp32:
-        if 'amx_int8' in flags: return 2048
-        return (4 if flags & {'avx512_vnni', 'avx_vnni'} else INT8_AVX2_PEAK if 'avx2' in flags else 0) * fp32 or None
-    return None
-
-def cpu_peak_tflops(dtype:str, cores:int, mhz:Optional[float], flags:set, **ids)->Optional[float]:
-    "Theoretical peak TFLOP/s of `cores` cores at `mhz` (`ids`: `cpu_flops_per_cycle`'s vendor, family, model)."
-    f = cpu_flops_per_cycle(flags, dtype, **ids)
-    return cores * mhz * 1e6 * f / 1e12 if f and mhz else None
+from ..machine.peaks import *
+from ..machine.peaks import _COLS
 
 # %% ../../nbs/08_measure_flops.ipynb #fbaa4ffe
 from ..machine.devices import synchronize, set_tf32, compute_dtype, precision_support
@@ -301,9 +215,7 @@ def keep_ceilings(device:torch.device, c:dict)->dict:
 # %% ../../nbs/08_measure_flops.ipynb #67e264b7
 def matmul_dtype(precision:str, device:torch.device, tf32:bool)->str:
     "The name of the dtype the matmuls of `precision` run in."
-    dt = compute_dtype(precision, device)
-    if dt == torch.float32: return 'tf32' if tf32 else 'fp32'
-    return 'bf16' if dt == torch.bfloat16 else 'fp16'
+    return matmul_dtype_name(precision, device.type, tf32)
 
 def mfu(achieved_tflops:Optional[float], peak_tflops:Optional[float])->Optional[float]:
     "`achieved / peak`, None when either is unknown; raises if it would exceed 1."
@@ -317,17 +229,6 @@ def mfu(achieved_tflops:Optional[float], peak_tflops:Optional[float])->Optional[
     return u
 
 # %% ../../nbs/08_measure_flops.ipynb #7a1de778
-def device_peak(hw:dict, device_type:str, dtype:str, threads:Optional[int]=None)->Optional[float]:
-    "Datasheet (GPU) or theoretical (CPU) peak TFLOP/s for `dtype`, from a hardware record."
-    if device_type == 'cuda': return gpu_peak_tflops(hw.get('gpu_name', ''), dtype)
-    if device_type != 'cpu': return None
-    cores = min(x for x in (threads, hw.get('cpu_affinity'), hw.get('cpu_count')) if x)
-    mhz = hw.get('cpu_max_mhz') or None
-    flags = set((hw.get('cpu_vector_units') or '').split()) or cpu_features()
-    ids = {k: hw[k] for k in ('cpu_vendor', 'cpu_family', 'cpu_model_number') if hw.get(k) is not None} or cpu_ids()
-    return cpu_peak_tflops(dtype, cores, mhz, flags, vendor=ids.get('cpu_vendor', ''), family=ids.get('cpu_family'),
-                           model=ids.get('cpu_model_number'))
-
 def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     "Fill `peak_tflops`, `mfu` and `mfu_measured` of `res` (a `BenchResult`)."
     if res.status != 'ok' or not res.gflops_per_sample: return res
