@@ -486,7 +486,9 @@ def _term_with_parent():
 class ServerProcess:
     """`tbench serve ARGS` on a free 127.0.0.1 port, as a context manager: `.url` once ready; killed with its workers
     on exit."""
-    def __init__(self, *args:str, ready_timeout:float=180.0, log_path:Optional[str]=None):
+    # a server imports torch, timm and LitServe, then starts its workers: 20 s here, over 180 s on a host running five
+    # times the work it has cores for (a CI run beside other work)
+    def __init__(self, *args:str, ready_timeout:float=600.0, log_path:Optional[str]=None):
         self.args, self.ready_timeout, self.port = [str(a) for a in args], ready_timeout, free_port()
         self.url, self.log_path, self.proc = f"http://127.0.0.1:{self.port}", log_path, None
 
