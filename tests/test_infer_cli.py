@@ -133,7 +133,7 @@ SWEEP = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', '--device', 'c
 
 @pytest.mark.slow
 @pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGINT])
-def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
+def test_killed_sweep_leaves_valid_file_and_resumes(work, sig, cli):
     out = work / 'results'
     # a new session, with SIGINT at its default (a background shell would have it ignored): Ctrl-C in a
     # terminal signals the whole foreground process group, so SIGINT goes to the group; SIGKILL to the sweep alone
@@ -162,7 +162,7 @@ def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
         time.sleep(0.1)
     assert not left, left
     assert not [d for d in Path(os.environ.get('TMPDIR', '/tmp')).glob('tbench_*') if d.stat().st_mtime > t0]  # no temp folders left
-    r = tbench(*SWEEP, cwd=work)
+    r = cli(*SWEEP, cwd=work)  # the resume, in this process: the kill above was of a process of its own
     assert r.returncode == 0, r.stderr
     assert f'plan: {6 - n_killed} to run, {n_killed} done' in r.stdout
     df = read_results(f)

@@ -97,15 +97,16 @@ def test_strict_skips_on_a_busy_host_and_the_next_run_measures(tmp_path, busy_lo
 # ---- 3. memory guard and kill causes ----
 
 @pytest.mark.slow
-def test_memory_budget_halves_before_running(work):
+def test_memory_budget_halves_before_running(work, cli):
     r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
                '--max-memory-mb', '1', cwd=work)
     assert r.returncode == 0, r.stderr
     row = read_results(csv_of(work)).iloc[0]
     assert row.status == 'ok' and row.batch_requested == 64 and row.batch_size < 64 and row.batch_reason == 'memory'
     assert row.error.startswith('memory guard: batch 64 predicted to peak at'), row.error
-    r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
-               '--max-memory-mb', '1', cwd=work)
+    # in this process: the first was a process of its own
+    r = cli('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')],
+            '--batch-sizes', '64', '--max-memory-mb', '1', cwd=work)
     assert 'plan: 0 to run, 1 done' in r.stdout   # halved for memory: the requested configuration is done
 
 @pytest.mark.slow
@@ -203,21 +204,21 @@ def _sweep_on_a_full_disk(work, env=None, pending_is_a_folder=False):
                        text=True, preexec_fn=small_files, timeout=300, env=env)
     return f, limit, r
 
-def _rerun_adds_the_pending_row(work, f, env=None):
-    r = subprocess.run([str(BIN / 'tbench'), 'infer', '--models', 'vit_tiny_patch16_224', *FAST], cwd=work, capture_output=True,
-                       text=True, timeout=300, env=env)
+def _rerun_adds_the_pending_row(cli, work, f):
+    "The same command again, in this process (the failed one was a process of its own): the pending row is added."
+    r = cli('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
     assert r.returncode == 0 and 'added 1 pending row' in r.stderr and 'plan: 0 to run, 1 done' in r.stdout, r.stdout + r.stderr
     assert list(read_results(f).model_name) == ['resnet18'] * 20 + ['vit_tiny_patch16_224']
 
 @pytest.mark.slow
-def test_write_failure_keeps_the_row_pending(work):
+def test_write_failure_keeps_the_row_pending(work, cli):
     "A full disk (here: a file-size limit that stops the CSV from growing) costs no row: it waits in the pending file."
     f, limit, r = _sweep_on_a_full_disk(work)
     err = _errors(r.stderr)
     assert r.returncode == 2 and err.count('\n') == 1 and 'Traceback' not in r.stderr, r.stderr  # one line; the sweep stops
     assert 'kept in' in err and 'pending' in err, r.stderr
     assert len(read_results(f)) == 20 and f.stat().st_size < limit   # no half row left in the CSV
-    _rerun_adds_the_pending_row(work, f)
+    _rerun_adds_the_pending_row(cli, work, f)
 
 def test_malformed_index_is_an_error_not_a_replacement(tmp_path):
     f = _one_row(tmp_path)
@@ -276,7 +277,7 @@ def test_sync_without_network_stops_in_bounded_time(work):
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and '1 of 1 run(s) still to upload' in r.stderr, r.stderr
 
 @pytest.mark.slow
-def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(work):
+def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(work, cli, monkeypatch):
     "The disk of the CSV is full for the pending file too (here: a folder in its place): the row goes to the state folder, named, and comes back."
     env = os.environ | {'XDG_STATE_HOME': str(work / 'state')}
     f, limit, r = _sweep_on_a_full_disk(work, env, pending_is_a_folder=True)
@@ -284,5 +285,6 @@ def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(wo
     err = _errors(r.stderr)
     assert r.returncode == 2 and len(kept) == 1 and str(kept[0]) in err and err.count('\n') == 1, r.stderr
     f.with_suffix('.pending.jsonl').rmdir()
-    _rerun_adds_the_pending_row(work, f, env)
+    monkeypatch.setenv('XDG_STATE_HOME', str(work / 'state'))  # the rerun (in this process) looks where it was kept
+    _rerun_adds_the_pending_row(cli, work, f)
     assert not kept[0].exists()
