@@ -52,10 +52,11 @@ def test_two_model_sweep_then_resume(work, cli):
     assert len(read_results(csv_of(work))) == 3
 
 @pytest.mark.slow
-def test_throughput_bench_alias_accepts_underscores(work):
+def test_throughput_bench_alias_accepts_underscores(work, cli):
     args = ['--' + a[2:].replace('-', '_') if a.startswith('--') else a for a in FAST]
     assert '--timed_seconds' in args and '--batch_sizes' in args
-    r = tbench('--models', 'resnet18', *args, cwd=work, cmd='throughput-bench')
+    # in this process (what is checked is the flags' spelling; the console script runs in a process of its own below)
+    r = cli('--models', 'resnet18', *args, cwd=work, cmd='throughput-bench')
     assert r.returncode == 0, r.stderr
     check_rows_consistent(read_results(csv_of(work)))
 
@@ -76,19 +77,21 @@ def test_throughput_bench_output_is_a_csv_path_and_no_dataloader_is_accepted(wor
     assert r.returncode == 2 and 'give a .csv file path' in r.stderr and r.stderr.count('\n') == 1
 
 @pytest.mark.slow
-def test_skipped_precision_is_a_row(work, monkeypatch):
+def test_skipped_precision_is_a_row(work, monkeypatch, cli):
     "A precision this CPU has no native units for is a skipped row with the reason (unless named)."
     from throughput_bench.machine import devices
     import torch
     if devices.precision_support('bf16', torch.device('cpu')) is None:
         pytest.skip('this CPU has native bf16: nothing is skipped by default')
-    r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--precisions', 'fp32')], cwd=work)
+    # in this process: the row is measured in a worker process, as from the console
+    r = cli('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--precisions', 'fp32')], cwd=work)
     df = read_results(csv_of(work))
     assert 'skipped' in set(df.status) and df[df.status == 'skipped'].error.str.contains('native').all()
 
 @pytest.mark.slow
-def test_dataloader_mode(work):
-    r = tbench('infer', '--models', 'resnet18', *FAST, '--dataloader', '--workers', '1', cwd=work)
+def test_dataloader_mode(work, cli):
+    # in this process: the row is measured in a worker process, its loader's worker a process of that one
+    r = cli('infer', '--models', 'resnet18', *FAST, '--dataloader', '--workers', '1', cwd=work)
     assert r.returncode == 0, r.stderr
     df = read_results(csv_of(work))
     assert df.data_mode[0] == 'dataloader' and df.status[0] == 'ok'
@@ -133,7 +136,7 @@ SWEEP = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', '--device', 'c
 
 @pytest.mark.slow
 @pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGINT])
-def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
+def test_killed_sweep_leaves_valid_file_and_resumes(work, sig, cli):
     out = work / 'results'
     # a new session, with SIGINT at its default (a background shell would have it ignored): Ctrl-C in a
     # terminal signals the whole foreground process group, so SIGINT goes to the group; SIGKILL to the sweep alone
@@ -162,7 +165,7 @@ def test_killed_sweep_leaves_valid_file_and_resumes(work, sig):
         time.sleep(0.1)
     assert not left, left
     assert not [d for d in Path(os.environ.get('TMPDIR', '/tmp')).glob('tbench_*') if d.stat().st_mtime > t0]  # no temp folders left
-    r = tbench(*SWEEP, cwd=work)
+    r = cli(*SWEEP, cwd=work)  # the resume, in this process: the kill above was of a process of its own
     assert r.returncode == 0, r.stderr
     assert f'plan: {6 - n_killed} to run, {n_killed} done' in r.stdout
     df = read_results(f)

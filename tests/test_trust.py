@@ -97,15 +97,16 @@ def test_strict_skips_on_a_busy_host_and_the_next_run_measures(tmp_path, busy_lo
 # ---- 3. memory guard and kill causes ----
 
 @pytest.mark.slow
-def test_memory_budget_halves_before_running(work):
+def test_memory_budget_halves_before_running(work, cli):
     r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
                '--max-memory-mb', '1', cwd=work)
     assert r.returncode == 0, r.stderr
     row = read_results(csv_of(work)).iloc[0]
     assert row.status == 'ok' and row.batch_requested == 64 and row.batch_size < 64 and row.batch_reason == 'memory'
     assert row.error.startswith('memory guard: batch 64 predicted to peak at'), row.error
-    r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
-               '--max-memory-mb', '1', cwd=work)
+    # in this process: the first was a process of its own
+    r = cli('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')],
+            '--batch-sizes', '64', '--max-memory-mb', '1', cwd=work)
     assert 'plan: 0 to run, 1 done' in r.stdout   # halved for memory: the requested configuration is done
 
 @pytest.mark.slow
@@ -133,10 +134,21 @@ def test_worker_killed_by_sigkill_is_not_called_oom(work):
 from throughput_bench import repair, report
 from throughput_bench.core import BenchError
 
-def _one_row(d):
-    "A results folder under `d` holding one measured row (through the API, in this process: the fork server is reused)."
-    infer(['resnet18'], **(FAST_API | dict(results_dir=Path(d) / 'results')))
-    return csv_of(d)
+@pytest.fixture(scope='module')
+def measured_row(tmp_path_factory):
+    "A results folder holding one measured row (through the API, in this process), measured once for this module."
+    d = tmp_path_factory.mktemp('one_row')
+    infer(['resnet18'], **(FAST_API | dict(results_dir=d / 'results')))
+    return d / 'results'
+
+@pytest.fixture
+def one_row(measured_row):
+    "`one_row(d)`: a results folder under `d` holding one measured row (a copy of the module's); its CSV's path."
+    def make(d):
+        import shutil
+        shutil.copytree(measured_row, Path(d) / 'results')
+        return csv_of(d)
+    return make
 
 def _infer(d, models=('vit_tiny_patch16_224',), **kw):
     return infer(list(models), **(FAST_API | dict(results_dir=Path(d) / 'results') | kw))
@@ -149,17 +161,17 @@ BREAKS = [
 ]
 
 @pytest.mark.parametrize('name,brk,msg', BREAKS, ids=[b[0] for b in BREAKS])
-def test_unparseable_file_is_never_rewritten(tmp_path, name, brk, msg):
-    f = _one_row(tmp_path)
+def test_unparseable_file_is_never_rewritten(tmp_path, name, brk, msg, one_row):
+    f = one_row(tmp_path)
     f.write_bytes(brk(f.read_text()).encode('utf-8', 'surrogateescape'))
     before = f.read_bytes()
     with pytest.raises(BenchError, match=msg.replace('(', r'\(')): _infer(tmp_path)
     assert f.read_bytes() == before
 
 @pytest.mark.slow
-def test_unparseable_file_from_the_cli_then_repair(work, cli):
+def test_unparseable_file_from_the_cli_then_repair(work, cli, one_row):
     "End to end: one line, exit 2, the file unchanged; `tbench repair` keeps the good rows; the next run appends."
-    f = _one_row(work)
+    f = one_row(work)
     f.write_text(f.read_text().replace('\nresnet18,', '\n"resnet18,'))
     before = f.read_bytes()
     r = cli('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
@@ -171,8 +183,8 @@ def test_unparseable_file_from_the_cli_then_repair(work, cli):
     _infer(work)
     assert list(read_results(f).model_name) == ['vit_tiny_patch16_224']
 
-def test_appends_keep_mode_and_symlinks_and_old_rows(tmp_path):
-    f = _one_row(tmp_path)
+def test_appends_keep_mode_and_symlinks_and_old_rows(tmp_path, one_row):
+    f = one_row(tmp_path)
     os.chmod(f, 0o640)
     real = tmp_path / 'elsewhere.csv'; f.rename(real); f.symlink_to(real)
     _infer(tmp_path)
@@ -189,9 +201,9 @@ def _errors(stderr):
     "stderr without the contention warnings a busy host adds (they are tested in test_contention)"
     return ''.join(l for l in stderr.splitlines(True) if not l.startswith('warning:'))
 
-def _sweep_on_a_full_disk(work, env=None, pending_is_a_folder=False):
+def _sweep_on_a_full_disk(one_row, work, env=None, pending_is_a_folder=False):
     "Grow the CSV to 20 rows (larger than one pending row), then run one configuration with the CSV unable to grow."
-    f = _one_row(work)
+    f = one_row(work)
     df = pd.read_csv(f, dtype=str, keep_default_na=False)
     pd.concat([df.assign(batch_requested=str(b)) for b in range(2, 22)]).to_csv(f, index=False)
     if pending_is_a_folder: f.with_suffix('.pending.jsonl').mkdir()
@@ -203,24 +215,24 @@ def _sweep_on_a_full_disk(work, env=None, pending_is_a_folder=False):
                        text=True, preexec_fn=small_files, timeout=300, env=env)
     return f, limit, r
 
-def _rerun_adds_the_pending_row(work, f, env=None):
-    r = subprocess.run([str(BIN / 'tbench'), 'infer', '--models', 'vit_tiny_patch16_224', *FAST], cwd=work, capture_output=True,
-                       text=True, timeout=300, env=env)
+def _rerun_adds_the_pending_row(cli, work, f):
+    "The same command again, in this process (the failed one was a process of its own): the pending row is added."
+    r = cli('infer', '--models', 'vit_tiny_patch16_224', *FAST, cwd=work)
     assert r.returncode == 0 and 'added 1 pending row' in r.stderr and 'plan: 0 to run, 1 done' in r.stdout, r.stdout + r.stderr
     assert list(read_results(f).model_name) == ['resnet18'] * 20 + ['vit_tiny_patch16_224']
 
 @pytest.mark.slow
-def test_write_failure_keeps_the_row_pending(work):
+def test_write_failure_keeps_the_row_pending(work, cli, one_row):
     "A full disk (here: a file-size limit that stops the CSV from growing) costs no row: it waits in the pending file."
-    f, limit, r = _sweep_on_a_full_disk(work)
+    f, limit, r = _sweep_on_a_full_disk(one_row, work)
     err = _errors(r.stderr)
     assert r.returncode == 2 and err.count('\n') == 1 and 'Traceback' not in r.stderr, r.stderr  # one line; the sweep stops
     assert 'kept in' in err and 'pending' in err, r.stderr
     assert len(read_results(f)) == 20 and f.stat().st_size < limit   # no half row left in the CSV
-    _rerun_adds_the_pending_row(work, f)
+    _rerun_adds_the_pending_row(cli, work, f)
 
-def test_malformed_index_is_an_error_not_a_replacement(tmp_path):
-    f = _one_row(tmp_path)
+def test_malformed_index_is_an_error_not_a_replacement(tmp_path, one_row):
+    f = one_row(tmp_path)
     idx = tmp_path / 'results' / 'index.json'
     idx.write_text('[{"csv": "nvidia_h100_nvl.csv", "hardware": "x.json", "label": "H100"}, {"csv": ')
     before = idx.read_bytes()
@@ -251,17 +263,17 @@ def test_report_refuses_what_is_not_a_results_file(tmp_path, name, data, msg):
     (tmp_path / name).write_bytes(data)
     with pytest.raises(BenchError, match=msg): report([tmp_path / name], tmp_path / 'rep')
 
-def test_report_errors_from_the_cli(work, cli):
+def test_report_errors_from_the_cli(work, cli, one_row):
     (work / 'notes.csv').write_text('a,b\n1,2\n')
     r = cli('report', work / 'notes.csv', '-o', work / 'rep', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no results header' in r.stderr and 'Traceback' not in r.stderr, r.stderr
-    _one_row(work)
+    one_row(work)
     (work / 'afile').write_text('x')
     r = cli('report', 'results', '-o', work / 'afile', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'is a file' in r.stderr, r.stderr
 
-def test_report_to_an_unwritable_folder(tmp_path):
-    _one_row(tmp_path)
+def test_report_to_an_unwritable_folder(tmp_path, one_row):
+    one_row(tmp_path)
     ro = tmp_path / 'ro'; ro.mkdir(); os.chmod(ro, 0o500)
     try:
         if os.access(ro, os.W_OK): pytest.skip('running as a user who can write anywhere')
@@ -276,13 +288,14 @@ def test_sync_without_network_stops_in_bounded_time(work):
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and '1 of 1 run(s) still to upload' in r.stderr, r.stderr
 
 @pytest.mark.slow
-def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(work):
+def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(work, cli, monkeypatch, one_row):
     "The disk of the CSV is full for the pending file too (here: a folder in its place): the row goes to the state folder, named, and comes back."
     env = os.environ | {'XDG_STATE_HOME': str(work / 'state')}
-    f, limit, r = _sweep_on_a_full_disk(work, env, pending_is_a_folder=True)
+    f, limit, r = _sweep_on_a_full_disk(one_row, work, env, pending_is_a_folder=True)
     kept = list((work / 'state' / 'throughput_bench').glob('*.pending.jsonl'))
     err = _errors(r.stderr)
     assert r.returncode == 2 and len(kept) == 1 and str(kept[0]) in err and err.count('\n') == 1, r.stderr
     f.with_suffix('.pending.jsonl').rmdir()
-    _rerun_adds_the_pending_row(work, f, env)
+    monkeypatch.setenv('XDG_STATE_HOME', str(work / 'state'))  # the rerun (in this process) looks where it was kept
+    _rerun_adds_the_pending_row(cli, work, f)
     assert not kept[0].exists()

@@ -11,7 +11,7 @@ REF = Path(__file__).parent / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl
 OFFLINE = [a if a != 'disabled' else 'offline' for a in FAST]
 
 @pytest.mark.slow
-def test_offline_runs_read_back_as_the_csv_rows_and_report(work):
+def test_offline_runs_read_back_as_the_csv_rows_and_report(work, cli):
     r = tbench('infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *OFFLINE, cwd=work)
     assert r.returncode == 0, r.stderr
     assert len(offline_run_dirs(work / 'wandb')) == 2
@@ -21,7 +21,7 @@ def test_offline_runs_read_back_as_the_csv_rows_and_report(work):
     for c in ('model_name', 'precision', 'batch_size', 'throughput_mean', 'latency_p95_ms', 'gflops_per_sample', 'iterations'):
         assert list(csv[c]) == list(runs[c]), c
     out = work / 'report'
-    r = tbench('report', work / 'wandb', '-o', out, cwd=work)
+    r = cli('report', work / 'wandb', '-o', out, cwd=work)  # in this process: the sweep was a process of its own
     assert r.returncode == 0, r.stderr
     names = {p.name for p in out.iterdir()}
     assert {'throughput_inference.png', 'throughput_inference.svg', 'coverage.png', 'mfu.png', 'summary.md'} <= names, names
