@@ -18,11 +18,12 @@ notebook and the cell), as `nbdev_test` would, so CI runs each notebook once, he
 Where the time goes: the notebooks start longest first (`tools/notebook_seconds.json`, the seconds each took
 in the last build; the build writes the new ones to `notebook_seconds.json` in its output, `--save-seconds`
 keeps them), each page is rendered as soon as its notebook has run (beside the notebooks still running, not
-all at the end), and the build prints how long executing and rendering took.
+all at the end), each of the `--jobs` kernels running at once gets its share of the cores (`OMP_NUM_THREADS`; the
+home example, alone, all of them), and the build prints how long executing and rendering took.
 
     python tools/build_docs.py [--out _site] [--no-execute] [--jobs 2]
 """
-import argparse, ast, html, importlib, inspect, json, re, shutil, sys, threading, time
+import argparse, ast, html, importlib, inspect, json, os, re, shutil, sys, threading, time
 from html.parser import HTMLParser
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -242,15 +243,23 @@ def skip_unevaluated(nb):
             c.metadata.setdefault('tags', []).append('skip-execution')
     return nb
 
-def execute(p:Path, nb, timeout:int):
-    "Run `nb` in a fresh kernel in nbs/; `(seconds, None)` or `(seconds, the error's text)`."
+def execute(p:Path, nb, timeout:int, threads:int=0):
+    """Run `nb` in a fresh kernel in nbs/; `(seconds, None)` or `(seconds, the error's text)`. `threads`: the kernel's
+    OpenMP threads (`OMP_NUM_THREADS`, which its worker processes inherit; 0: PyTorch's default, every core)."""
     t0 = time.monotonic()
+    env = dict(os.environ) | ({'OMP_NUM_THREADS': str(threads)} if threads else {})
     try:
         NotebookClient(skip_unevaluated(nb), timeout=timeout, kernel_name='python3', skip_cells_with_tag='skip-execution',
-                       store_widget_state=True, resources={'metadata': {'path': str(NBS)}}).execute()
+                       store_widget_state=True, resources={'metadata': {'path': str(NBS)}}).execute(env=env)
         return time.monotonic() - t0, None
     except CellExecutionError as e: return time.monotonic() - t0, str(e)
     except Exception as e: return time.monotonic() - t0, f"{type(e).__name__}: {e}"
+
+def share_of_cores(jobs:int)->int:
+    """The threads each of `jobs` notebooks executing at once gets: its share of the cores (0: all, when one runs).
+    Two kernels each running PyTorch on every core of a 2-core machine fight over it: an OpenMP parallel region waits
+    for its descheduled thread, and a small model's steps took several times as long as on one thread each."""
+    return 0 if jobs <= 1 else max(1, (os.cpu_count() or 1) // jobs)
 
 def longest_first(paths:list, seconds:dict)->list:
     """`paths` in the order to start them: the longest (as the last build measured) first, so that no long notebook
@@ -274,7 +283,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--out', default=str(ROOT / '_site')); ap.add_argument('--no-execute', action='store_true')
     ap.add_argument('--timeout', type=int, default=900, help="seconds a cell may run")
-    ap.add_argument('--jobs', type=int, default=1, help="notebooks executed at once (each in its own kernel)")
+    ap.add_argument('--jobs', type=int, default=1,
+                    help="notebooks executed at once (each in its own kernel, on its share of the cores)")
     ap.add_argument('--publish', action='store_true', help="refuse to write a site whose home example ran on a busy host")
     ap.add_argument('--save-seconds', action='store_true',
                     help=f"keep what each notebook took in tools/{SECONDS.name} (the next build's order)")
@@ -291,7 +301,8 @@ def main():
     home = next((p for p in paths if p.stem == 'index'), None)
     def run(p:Path):
         "Execute `p` (unless --no-execute, or it already ran), then render it: a page is made while others still run."
-        if not a.no_execute and p not in took: took[p] = execute(p, nbs[p], a.timeout)
+        if not a.no_execute and p not in took:
+            took[p] = execute(p, nbs[p], a.timeout, share_of_cores(a.jobs))
         t0 = time.monotonic()
         rendered[p] = render(p, nbs[p], pages)
         render_s[p] = time.monotonic() - t0
@@ -301,7 +312,8 @@ def main():
         if not a.no_execute: print(f"{p.name}: {'ok' if err is None else 'FAILED'} ({sec:.0f} s)", flush=True)
         if err is not None: failed.append((p, err))
     if not a.no_execute and home:
-        # the home page's example measures first, alone (a notebook executing beside it would make its host busy)
+        # the home page's example measures first, alone (a notebook executing beside it would make its host busy), on
+        # every core; then the rest, `jobs` at once, each kernel on its share of the cores
         sec, err = took[home] = execute(home, nbs[home], a.timeout)
         report(home)
         why = busy_example(nbs[home]) if err is None else ''
