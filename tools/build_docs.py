@@ -15,11 +15,17 @@ interval with a zero end): re-run on a quiet machine. Without it (the test), tha
 Executing a notebook is also its test: a cell that raises fails the build (exit 1, naming the
 notebook and the cell), as `nbdev_test` would, so CI runs each notebook once, here, not twice.
 
+Where the time goes: the notebooks start longest first (`tools/notebook_seconds.json`, the seconds each took
+in the last build; the build writes the new ones to `notebook_seconds.json` in its output, `--save-seconds`
+keeps them), each page is rendered as soon as its notebook has run (beside the notebooks still running, not
+all at the end), each of the `--jobs` kernels running at once gets its share of the cores (`OMP_NUM_THREADS`; the
+home example, alone, all of them), and the build prints how long executing and rendering took.
+
     python tools/build_docs.py [--out _site] [--no-execute] [--jobs 2]
 """
-import argparse, ast, html, importlib, json, re, shutil, sys, time
+import argparse, ast, html, importlib, inspect, json, os, re, shutil, sys, threading, time
 from html.parser import HTMLParser
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
@@ -29,6 +35,7 @@ from nbconvert import HTMLExporter
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 TEMPLATE = Path(__file__).resolve().parent / 'site_template'
+SECONDS = Path(__file__).resolve().parent / 'notebook_seconds.json'  # what each notebook took in the last build
 
 SECTIONS = {  # the sidebar: one section a folder of the package, its pages listed first, then the folder's others
     'Measure': ['measure_inference', 'measure_training', 'measure_timing', 'measure_flops', 'measure_drift'],
@@ -60,6 +67,21 @@ def defined_names(src:str)->list:
             if isinstance(n, ast.ClassDef):
                 out += [(n.name, m.name) for m in n.body if isinstance(m, ast.FunctionDef) and not m.name.startswith('_')]
     return out
+
+_findsource, _sources, _sources_lock = inspect.findsource, {}, threading.Lock()
+
+def findsource(obj):
+    """`inspect.findsource`, once per object: show_doc's docments asks for the same source many times, and for a class
+    Python parses its whole module each time (most of the rendering's time went there)."""
+    try: hash(obj)
+    except TypeError: return _findsource(obj)
+    with _sources_lock: got = _sources.get(obj)
+    if got is None:
+        got = _findsource(obj)
+        with _sources_lock: _sources[obj] = got
+    return got[0][:], got[1]
+
+inspect.findsource = findsource
 
 def show_docs(module, src:str)->str:
     "nbdev's `show_doc` (signature and docments, as Markdown) of what an exported cell defines; '' where it defines nothing public."
@@ -174,7 +196,7 @@ class Sections(HTMLParser):
 
 def page_sections(body:str)->list:
     "`Sections` of the HTML `body`, whitespace collapsed and the heading's ¶ anchor dropped."
-    p = Sections(); p.feed(body)
+    p = Sections(); p.feed(body[max(body.find('<main'), 0):])  # what comes before <main> (the inline CSS) holds none
     norm = lambda t: re.sub(r'\s+', ' ', t).replace('¶', '').strip()
     return [dict(id=s['id'], head=norm(s['head']), text=norm(s['text'])[:1000]) for s in p.sections if norm(s['head'])]
 
@@ -221,59 +243,111 @@ def skip_unevaluated(nb):
             c.metadata.setdefault('tags', []).append('skip-execution')
     return nb
 
-def execute(p:Path, nb, timeout:int):
-    "Run `nb` in a fresh kernel in nbs/; `(seconds, None)` or `(seconds, the error's text)`."
+def execute(p:Path, nb, timeout:int, threads:int=0):
+    """Run `nb` in a fresh kernel in nbs/; `(seconds, None)` or `(seconds, the error's text)`. `threads`: the kernel's
+    OpenMP threads (`OMP_NUM_THREADS`, which its worker processes inherit; 0: PyTorch's default, every core)."""
     t0 = time.monotonic()
+    env = dict(os.environ) | ({'OMP_NUM_THREADS': str(threads)} if threads else {})
     try:
         NotebookClient(skip_unevaluated(nb), timeout=timeout, kernel_name='python3', skip_cells_with_tag='skip-execution',
-                       store_widget_state=True, resources={'metadata': {'path': str(NBS)}}).execute()
+                       store_widget_state=True, resources={'metadata': {'path': str(NBS)}}).execute(env=env)
         return time.monotonic() - t0, None
     except CellExecutionError as e: return time.monotonic() - t0, str(e)
     except Exception as e: return time.monotonic() - t0, f"{type(e).__name__}: {e}"
+
+def share_of_cores(jobs:int)->int:
+    """The threads each of `jobs` notebooks executing at once gets: its share of the cores (0: all, when one runs).
+    Two kernels each running PyTorch on every core of a 2-core machine fight over it: an OpenMP parallel region waits
+    for its descheduled thread, and a small model's steps took several times as long as on one thread each."""
+    return 0 if jobs <= 1 else max(1, (os.cpu_count() or 1) // jobs)
+
+def longest_first(paths:list, seconds:dict)->list:
+    """`paths` in the order to start them: the longest (as the last build measured) first, so that no long notebook
+    starts last while the other job idles; a notebook not yet measured first of all (it may be long)."""
+    unknown = max(seconds.values(), default=0) + 1
+    return sorted(paths, key=lambda p: -seconds.get(p.stem, unknown))
+
+_local = threading.local()
+
+def render(p:Path, nb, pages:list)->tuple:
+    "Page `p` as HTML: `(file name, HTML, its search entry)`; an exporter per thread (pages render beside each other)."
+    if not hasattr(_local, 'exporter'):
+        _local.exporter = HTMLExporter(extra_template_basedirs=[str(TEMPLATE.parent)], template_name=TEMPLATE.name,
+                                       embed_images=True)
+    name, title = page_name(p), title_of(nb, p.stem)
+    res = {'tb_nav': sidebar(pages, name), 'metadata': {'name': title}}
+    body, _ = _local.exporter.from_notebook_node(static_widgets(prepare(nb)), resources=res)
+    return name, body, search_entry(nb, name, title) | dict(sections=page_sections(body))
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--out', default=str(ROOT / '_site')); ap.add_argument('--no-execute', action='store_true')
     ap.add_argument('--timeout', type=int, default=900, help="seconds a cell may run")
-    ap.add_argument('--jobs', type=int, default=1, help="notebooks executed at once (each in its own kernel)")
+    ap.add_argument('--jobs', type=int, default=1,
+                    help="notebooks executed at once (each in its own kernel, on its share of the cores)")
     ap.add_argument('--publish', action='store_true', help="refuse to write a site whose home example ran on a busy host")
+    ap.add_argument('--save-seconds', action='store_true',
+                    help=f"keep what each notebook took in tools/{SECONDS.name} (the next build's order)")
     a = ap.parse_args()
+    t_start = time.monotonic()
     out = Path(a.out)
     if out.exists(): shutil.rmtree(out)
     out.mkdir(parents=True)
     paths = sorted(NBS.glob('*.ipynb'), key=lambda p: (p.stem != 'index', p.stem))
     nbs = {p: nbformat.read(p, as_version=4) for p in paths}
-    pages = [(page_name(p), title_of(nb, p.stem)) for p, nb in nbs.items()]
-    failed = []
-    if not a.no_execute:
-        # the home page's example measures first, alone (a notebook executing beside it would make its host busy); then the
-        # rest, the longest first; the results notebook writes the Globe Race page the site links to
-        order = sorted(paths, key=lambda p: -p.stat().st_size)
-        first = [p for p in order if p.stem == 'index']
-        for batch, jobs in ((first, 1), ([p for p in order if p not in first], max(1, a.jobs))):
-            with ThreadPoolExecutor(jobs) as ex:
-                for p, (sec, err) in zip(batch, ex.map(lambda p: execute(p, nbs[p], a.timeout), batch)):
-                    print(f"{p.name}: {'ok' if err is None else 'FAILED'} ({sec:.0f} s)", flush=True)
-                    if err is not None: failed.append((p, err))
-        home = next((p for p in paths if p.stem == 'index'), None)
-        why = busy_example(nbs[home]) if home else ''
+    pages = [(page_name(p), title_of(nb, p.stem)) for p, nb in nbs.items()]  # titles: what execution does not change
+    failed, rendered, took, render_s = [], {}, {}, {}
+    seconds = json.loads(SECONDS.read_text()) if SECONDS.exists() else {}
+    home = next((p for p in paths if p.stem == 'index'), None)
+    def run(p:Path):
+        "Execute `p` (unless --no-execute, or it already ran), then render it: a page is made while others still run."
+        if not a.no_execute and p not in took:
+            took[p] = execute(p, nbs[p], a.timeout, share_of_cores(a.jobs))
+        t0 = time.monotonic()
+        rendered[p] = render(p, nbs[p], pages)
+        render_s[p] = time.monotonic() - t0
+        return p
+    def report(p:Path):
+        sec, err = took.get(p, (0.0, None))
+        if not a.no_execute: print(f"{p.name}: {'ok' if err is None else 'FAILED'} ({sec:.0f} s)", flush=True)
+        if err is not None: failed.append((p, err))
+    if not a.no_execute and home:
+        # the home page's example measures first, alone (a notebook executing beside it would make its host busy), on
+        # every core; then the rest, `jobs` at once, each kernel on its share of the cores
+        sec, err = took[home] = execute(home, nbs[home], a.timeout)
+        report(home)
+        why = busy_example(nbs[home]) if err is None else ''
         if why and a.publish: failed.append((home, f"the home example ran on a busy host ({why}): re-run the build on a quiet machine before publishing"))
         elif why:
             print(f"build_docs: warning: the home example ran on a busy host ({why}): its output is withheld on the page; "
                   "--publish would refuse this site", flush=True)
             withhold_example(nbs[home], why)
-    exporter = HTMLExporter(extra_template_basedirs=[str(TEMPLATE.parent)], template_name=TEMPLATE.name, embed_images=True)
+    # then the rest, the longest first, each page rendered as soon as its notebook has run (the home page's among them);
+    # the results notebook writes the Globe Race page the site links to
+    order = ([home] if home else []) + longest_first([p for p in paths if p != home], seconds)
+    with ThreadPoolExecutor(max(1, a.jobs)) as ex:
+        for f in as_completed([ex.submit(run, p) for p in order]):
+            p = f.result()
+            if p != home: report(p)
+    t_exec = time.monotonic() - t_start
     index = []
-    for p, nb in nbs.items():
-        name, title = page_name(p), title_of(nb, p.stem)
-        body, _ = exporter.from_notebook_node(static_widgets(prepare(nb)), resources={'tb_nav': sidebar(pages, name), 'metadata': {'name': title}})
-        index.append(search_entry(nb, name, title) | dict(sections=page_sections(body)))
+    for p in paths:  # pages in their order (the search index's order)
+        name, body, entry = rendered[p]
+        index.append(entry)
         (out / name).write_text(body)
     (out / 'search.js').write_text('window.TB_SEARCH = ' + json.dumps(index, ensure_ascii=False).replace('</', '<\\/') + ';\n')
     for extra in (NBS / 'styles.css', TEMPLATE / 'site.css', TEMPLATE / 'site.js'):
         if extra.exists(): shutil.copy(extra, out / extra.name)
     if (NBS / 'globe' / 'index.html').exists():  # the Globe Race page the results notebook wrote
         shutil.copytree(NBS / 'globe', out / 'globe')
+    if took:
+        got = json.dumps({p.stem: round(sec) for p, (sec, err) in sorted(took.items()) if err is None}, indent=1) + '\n'
+        (out / SECONDS.name).write_text(got)
+        if a.save_seconds: SECONDS.write_text(got)
+        print(f"executed {len(took)} notebooks ({sum(sec for sec, _ in took.values()):.0f} notebook-seconds, "
+              f"{a.jobs} at once; "
+              f"{sum(render_s.values()):.0f} s rendering pages beside them) in {t_exec:.0f} s; the whole build "
+              f"{time.monotonic() - t_start:.0f} s", flush=True)
     print(f"site: {out} ({len(pages)} pages{', globe' if (out / 'globe').exists() else ''})")
     if failed:
         for p, err in failed: print(f"\n===== {p.name} failed =====\n{err[-3000:]}", file=sys.stderr)
