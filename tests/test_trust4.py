@@ -108,6 +108,26 @@ def test_figures_out_of_range_are_damage_never_an_overflow(tmp_path):
     assert math.isfinite(r.throughput_rerun_low) and math.isfinite(r.throughput_rerun_high)
     assert r.throughput_rerun_low <= 99.0 and r.throughput_rerun_high >= 101.0
 
+def test_a_damaged_record_is_set_aside_under_the_lock_appends_take(tmp_path):
+    """A sweep that finds the record damaged renames it only while no other sweep appends: an append that held the lock
+    first ends before the rename, and its line is in the record set aside (never in a new record without a header)."""
+    import csv, threading
+    from throughput_bench.measure.drift import record_lock, RECORD
+    store = ResultStore(tmp_path, 'cpu'); store.ensure_writable()
+    p = record_path(store)
+    append_record(p, [rline('r1'), rline('r2', mean=1e300)])
+    lock = record_lock(p); lock.acquire()  # another sweep appending
+    book = []
+    t = threading.Thread(target=lambda: book.append(DriftBook(store, warn=lambda m: None))); t.start()
+    t.join(1.0)
+    assert t.is_alive() and p.exists()  # waiting for the lock, the record still in place
+    with open(p, 'a', newline='') as f:  # what the other sweep appends while it holds the lock
+        csv.DictWriter(f, RECORD, extrasaction='ignore', lineterminator='\n', delimiter='\t').writerow(rline('r3'))
+    lock.release(); t.join(60)
+    aside, = tmp_path.glob('cpu_drift.damaged-*.tsv')
+    assert not p.exists() and [l['run'] for l in read_record(aside)] == ['r1', 'r3']
+    assert 'damaged' in book[0].drift.damaged
+
 def test_a_stray_quote_hides_no_line_after_it(tmp_path):
     p = tmp_path / 'cpu_drift.tsv'
     append_record(p, [rline(f"r{i}") for i in range(3)])

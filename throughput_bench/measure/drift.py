@@ -4,7 +4,7 @@
 
 # %% ../../nbs/13_measure_drift.ipynb #a9fcfac8
 from __future__ import annotations
-import csv, datetime, functools, io, math, os, statistics, sys, uuid
+import contextlib, csv, datetime, functools, io, math, os, statistics, sys, uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -263,6 +263,15 @@ def set_aside(path:Path)->Optional[Path]:
     try: path.rename(aside); return aside
     except OSError: return None
 
+@contextlib.contextmanager
+def _locked(path:Path):
+    "`record_lock(path)` held within, where it can be taken (a read-only folder: within, unlocked)."
+    try: lock = record_lock(path); lock.acquire()
+    except OSError: lock = None
+    try: yield
+    finally:
+        if lock is not None: lock.release()
+
 class DriftBook:
     """One sweep's view of its machine's drift record: stamps rows with their re-run interval, then records them. A
     record with damaged lines (a crash's NULs, a figure out of range) is set aside with one warning: the sweep measures
@@ -272,7 +281,12 @@ class DriftBook:
         warn = warn or (lambda m: print(f"warning: {m}", file=sys.stderr))
         s, note = scan_record(self.path), ''
         if s.bad or s.odd:
-            aside = set_aside(self.path)
+            # under the lock appends take: a sweep beside this one never writes into a record while it is renamed
+            # (its line would start a new record without a header)
+            with _locked(self.path):
+                s = scan_record(self.path)
+                aside = set_aside(self.path) if s.bad or s.odd else None
+        if s.bad or s.odd:
             where = f"set aside as {aside.name}" if aside else "left in place (it could not be renamed)"
             note = f"the drift record was damaged ({s.odd or f'{len(s.bad)} unreadable line(s)'}) and {where}"
             fix = '' if s.odd else f" (tbench repair {aside or self.path} keeps its good lines)"
