@@ -461,7 +461,8 @@ def cmd_submit(a):
     try: S.submit(a.results or 'results', a.device, a.output, a.allow_contended, a.by, a.replace)
     except S.BadOption: raise  # one line, exit 2
     except BenchError as e:
-        print(str(e), file=sys.stderr); sys.exit(1)  # every failing rule, a line each: not one folded line
+        # every failing rule, a line each (not one folded line), each cut as any one-line error is
+        print('\n'.join(error_text(l) for l in str(e).splitlines()), file=sys.stderr); sys.exit(1)
 
 def cmd_leaderboard(a):
     from throughput_bench.analyse.submit import leaderboard
@@ -469,8 +470,7 @@ def cmd_leaderboard(a):
                                               sorted(q.parent for q in Path(p).glob('*/manifest.json')))]
     if not folders and not a.also:
         raise BenchError(f"no submission folders (with a manifest.json) in {', '.join(a.folders)}")
-    page = leaderboard(*folders, also=tuple(a.also), output=a.output)
-    print(f"leaderboard -> {page} ({len(folders)} submission folder(s))")
+    leaderboard(*folders, also=tuple(a.also), output=a.output, log=print)
 
 def cmd_report(a):
     files = api.report(a.results, a.output, a.gsd, a.wandb_project, a.formats, a.charts)

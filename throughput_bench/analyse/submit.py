@@ -969,9 +969,10 @@ def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
             _cell('versions', versions, extra=tags) +
             f'<td data-label="folder"><a href="{esc(link)}">{esc(Path(str(r.folder)).name)}</a></td></tr>')
 
-def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)->Path:
+def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0, log:Optional[Callable]=None)->Path:
     """`output/index.html`: the leaderboard of the submission `folders` (each checked first: a folder that fails the
-    rules is left off, and the page says so) and the seed tool's CSVs in `also`."""
+    rules is left off, and the page says so) and the seed tool's CSVs in `also`; `log`, if given, gets one line: the
+    page, the folders on it and those left off."""
     out = Path(output); out.mkdir(parents=True, exist_ok=True)
     said, subs = check_all(*folders)
     bad = {str(f): lines for f, lines in said.items()}
@@ -1007,4 +1008,8 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0)
             '</header><main>'
             f'{notes}{nav}{"".join(body)}</main></body></html>')
     (out / 'index.html').write_text(page)
+    if log:
+        off = [shown(Path(f).name) for f in said if said[f]]
+        log(f"leaderboard -> {out / 'index.html'} ({len(ok)} submission folder(s) on it"
+            + (f"; {len(off)} left off, failing the rules: {shorten(', '.join(off), 120)}" if off else '') + ')')
     return out / 'index.html'

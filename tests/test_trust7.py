@@ -1,0 +1,60 @@
+"""Many submissions read at once (files of one header parsed in one pass), a leaderboard that says what it left off,
+and `tbench submit`'s rule lines cut as every one-line error is."""
+import hashlib, json, shutil, sys
+from pathlib import Path
+import pandas as pd
+import pytest
+from throughput_bench.analyse.submit import check_all
+
+SUBS = Path(__file__).parents[1] / 'submissions'
+sys.path.insert(0, str(Path(__file__).parents[1] / 'bench'))
+from submit_scale import build  # submissions of other runs: figures moved under 1%, timestamps by seconds, re-sealed
+
+def copy(src:str, dest:Path)->Path:
+    "A committed submission folder, copied to `dest`."
+    return Path(shutil.copytree(SUBS / src, dest))
+
+def reseal(folder:Path):
+    "Each file's checksum and size in the manifest, as `tbench submit` writes them."
+    m = json.loads((folder / 'manifest.json').read_text())
+    for name in m['files']:
+        b = (folder / name).read_bytes()
+        m['files'][name] = dict(sha256=hashlib.sha256(b).hexdigest(), bytes=len(b))
+    (folder / 'manifest.json').write_text(json.dumps(m))
+
+def edit_csv(folder:Path, fn):
+    "Rewrite the folder's CSV bytes with `fn(bytes) -> bytes`, then reseal."
+    p = next(folder.glob('*.csv')); p.write_bytes(fn(p.read_bytes())); reseal(folder)
+
+def test_folders_checked_together_get_what_each_gets_alone(tmp_path):
+    """Files that share a header are parsed in one pass: a CRLF file, one without its last newline, one with a row
+    without a model (which fails alone) beside good ones; each folder's lines and rows are what it gets checked alone."""
+    a, e, b, _, c, _, d, _ = build(tmp_path, 8)  # the CPU's and the H200's, in turn
+    edit_csv(b, lambda x: x.replace(b'\n', b'\r\n'))
+    edit_csv(c, lambda x: x.rstrip(b'\n'))
+    edit_csv(d, lambda x: x + x.split(b'\n')[1].replace(b'resnet18', b'', 1) + b'\n')  # a row without a model
+    said, subs = check_all(a, b, c, d, e)
+    for f in (a, b, c, d, e):
+        alone, one = check_all(f)
+        assert said[f] == alone[f], f.name
+        if f not in subs: continue
+        # the same values (a column typed with other folders' rows may be float where alone it is int)
+        pd.testing.assert_frame_equal(subs[f].rows, one[f].rows, check_dtype=False)
+        pd.testing.assert_frame_equal(subs[f].raw, one[f].raw)
+    assert not said[a] and not said[b] and not said[c] and not said[e]
+    assert len(said[d]) == 1 and 'a row without a model' in said[d][0] and d not in subs
+
+def test_the_leaderboard_says_what_it_left_off(cli, tmp_path):
+    ok, bad = copy('cpu_amd_epyc', tmp_path / 'cpu_amd_epyc'), tmp_path / 'broken'
+    bad.mkdir(); (bad / 'manifest.json').write_text('{')
+    r = cli('leaderboard', ok, bad, '-o', tmp_path / 'board', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert '(1 submission folder(s) on it; 1 left off, failing the rules: broken)' in r.stdout
+    assert (tmp_path / 'board' / 'index.html').is_file()
+
+def test_a_submit_error_line_is_cut_as_every_one_line_error_is(cli, tmp_path):
+    "A 3,000-character --device came back whole in the rule lines (exit 1); each line is now cut."
+    r = cli('submit', SUBS / 'cpu_amd_epyc', '--device', 'x' * 3000, '--output', tmp_path / 'out', cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.strip()
+    assert all(len(l) <= 600 for l in r.stderr.splitlines()), max(map(len, r.stderr.splitlines()))
+    assert not (tmp_path / 'out').exists()
