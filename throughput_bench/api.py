@@ -143,6 +143,7 @@ def history_section(df, out:Path)->list:
     with open(out / 'summary.md', 'a', encoding='utf-8') as f: f.write('\n' + h.markdown())
     return h.files
 
+# %% ../nbs/31_api.ipynb #2f004e92
 def history(sources:tuple=('results',), # result CSVs, folders of them, or W&B run folders (`.../wandb`)
             models:Optional[list]=None, # only these models (default: every model in the rows)
             output:Optional[str]='history', # folder for a chart per changed configuration (None: no charts)
@@ -184,6 +185,7 @@ def globe(sources:tuple=('results',), # result CSVs or folders of them: this pro
     try: return write_globe(*[str(s) for s in (sources or ['results'])], out=output)
     except OSError as e: raise BenchError(f"cannot write the page to {str(output)!r}: {e.strerror or e}")
 
+# %% ../nbs/31_api.ipynb #81bba6c2
 def sync(dir:str='wandb', # the W&B folder holding offline runs
          entity:Optional[str]=None, project:Optional[str]=None,
          timeout:float=60.0, # give up after this many seconds (no network: it would wait forever)
@@ -266,6 +268,7 @@ def client_cost_ms(o:LatencyOptions, store, payload:bytes, form:dict)->Optional[
     store.write_hardware({'client_cost_ms': (hw.get('client_cost_ms') or {}) | {key: round(cost, 4)}})
     return cost
 
+# %% ../nbs/31_api.ipynb #dbd646a5
 @takes_options(LatencyOptions)
 def latency(*args, **kwargs)->'pd.DataFrame':
     "Measure a served model's request latency with MLPerf LoadGen; one row per test (mode `serving`)."

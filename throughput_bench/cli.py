@@ -106,6 +106,7 @@ class Parser(argparse.ArgumentParser):
         g.add_argument = lambda *names, **k: with_alias(add, names, k)
         return g
 
+# %% ../nbs/36_cli.ipynb #40e5ab36
 def with_alias(add, names, kw):
     """Call `add(*names, **kw)`, then `add` the underscore spellings of `names` and the one-value spellings of a list
     flag (`--quant` for `--quantizations`, `PLURALS`) as the same option, left out of `--help`."""
@@ -182,6 +183,7 @@ def option_help(O, name:str)->str:
     "The `--help` text of option `name` of options class `O`: its docment (`option_docs`), `%` escaped for argparse."
     return ' '.join(option_docs(O)[name].split()).replace('%', '%%')
 
+# %% ../nbs/36_cli.ipynb #4cdc1a1f
 def option_flag(name:str, O=None, helped:bool=True)->tuple:
     """`(flags, argparse keywords)` of field `name` of options class `O` (default `api.SweepOptions`): from its type,
     default, `NUMBERS` and `CHOICES`; its help (`option_help`) unless not `helped`."""
@@ -223,6 +225,7 @@ def add_options(p:Parser, O=None, drop:tuple=()):
     if getattr(p, 'more', None):
         p.add_argument('--help-all', action=HelpAll, help="every flag, the groups --help leaves out included")
 
+# %% ../nbs/36_cli.ipynb #a0fd3ace
 class HelpAll(argparse.Action):
     "`--help-all`: the help with every group of flags."
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None, **kw):
@@ -230,7 +233,6 @@ class HelpAll(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         parser.show_all = True; parser.print_help(); parser.exit()
-
 
 # %% ../nbs/36_cli.ipynb #f5c19485
 def print_rows(df, wide:bool=False):
@@ -325,6 +327,7 @@ def rsg_parser()->Parser:
     )
     return p
 
+# %% ../nbs/36_cli.ipynb #d7254336
 def cmd_rsg(a):
     from throughput_bench.scale.sweep import ci_text
     if a.n_batches is not None and a.n_batches < 0: raise BenchError(f"--n_batches must be >= 0, got {a.n_batches}")
@@ -389,6 +392,7 @@ def geo_cards(df)->str:
             if v: out.append(textwrap.fill(f"{k}: {v}", 100, initial_indent='    ', subsequent_indent='      '))
     return '\n'.join(out)
 
+# %% ../nbs/36_cli.ipynb #4740fde7
 def cmd_models(a):
     import pandas as pd
     if not a.geo:
@@ -424,6 +428,7 @@ def hw_facts(fp:dict)->dict:
         else: out[k] = v
     return out
 
+# %% ../nbs/36_cli.ipynb #83150143
 def cmd_hw(a):
     if a.ceilings: print(f"measuring GEMM TFLOP/s per dtype and copy bandwidth ...", flush=True)
     fp = api.hw(a.device, a.gpu_id, ceilings=a.ceilings, results_dir=a.results_dir)
@@ -477,6 +482,7 @@ def cmd_report(a):
     print(f"report -> {a.output}/")
     for f in files: print(f"  {f}")
 
+# %% ../nbs/36_cli.ipynb #b7eaa04f
 def cmd_history(a):
     h = api.history(a.results, a.models, None if a.no_charts else a.output, a.wandb_project, a.fail_on_regression,
                     a.alpha)
@@ -594,6 +600,7 @@ def compare_parser(parser=None)->Parser:
 # NaN: no verdict, no figure
 def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')
 
+# %% ../nbs/36_cli.ipynb #5bfd7fea
 def cmd_compare(a):
     from throughput_bench.studies import compare as C
     w = a.what
@@ -631,6 +638,7 @@ def cmd_compare(a):
     print(show[cols].to_string(index=False))
     for s in t.sentence: print(s)
 
+# %% ../nbs/36_cli.ipynb #16b1459e
 def tune_parser(parser=None)->Parser:
     from throughput_bench.studies import tune as T
     p = parser or Parser(prog='tbench tune')
@@ -655,6 +663,7 @@ def tune_parser(parser=None)->Parser:
     api_help(p, T.tune)
     return p
 
+# %% ../nbs/36_cli.ipynb #ea2abbb6
 def cmd_tune(a):
     from throughput_bench.studies import tune as T
     import pandas as pd
@@ -700,6 +709,7 @@ def cmd_map(a):
     for line in M.summary_lines(r): print(line)
     if r.status != 'ok': sys.exit(1)
 
+# %% ../nbs/36_cli.ipynb #9350a96c
 def start_with_allocator(allocator:str):
     """Start this command again in a process that runs `allocator` from its first `malloc` (a preloaded one, or glibc
     where the shell preloaded another), once; then `map_raster` checks what it got."""
@@ -733,6 +743,7 @@ def sync_parser(y:Parser)->Parser:
     y.add_argument('--timeout', type=positive_float, default=60.0, help="give up after this many seconds (default 60)")
     return y
 
+# %% ../nbs/36_cli.ipynb #6fcb1771
 def report_parser(r:Parser)->Parser:
     r.add_argument(
         'results', nargs='*', help="result CSV files, folders of them, or W&B run folders (default: results/)"
@@ -777,6 +788,7 @@ def globe_parser(g:Parser)->Parser:
     g.add_argument('--output', '-o', default='globe', help="folder for the site (default globe)")
     return g
 
+# %% ../nbs/36_cli.ipynb #8bca21ab
 def submit_parser(s:Parser)->Parser:
     s.add_argument('results', nargs='?', help="a results folder or one device's CSV (default: results/)")
     s.add_argument('--device',
@@ -804,6 +816,7 @@ def repair_parser(x:Parser)->Parser:
     x.add_argument('file', help="the results CSV (or drift record, <device>_drift.tsv) to repair")
     return x
 
+# %% ../nbs/36_cli.ipynb #9bc1bf15
 # each command: its name, what it does (its --help description too), the function that adds its flags, what it runs
 COMMANDS = [
     ('infer', "measure inference throughput, latency and memory; rows go to results/<device>.csv",
@@ -843,6 +856,7 @@ COMMANDS = [
      'cmd_repair'),
 ]
 
+# %% ../nbs/36_cli.ipynb #ae0e01e1
 def main_parser(argv:Optional[list]=None)->Parser:
     """`tbench` and its commands (`COMMANDS`), each a subparser whose `fn` runs it. Given the command line `argv`, only
     the command it names gets its flags: making them all reads every options class's docments (0.25 s of `tbench

@@ -263,6 +263,7 @@ class Process:
     allocator:str = _F('glibc', at=9, key=19, said='summary compared varied served board',
                        flag='allocators', swept=True, word='allocator', choices=ALLOCATORS, later=True)
 
+# %% ../nbs/00_core.ipynb #94efae0d
 @dataclass(kw_only=True)
 class Settings(Process, Runtime):
     """What a configuration runs with besides its model, workload and input: the weights, its `Runtime` and its
@@ -295,6 +296,7 @@ def values_of(part, o)->dict:
     "The fields of `part` (a class such as `Settings`) that `o` holds: what one configuration passes on to another."
     return {f.name: getattr(o, f.name) for f in fields(part)}
 
+# %% ../nbs/00_core.ipynb #eb5d11e2
 @dataclass
 class BenchSpec(Settings, Input):
     """One configuration to measure: its model and workload, the `Settings` it runs with, its `Input`. The fields made
@@ -403,6 +405,7 @@ class BenchSpec(Settings, Input):
         if self.backend_options: words.append(self.backend_options)
         return ' '.join(words) or 'the default'
 
+# %% ../nbs/00_core.ipynb #7330f4bb
 _SETTINGS = {f.name for f in fields(Settings) + fields(Input)}
 # a field of a typed part is that part's: `precision` is `Runtime`'s, the `runtime` part (the others say their part)
 _PART = {name: part.__name__.lower() for part in (Runtime, Process, Input) for name in vars(part)['__annotations__']}
@@ -419,7 +422,6 @@ BenchSpec.KEY, BenchSpec.KEY_DEFAULTS = KEY, KEY_DEFAULTS  # as before: `BenchSp
 def fields_in(where:str)->tuple:
     "The fields that summaries of kind `where` say (`fields_in('bar')`: what every chart bar says), in words' order."
     return tuple(f.name for f in FIELDS if f.says(where))
-
 
 # %% ../nbs/00_core.ipynb #74fcd140
 def config_key(d:dict)->tuple:
@@ -472,6 +474,7 @@ SEED_COLUMNS = ['model_name', 'display_name', 'model_family', 'model_type', 'pre
     'peak_memory_mb', 'tf32_enabled', 'input_channels', 'input_size', 'pytorch_version',
     'cuda_version', 'timestamp']
 
+# %% ../nbs/00_core.ipynb #546c371f
 @dataclass
 class BenchResult:
     "One measured configuration: a row of the results CSV."
@@ -685,6 +688,7 @@ class BenchResult:
         "The row as an ordered dict, in `COLUMNS` order."
         return asdict(self)
 
+# %% ../nbs/00_core.ipynb #083b7f29
 def model_task(source:str)->str:
     """The seed tool's `task` of a model built from `source` (`timm` or `geo`): a timm classifier classifies, a geo
     encoder embeds."""
@@ -950,6 +954,7 @@ def _log_p(z:float, tests:int)->float:
     "log of the two-sided p of `z`, Bonferroni-adjusted over `tests` (on the log scale: never 0)."
     return math.log(2) + norm_logsf(abs(z)) + math.log(max(1, tests))
 
+# %% ../nbs/00_core.ipynb #32523a2a
 def find_steps(values, # a configuration's figures in time order (img/s)
                variances, # each one's variance on the log scale
                alpha:float=STEP_ALPHA, confidence:float=0.95)->list:
@@ -1020,6 +1025,7 @@ def as_sweep(*parts, name:str='Swept', frozen:bool=False):
     cls.__doc__ = f"The fields of {', '.join(p.__name__ for p in parts)} as a sweep takes them (`as_sweep`)."
     return cls
 
+# %% ../nbs/00_core.ipynb #2196b978
 @functools.lru_cache(maxsize=None)
 def option_docs(O)->dict:
     """The docments of options class `O` (its comments, read once a process: reading them parses its source), an
@@ -1047,6 +1053,7 @@ def settings_asked(o)->dict:
         out[f.metadata['setting'][1]] = v
     return out
 
+# %% ../nbs/00_core.ipynb #3489c0d2
 @dataclass
 class ServeOptions(Settings, Input):
     """Every option of `tbench serve` (`api.serve`'s parameters are these fields, its flags made from them): the model,
@@ -1075,7 +1082,6 @@ class ServeOptions(Settings, Input):
               'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
                             'log_level timeout'}
     TEXTS = ('model', 'device', 'host', 'cache_dir')
-
 
 # %% ../nbs/00_core.ipynb #3fc286a9
 @dataclass(frozen=True)

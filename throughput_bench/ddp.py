@@ -29,6 +29,7 @@ def _rank0_plan(specs:list, results_dir:str, device)->list:
     dist.broadcast_object_list(todo, src=0)
     return [specs[i] for i in todo[0]]
 
+# %% ../nbs/37_ddp.ipynb #8615bdd9
 def _flags_main(argv:list):
     """Under a cluster's torchrun: `tbench train`'s flags, every configuration on the whole group, rank 0 storing the
     rows."""
@@ -67,6 +68,7 @@ def _flags_main(argv:list):
         print(f"{len(rows)} new row(s), {len(specs) - len(todo)} already stored")
         if rows: print(summary_table(rows).to_string(index=False))
 
+# %% ../nbs/37_ddp.ipynb #c03a34cb
 def main(argv=None):
     "The per-rank entry point (`python -m throughput_bench.ddp`), under torchrun."
     argv = sys.argv[1:] if argv is None else argv

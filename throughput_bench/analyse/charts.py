@@ -67,6 +67,7 @@ def variant_words(df:pd.DataFrame)->pd.Series:
                  for w, q, u in zip(words, df['quant'], df['int8_units'])]
     return pd.Series(words, index=df.index)
 
+# %% ../../nbs/14_analyse_charts.ipynb #f5b01023
 def best_rows(df:pd.DataFrame)->pd.DataFrame:
     """Measured rows, one per configuration but batch size: the fastest batch, each batch's newest measured row (a
     re-run replaces a row: `store.latest`)."""
@@ -142,6 +143,7 @@ def variant_colours(hues:list)->list:
 
 NO_CI = dict(marker='o', mfc='white', mec='black', ms=4, mew=0.8, ls='none')  # the mark of a row without an interval
 
+# %% ../../nbs/14_analyse_charts.ipynb #ea95d574
 def draw_intervals(ax, spans:list, stretch:float=2.5):
     """Whiskers for `(y, value, low, high)`; an interval with no finite upper end, or one past `stretch` × the longest
     bar, is drawn dashed to the axis edge instead of setting the axis for all the others; a row with no interval
@@ -163,6 +165,7 @@ def draw_intervals(ax, spans:list, stretch:float=2.5):
             ax.plot([val, edge], [y, y], color='black', lw=0.8, ls=':')
     ax.set_xlim(0, edge * 1.02)
 
+# %% ../../nbs/14_analyse_charts.ipynb #836595f2
 def barh_ci(ax, df:pd.DataFrame, y:str, x:str, hue:str, lo:Optional[str]=None, hi:Optional[str]=None):
     """Grouped horizontal bars of `x` per `y`, coloured by `hue` (`variant_colours`), with error bars from `lo`/`hi`
     columns."""
@@ -248,6 +251,7 @@ def _width(inches:float)->float:
     "`inches`, or the page's width where that is narrower."
     return inches if PAGE['width_in'] is None else min(inches, PAGE['width_in'])
 
+# %% ../../nbs/14_analyse_charts.ipynb #0d8a506e
 def _side_by_side(n:int, w:float, h:float):
     """`n` panels side by side, `w` inches wide in all or the page's width (stacked, a page would be twice as long:
     each panel is as tall as its many bars)."""
@@ -280,6 +284,7 @@ def chart_throughput(best:pd.DataFrame, mode:str='inference'):
 # what a speed-up over fp32 eager PyTorch (glibc's malloc at its defaults) varies
 VARIED = fields_in('varied')
 
+# %% ../../nbs/14_analyse_charts.ipynb #61c7e4ff
 def speedups(best:pd.DataFrame)->pd.DataFrame:
     "Throughput of each precision/compile variant over fp32 eager of the same device, mode, model and input."
     # all but what a variant varies
@@ -310,6 +315,7 @@ def chart_speedup(best:pd.DataFrame):
     ax.set(xlabel='× fp32 eager (bars: 95% CI of the variant)', ylabel=None)
     shared_legend(fig, [ax], 'Speed-up over fp32 eager'); return fig
 
+# %% ../../nbs/14_analyse_charts.ipynb #888f6c74
 def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
     "km²/s at `gsd_m` per model and device (inference, each model at its own input size), and days to map the land."
     d = best[best['mode'].eq('inference')]
@@ -338,6 +344,7 @@ def chart_coverage(best:pd.DataFrame, gsd_m:float=10.0):
 MFU_TITLES = {'mfu_measured': 'MFU against the measured GEMM ceiling',
               'mfu': 'MFU against the datasheet / theoretical peak'}
 
+# %% ../../nbs/14_analyse_charts.ipynb #56e2c07d
 def chart_mfu(best:pd.DataFrame):
     "MFU per model (against the measured GEMM ceiling, and the datasheet/theoretical peak where known)."
     d = best[best.mfu_measured.notna() | best.mfu.notna()]
@@ -427,6 +434,7 @@ def geo_pairs(best:pd.DataFrame)->pd.DataFrame:
 # purple and grey: never a precision's colour (blue, orange, green, red)
 KIND_COLORS = {'geo encoder': '#7b4fa0', 'timm baseline': '#7f7f7f'}
 
+# %% ../../nbs/14_analyse_charts.ipynb #d93077d4
 def chart_geo_compare(best:pd.DataFrame, gsd_m:float=10.0):
     "Geo encoders vs timm baselines on the same pixels (img/s), and everyone in km²/s at their own input size."
     d = geo_pairs(best)
@@ -495,6 +503,7 @@ def serving_rows(df:pd.DataFrame)->pd.DataFrame:
                   + ' · max batch ' + d.max_batch + ' · ' + d.device)
     return d
 
+# %% ../../nbs/14_analyse_charts.ipynb #988b8579
 def chart_serving(df:pd.DataFrame):
     """Per served configuration: p50 (solid) and p99 (dashed) latency per request against the load carried, a line per
     scenario."""
@@ -529,6 +538,7 @@ def chart_serving(df:pd.DataFrame):
     fig.suptitle("served latency against load (hollow: LoadGen says INVALID)"); fig.tight_layout()
     return fig
 
+# %% ../../nbs/14_analyse_charts.ipynb #09c2caeb
 def serving_overhead(df:pd.DataFrame)->pd.DataFrame:
     "Served against in-process rows of the same configuration: throughput at saturation and p50 at batch 1."
     s = serving_rows(df)
@@ -565,6 +575,7 @@ def _config_words(r)->str:
     varies)."""
     return config_words(r, COMPARED)
 
+# %% ../../nbs/14_analyse_charts.ipynb #0216d2bb
 def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
     """Each comparison stored in `df` (`tbench compare`, and `tune` against eager: rows whose stage is `round N, X`):
     every configuration against A, from the rounds all of them completed on a quiet host (a round with a contended
@@ -612,6 +623,7 @@ def comparison_rows(df:pd.DataFrame)->pd.DataFrame:
                  'rounds', 'sentence'],
     )
 
+# %% ../../nbs/14_analyse_charts.ipynb #46530d77
 def chart_comparisons(df:pd.DataFrame):
     "The stored comparisons: B/A throughput with its 95% CI (paired rounds), coloured by the verdict."
     d = comparison_rows(df)
@@ -642,6 +654,7 @@ def chart_comparisons(df:pd.DataFrame):
 MAP_STAGES = ('read', 'preprocess', 'transfer', 'model', 'stitch', 'write')  # `tbench map`'s stages, in pipeline order
 MAP_COLOURS = dict(zip(MAP_STAGES, ('#4c78a8', '#72b7b2', '#b279a2', '#e45756', '#f58518', '#54a24b')))
 
+# %% ../../nbs/14_analyse_charts.ipynb #86b2cc41
 def mapping_rows(df:pd.DataFrame)->pd.DataFrame:
     """The last measured `tbench map` row of each configuration, with a `row` label (model, device, raster, overlap,
     workers)."""
@@ -669,6 +682,7 @@ def mapping_rows(df:pd.DataFrame)->pd.DataFrame:
         ),
     )
 
+# %% ../../nbs/14_analyse_charts.ipynb #56d28290
 def chart_mapping(df:pd.DataFrame):
     """`tbench map`: seconds per pass in each stage (the bounding stage outlined), beside km²/s of the model alone and
     end to end (95% CIs)."""
@@ -727,6 +741,7 @@ def chart_mapping(df:pd.DataFrame):
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / H))
     return fig
 
+# %% ../../nbs/14_analyse_charts.ipynb #8a3ba01e
 def _fmt(v, f:str)->str:
     "`v` formatted with `f`, '' where it is missing (a table cell)."
     return '' if pd.isna(v) else format(v, f)
@@ -772,6 +787,7 @@ def _ci_cell(lo:float, hi:float)->str:
     if np.isfinite(lo) and np.isfinite(hi): return f"{lo:.1f}–{hi:.1f}"
     return f"{lo:.1f}–∞" if np.isfinite(lo) else 'no CI'
 
+# %% ../../nbs/14_analyse_charts.ipynb #95064aa2
 def _md_every_configuration(best:pd.DataFrame, gsd_m:float)->list:
     "The table of every configuration's best row, fastest first per mode and device."
     if best.empty: return []
@@ -808,6 +824,7 @@ def _load_cell(r)->str:
     if pd.notna(r.target_qps): return f"{r.target_qps:.2f}/s"
     return f"{int(r.concurrency)} in flight" if r.scenario == 'offline' else '1 at a time'
 
+# %% ../../nbs/14_analyse_charts.ipynb #dbe77bac
 def _md_serving(raw:pd.DataFrame)->list:
     "The served rows (latency at a load) and, where the same configuration ran in process, the serving overhead."
     s = _md_safe(serving_rows(raw))
@@ -845,6 +862,7 @@ def _md_overhead(ov:pd.DataFrame)->list:
                      f"{_fmt(o.client_p50_ms, '.1f')} |")
     return lines
 
+# %% ../../nbs/14_analyse_charts.ipynb #c70c311b
 def _md_mapping(raw:pd.DataFrame)->list:
     "The `tbench map` rows: km²/s end to end and of the model alone, the share that survives, the bounding stage."
     m = _md_safe(mapping_rows(raw))
@@ -911,6 +929,7 @@ def overview_rows(best:pd.DataFrame)->pd.DataFrame:
         & d.throughput_ci_high.astype(float).gt(d.throughput_ci_low.astype(float))
     )
 
+# %% ../../nbs/14_analyse_charts.ipynb #e91b1db0
 def chart_overview(best:pd.DataFrame):
     """The page a reader opens first: the best inference img/s of each model (rows, fastest on top) on each device
     (colours), the value and how it was reached at the bar's end, its 95% CI where it has one."""
@@ -960,6 +979,7 @@ def chart_overview(best:pd.DataFrame):
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/14_analyse_charts.ipynb #71822996
 def best_table_markdown(best:pd.DataFrame)->list:
     """Markdown lines: the best inference img/s of each model (rows, fastest first) on each device (columns), with its
     95% CI and how it was reached."""
@@ -1000,6 +1020,7 @@ CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons, 'm
 
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
 
+# %% ../../nbs/14_analyse_charts.ipynb #59bf453e
 def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     """The figures of one chart: one, or, where it would be taller than `max_in` inches, the models split in halves
     (interleaved by speed) until each page fits."""
@@ -1075,6 +1096,7 @@ def _heat_panel(ax, d:pd.DataFrame, models:list, devices:list, norm, cmap, best:
     ax.grid(False)
     return im
 
+# %% ../../nbs/14_analyse_charts.ipynb #4e00e6b1
 def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
     """The picture a reader opens first, "which model is fastest where": models (rows, fastest first) × devices
     (columns), each cell the best inference img/s of that model on that device (log colour), with its 95% CI as ±%;
@@ -1107,4 +1129,3 @@ def chart_heatmap(best:pd.DataFrame, rows:int=HEAT_ROWS):
     fig.supxlabel(textwrap.fill('; '.join(notes) + '. Every configuration per model: overview_bars.',
                                 int(fig.get_size_inches()[0] * 15)), fontsize=7.5)
     return fig
-

@@ -54,6 +54,7 @@ def _serving_best(df):
     s['input'] = input_label(s); s['label'] = s.model_name
     return s
 
+# %% ../../nbs/21_analyse_globe.ipynb #09640b3d
 def _mapping_rows(df)->list:
     """`tbench map` rows as two lanes each: the pipeline end to end, and the model alone on tiles in memory (same km²
     per tile)."""
@@ -89,6 +90,7 @@ def _mapping_rows(df)->list:
         )
     return out
 
+# %% ../../nbs/21_analyse_globe.ipynb #828fcf25
 def globe_rows(df)->list:
     "The page's rows (dicts) from a results DataFrame (`store.read_results`)."
     import pandas as pd

@@ -71,6 +71,7 @@ def _lines(raw:bytes, start:int=0):
         yield i, raw[start:end]
         start, i = end + 1, i + 1
 
+# %% ../../nbs/12_analyse_store.ipynb #8dc7a7f6
 def _fields(b:bytes, width:int)->tuple:
     """`(fields, text, why)` of one line: `why` says what makes it bad; `fields` is None for a bad or blank line;
     `text` is the line as plain text."""
@@ -108,6 +109,7 @@ class CsvScan:
         "Each good row as a dict of strings."
         return (dict(zip(self.header, f)) for f, _ in self.good())
 
+# %% ../../nbs/12_analyse_store.ipynb #124d0f11
 def scan_csv(path)->CsvScan:
     """Check every line of a results file in one pass; `UnreadableFile` if there is no usable header, `BenchError` if
     it is not a file to read."""
@@ -153,6 +155,7 @@ def _refuse_bad(s:CsvScan):
         f"{s.path}:{i}: {why}{more}; the file was not changed: `tbench repair {s.path}` keeps the good rows"
     )
 
+# %% ../../nbs/12_analyse_store.ipynb #202ea0c2
 def check_csv(path)->tuple:
     "`(header, rows)` of a results file, or an `UnreadableFile` naming its first bad line."
     s = scan_csv(path)
@@ -304,6 +307,7 @@ def pending_paths(self:ResultStore)->list:
     state = Path(os.environ.get('XDG_STATE_HOME') or Path.home() / '.local' / 'state') / 'throughput_bench'
     return [self.pending_path, state / tag, Path(tempfile.gettempdir()) / 'throughput_bench' / tag]
 
+# %% ../../nbs/12_analyse_store.ipynb #202ae496
 @patch
 def _keep_pending(self:ResultStore, rows:list, e:OSError)->str:
     "Keep rows that could not be written in the first pending file that takes them; the one-line message saying where."
@@ -325,6 +329,7 @@ def _keep_pending(self:ResultStore, rows:list, e:OSError)->str:
     pending = ', '.join(map(str, self.pending_paths()))
     return f"{why}, nor any pending file ({pending}); the row(s) are printed above as JSON; stopped"
 
+# %% ../../nbs/12_analyse_store.ipynb #b8fe4aee
 @patch
 def flush_pending(self:ResultStore)->int:
     "Add the rows of every pending file of this store to the CSV; returns how many."
@@ -532,6 +537,7 @@ def read_results(*paths)->'pd.DataFrame':
     "One tidy DataFrame from result CSVs (ours or the seed tool's), files or folders."
     return tidy_results([(f.name, _frame_of(f)) for f in result_files(*paths)])
 
+# %% ../../nbs/12_analyse_store.ipynb #039a0aab
 def tidy_results(named:list)->'pd.DataFrame':
     """`(source name, frame of strings as `_frame_of` reads a file)` pairs as one tidy DataFrame, typed once (many
     files read already cost one pass, not one each)."""

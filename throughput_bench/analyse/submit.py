@@ -208,6 +208,7 @@ def _records(s:Submission):
         return list(zip(lines, (dict(zip(cols, v)) for v in zip(*(s.col(c)[m].tolist() for c in cols)))))
     return s.memo('records', make)
 
+# %% ../../nbs/35_analyse_submit.ipynb #69018f1e
 def _peak(s:Submission)->list:
     over, stored, peaks = [], [], {}
     for line, row in _records(s):
@@ -244,6 +245,7 @@ CPU_VENDORS = {'GenuineIntel': (r'intel|xeon|core\(tm\)|\bcore i\d', (6,)),  # a
                'AuthenticAMD': (r'\bamd\b|epyc|ryzen|threadripper|opteron', (0x17, 0x19, 0x1A))}
 GPU_WORDS = {'nvidia': r'nvidia|tesla|geforce|quadro|\brtx\b', 'amd': r'\bamd\b|radeon|instinct|\bmi\d{3}'}
 
+# %% ../../nbs/35_analyse_submit.ipynb #11b44eee
 def contradictions(hw:dict, rows=None)->list:
     """What a hardware record says against the device it names: a CPU name of another vendor, a family of another
     vendor, more threads than cores (`rows`), more memory or another compute capability or power limit than the GPU's
@@ -289,6 +291,7 @@ def _when(v)->Optional[datetime.datetime]:
     except ValueError: return None
     return t.astimezone(datetime.timezone.utc).replace(tzinfo=None) if t.tzinfo else t
 
+# %% ../../nbs/35_analyse_submit.ipynb #58717fda
 def date_range()->tuple:
     "The timestamps a submission may carry: from the tool's first release to the check's time + 1 day."
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
@@ -371,6 +374,7 @@ def _versions(s:Submission)->list:
     rows = sorted({int(i) + 2 for c in bad if c in blank for i in at[blank[c]]})
     return [(rows, f"rows without {', '.join(bad)}")] if bad else []
 
+# %% ../../nbs/35_analyse_submit.ipynb #73d06e21
 def _text(s:Submission)->list:
     import csv as _csv, io
     out, bad = [], {}
@@ -413,6 +417,7 @@ def _version_key(v:str)->tuple:
     "A version as a sortable tuple (`2.14.1+cu130` -> (2, 14, 1)); '' sorts first."
     return tuple(int(x) for x in re.findall(r'\d+', str(v).split('+')[0])[:4])
 
+# %% ../../nbs/35_analyse_submit.ipynb #33aa8ca6
 def _repeats(v)->Optional[list]:
     "A row's per-process figures (`throughput_repeats`) as numbers; None where any is not a positive finite number."
     import math
@@ -458,6 +463,7 @@ def _plausible(s:Submission)->list:
         if hot.any(): out.append((s.lines(hot), f"watts not within (0, {MAX_ROW_WATTS:g}]"))
     return out
 
+# %% ../../nbs/35_analyse_submit.ipynb #856f0383
 def _device(s:Submission)->list:
     "One device per folder, the one its hardware record names."
     import numpy as np
@@ -497,6 +503,7 @@ def released(col:str, v)->bool:
     return bool(re.fullmatch(r'\d+\.\d+\.\d+((a|b|rc|\.dev)\d+)?', base)) and k[:2] > newest and (
         k[0] == newest[0] and k[1] == newest[1] + 1)
 
+# %% ../../nbs/35_analyse_submit.ipynb #7ebe851b
 def _exist(s:Submission)->list:
     import numpy as np
     ran, out = s.col('status') != 'skipped', []
@@ -526,6 +533,7 @@ def pd_num(s):
     import pandas as pd
     return pd.to_numeric(s, errors='coerce') if s is not None else float('nan')
 
+# %% ../../nbs/35_analyse_submit.ipynb #011b93f7
 RULES = [
     Rule('status', "every row is ok, or says why not", "a row that failed silently hides a configuration", _status),
     Rule('quiet', "no measured row ran on a busy host (or at most the share the submitter states, each flagged)",
@@ -638,6 +646,7 @@ def manifest(sub:Submission, files:dict, label:str, by:str)->dict:
 class BadOption(BenchError):
     "An option of `submit` wrong in itself (the CLI's one line, exit 2), not a rule its rows break (exit 1)."
 
+# %% ../../nbs/35_analyse_submit.ipynb #93266fac
 def submit(results='results', # a results folder (or one device's CSV)
            device:Optional[str]=None, # which device of the folder (its slug or a word of its name)
            output='submissions', # where the submission folder goes
@@ -717,6 +726,7 @@ def read_manifest(folder:Path)->dict:
                 raise BenchError(f"manifest.json: {shown(k)!s}: markup, a control character or over {limit} characters")
     return m
 
+# %% ../../nbs/35_analyse_submit.ipynb #f78e457e
 def _opened(folder:Path)->tuple:
     """`(lines, (csv, hardware json, contended share allowed, manifest) or None)`: a folder's files against its
     manifest (a folder whose files are not what the manifest says is not read)."""
@@ -756,6 +766,7 @@ def _said(folder:Path, sub:Submission, problems:list)->list:
     "Each problem as one line naming the folder, the file, the rule and the lines."
     return [f"{shown(folder)}: {shown(sub.csv.name)}: {shown(p)}" for p in problems]
 
+# %% ../../nbs/35_analyse_submit.ipynb #266e77f9
 def _readable_together(subs:list)->dict:
     """`_readable` over many submissions at once (one pass of `tbench report`'s and the Globe Race's readers over all
     their rows); only where that fails, each alone. Returns {index: problems}."""
@@ -771,6 +782,7 @@ def _readable_together(subs:list)->dict:
     rule = next(r for r in RULES if r.name == 'readable')
     return {i: [Problem('readable', rows, msg) for rows, msg in rule.check(s)] for i, s in enumerate(subs)}
 
+# %% ../../nbs/35_analyse_submit.ipynb #68173ec1
 def check_all(*folders)->tuple:
     """`({folder: lines}, {folder: Submission})` of every folder: each one's rules, the rows' readers run once over
     all of them, and the same run in two folders refused in both, each line naming the other."""
@@ -812,7 +824,6 @@ def check_folders(*folders)->list:
     said = check_all(*folders)[0]
     return [line for f in folders for line in said[Path(f)]]
 
-
 # %% ../../nbs/35_analyse_submit.ipynb #838b8267
 def machine_identity(hw:dict)->str:
     """A machine's identity in its hardware record: its `machine_id` where the record has one, else a digest of what
@@ -852,6 +863,7 @@ def standing(d:'pd.DataFrame')->'pd.DataFrame':
                 contra[a] = f"{by[j]}: {_n(mean[j])} img/s ({Path(str(folder[j])).name})"
     return d.assign(reproduced=rep, contradicted=contra)
 
+# %% ../../nbs/35_analyse_submit.ipynb #a5b1acad
 def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame':
     """The best row of each configuration per submission (folders; their `Submission`s in `subs` where already read)
     and per CSV in `also` (the seed tool's: no manifest), with who, when, the versions, where it came from and the
@@ -936,6 +948,7 @@ def _n(v:float)->str:
     "A figure for the page: 115,730 or 42.9 or 0.755 (never 1.157e+05)."
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
+# %% ../../nbs/35_analyse_submit.ipynb #db3c1749
 def page_link(target, out:Path)->str:
     """A link from the page in `out` to `target`: a relative path, each part percent-encoded, starting `./` or `../`,
     so no folder name (`javascript:...`) can ever read as a scheme."""
@@ -969,6 +982,7 @@ def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
             _cell('versions', versions, extra=tags) +
             f'<td data-label="folder"><a href="{esc(link)}">{esc(Path(str(r.folder)).name)}</a></td></tr>')
 
+# %% ../../nbs/35_analyse_submit.ipynb #8208117a
 def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0, log:Optional[Callable]=None)->Path:
     """`output/index.html`: the leaderboard of the submission `folders` (each checked first: a folder that fails the
     rules is left off, and the page says so) and the seed tool's CSVs in `also`; `log`, if given, gets one line: the

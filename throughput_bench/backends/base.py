@@ -86,6 +86,7 @@ def own(*values, number:bool=False):
     sets it, to one of `values` or, if `number`, a whole number of at least 1."""
     return dataclasses.field(default=None, metadata={'values': values, 'number': number})
 
+# %% ../../nbs/15_backends_base.ipynb #8aeb03d3
 @dataclass(frozen=True)
 class RuntimeConfig:
     """A runtime's own settings, typed (as optimum-benchmark's `backends/<name>/config.py`): a backend's `config`
@@ -127,11 +128,13 @@ class RuntimeConfig:
         v = getattr(self, name, None)
         return default if v is None else v
 
+# %% ../../nbs/15_backends_base.ipynb #202d2318
 def config_of(name:str, options:dict)->type:
     "The `RuntimeConfig` of a backend that declares its settings the older way: `options`, `{setting: values or int}`."
     fs = [(k, 'Optional[object]', own(*(() if t is int else t), number=t is int)) for k, t in options.items()]
     return dataclasses.make_dataclass(f"{name}Config", fs, bases=(RuntimeConfig,), frozen=True)
 
+# %% ../../nbs/15_backends_base.ipynb #7aa6c271
 class Backend:
     "One way to run a model: what it can run, what it needs, and how it prepares a model."
     name:str = ''

@@ -113,6 +113,7 @@ WIDE_MODES = {'I;16': 65535, 'I;16L': 65535, 'I;16B': 65535, 'I;16N': 65535, 'I'
 # (LAB, HSV: their channels are not RGB's) is refused
 RGB_MODES = ('1', 'L', 'LA', 'La', 'P', 'PA', 'RGB', 'RGBA', 'RGBa', 'RGBX', 'CMYK', 'YCbCr')
 
+# %% ../../nbs/16_backends_export.ipynb #5c390e4e
 def open_image(f:Path)->'PIL.Image.Image':
     """The picture in file `f` at its true range: RGB of 8 bits a channel (every 8-bit mode, palette, alpha and CMYK
     converted by Pillow), or a one-channel float image in 0-1 (`WIDE_MODES`); a file Pillow cannot read, or whose range
@@ -149,6 +150,7 @@ def read_images(files:list, size:int)->'np.ndarray':
         out.append(((a - MEAN) / STD).transpose(2, 0, 1))
     return np.stack(out).astype(np.float32)
 
+# %% ../../nbs/16_backends_export.ipynb #e5578107
 def files_digest(files:list)->str:
     """A short fingerprint of what the files a step read hold, in their order: the bytes of each (a folder rewritten
     in place, sizes equal, is another), part of the cache keys made from them."""
@@ -186,7 +188,6 @@ def calibration_images(spec:BenchSpec, n:int=CALIBRATION_IMAGES)->tuple:
     cal, _ = split_images(files, n)
     return read_images(cal, spec.input_size), f"{spec.images}: {len(cal)} of {len(files)} images ({files_digest(cal)})"
 
-
 # %% ../../nbs/16_backends_export.ipynb #f2de3e9e
 @contextlib.contextmanager
 def quiet_logging():
@@ -220,6 +221,7 @@ def dynamic_onnx(path:Path)->tuple:
             os.replace(Path(d) / 'q.onnx', q)
         return q, time.perf_counter() - t0, said
 
+# %% ../../nbs/16_backends_export.ipynb #a0906876
 def quantized_onnx(path:Path, spec:BenchSpec, mode:str='static')->tuple:
     """`(path of the int8 graph, seconds quantizing or None, what calibrated it)`: `path`'s graph quantized by ONNX
     Runtime, `static` (QDQ, int8 weights per channel, uint8 activations, min-max ranges on `calibration_images`) or

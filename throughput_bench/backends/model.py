@@ -61,6 +61,7 @@ def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
                          f"{(missing or ['-'])[0]}; {len(unexpected)} unexpected, e.g. {(unexpected or ['-'])[0]})")
     return model
 
+# %% ../../nbs/11_backends_model.ipynb #6a6f225d
 def setup_run(spec:BenchSpec):
     "`(device, model info, model, dtype)` for `spec`: `build_model`'s, in the precision's dtype and layout."
     device, info, model = build_model(spec)

@@ -32,6 +32,7 @@ class OnnxRuntimeConfig(RuntimeConfig):
             raise BenchError(f"onnxruntime: inter_threads={self.inter_threads} is read only in mode=parallel "
                              "(add mode=parallel, or leave inter_threads out)")
 
+# %% ../../nbs/18_backends_ort.ipynb #ffb77a50
 class OnnxRuntime(Backend):
     "The model's ONNX graph in an ONNX Runtime `InferenceSession`."
     name, package = 'onnxruntime', 'onnxruntime'
@@ -106,6 +107,7 @@ class OnnxRuntime(Backend):
                         version=ort.__version__, export_seconds=export_s, export_cached=cached, build_seconds=build_s,
                         quantize_seconds=quant_s, quant_calibration=calibration)
 
+# %% ../../nbs/18_backends_ort.ipynb #64a7c526
 class OnnxRuntimeTensorRT(OnnxRuntime):
     "ONNX Runtime with its TensorRT execution provider (CUDA; the engine is built on the first call)."
     name, devices = 'onnxruntime-trt', ('cuda',)

@@ -24,6 +24,7 @@ class OpenVINOConfig(RuntimeConfig):
     # infer requests in flight (default: 1 with LATENCY, else the compiled model's optimal number)
     requests:Optional[int] = own(number=True)
 
+# %% ../../nbs/19_backends_ov.ipynb #70a4a090
 class OpenVINO(Backend):
     "The model's ONNX graph compiled by OpenVINO for the CPU."
     name, package = 'openvino', 'openvino'
@@ -147,4 +148,5 @@ class OpenVINO(Backend):
         p.step, p.output = step, output
         return p
 
+# %% ../../nbs/19_backends_ov.ipynb #08f8143c
 BACKEND = OpenVINO()

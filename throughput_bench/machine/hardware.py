@@ -142,6 +142,7 @@ def cpu_info()->dict:
                 cpu_vector_units=' '.join(units), cpu_int8_units=int8_units(set(units)),
                 host_mem_gb=round(psutil.virtual_memory().total / 1e9, 1))
 
+# %% ../../nbs/03_machine_hardware.ipynb #e21af418
 # the built-in backends' `packages` (a test keeps them equal)
 RUNTIME_PACKAGES = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu', 'openvino', 'nncf', 'torchao')
 
@@ -179,6 +180,7 @@ def _version(package:str)->str:
     try: return md.version(package)
     except md.PackageNotFoundError: return ''
 
+# %% ../../nbs/03_machine_hardware.ipynb #d88e99d0
 def fingerprint(device:torch.device)->dict:
     """Everything that says what machine and software a result was measured on (torch's own facts where torch is
     loaded; its version from its metadata where it is not)."""

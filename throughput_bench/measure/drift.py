@@ -82,6 +82,7 @@ def is_header(b:bytes)->bool:
     "Whether line `b` is the record's header (after a UTF-8 byte order mark, before a CR, if it has them)."
     return b.rstrip(b'\r').removeprefix(b'\xef\xbb\xbf') == '\t'.join(RECORD).encode()  # BOM: `codecs.BOM_UTF8`
 
+# %% ../../nbs/13_measure_drift.ipynb #4c1ad3bb
 def parse_line(raw:bytes, header:tuple=RECORD)->Optional[dict]:
     """One line of a record as a dict with its numbers parsed; None where it is damage: a NUL or a byte that is not
     UTF-8, another count of fields, no run or time, a number that is not finite or outside `LIMITS`. Each line is
@@ -114,6 +115,7 @@ class RecordScan:
     cut:bool = False                  # read from its end (larger than `MAX_RECORD_MB`)
     odd:str = ''                      # why the path is no record at all (a device, a pipe), '' for a file
 
+# %% ../../nbs/13_measure_drift.ipynb #5d57372d
 def scan_record(path:Path, whole:bool=False)->RecordScan:
     """Every line of the record at `path` (a missing or unreadable file: empty). A record over `MAX_RECORD_MB` is read
     from its end unless `whole`; an empty line, or the end of a line cut off by that, is neither good nor bad."""
@@ -139,7 +141,6 @@ def scan_record(path:Path, whole:bool=False)->RecordScan:
 def read_record(path:Path)->list:
     "The record's good lines as dicts with numbers parsed (`scan_record`); a missing file empty."
     return scan_record(path).lines
-
 
 # %% ../../nbs/13_measure_drift.ipynb #17bb1d3b
 def _busy(l:dict)->bool:
@@ -272,6 +273,7 @@ def _locked(path:Path):
     finally:
         if lock is not None: lock.release()
 
+# %% ../../nbs/13_measure_drift.ipynb #de97a2d6
 class DriftBook:
     """One sweep's view of its machine's drift record: stamps rows with their re-run interval, then records them. A
     record with damaged lines (a crash's NULs, a figure out of range) is set aside with one warning: the sweep measures

@@ -145,6 +145,7 @@ def ort_gemm_tflops(m:int, k:int, n:int, seconds:float)->Optional[float]:
     a = np.random.default_rng(1).standard_normal((m, k), dtype=np.float32)
     return 2 * m * k * n / _median_time(lambda: s.run(None, {'a': a}), torch.device('cpu'), 3, seconds) / 1e12
 
+# %% ../../nbs/08_measure_flops.ipynb #d9ee66e8
 def gemm_ceiling(device:torch.device, dtype:str, seconds:float=0.3)->tuple:
     """`(TFLOP/s, what reached it)`: the best GEMM of `dtype` on `device` over `CEILING_SHAPES`, B as stored and
     transposed, and (fp32 on a CPU) ONNX Runtime's own kernel where it beats PyTorch's."""
@@ -188,6 +189,7 @@ def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
     if age.days >= max_days: return f"measured {age.days} days ago"
     return None
 
+# %% ../../nbs/08_measure_flops.ipynb #1d0a00ad
 def ceilings_cache(device:torch.device)->Path:
     """Where this machine's ceilings for `device` are kept between results folders (a ceiling belongs to the machine):
     `$TB_CACHE_DIR/ceilings/`, else ~/.cache/throughput_bench/ceilings/, one file per device and PyTorch version."""

@@ -243,6 +243,7 @@ def describe_prepared(res:BenchResult, spec:BenchSpec, prep)->BenchResult:
     res.int8_units = int8_row_units(spec.quant, spec.device)
     return res
 
+# %% ../../nbs/22_measure_inference.ipynb #551a0aa7
 def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device)->BenchResult:
     """The correctness gate (outputs against fp32 eager's, at the precision's tolerance) and the accuracy check, `batch`
     images a call: a row beyond either is `wrong`."""
@@ -251,6 +252,7 @@ def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:in
                     tolerance(spec, device, res.tf32_enabled))
     return judge_accuracy(res, spec, checks.acc, prep.output, batch)
 
+# %% ../../nbs/22_measure_inference.ipynb #c670373e
 def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
     "Measure one inference configuration through its backend; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)

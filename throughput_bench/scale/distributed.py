@@ -145,6 +145,7 @@ def _torchrun_failure(text:str)->Optional[tuple]:
     m = _EXIT.search(text[i:] if i >= 0 else text)
     return (int(m.group(1)), _how(int(m.group(2)))) if m else None
 
+# %% ../../nbs/26_scale_distributed.ipynb #2ee8f442
 def launch_ddp(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False, startup_s:float=120.0)->BenchResult:
     """Measure `spec` on `spec.world_size` processes under torchrun; the row (an `error` row naming the rank when one
     fails)."""

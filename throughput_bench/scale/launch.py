@@ -46,6 +46,7 @@ def default_compile_modes(device_type:str)->list:
     "`none` and `default` on CUDA; `none` elsewhere (compiling on a CPU costs minutes per model)."
     return ['none', 'default'] if device_type == 'cuda' else ['none']
 
+# %% ../../nbs/30_scale_launch.ipynb #4986366b
 def timing_config(
     device_type: str = 'cpu',
     warmup: Optional[int] = None,
@@ -292,6 +293,7 @@ def _accepts(be, word:str, others:list):
         if who is None: raise
         raise BenchError(f"{e}; to give a setting to one runtime, name it: {who}.{word}") from None
 
+# %% ../../nbs/30_scale_launch.ipynb #2794be44
 def with_backends(
     specs: list, backends: list, explicit_precisions: bool = False, cache_dir: Optional[str] = None, options: str = ''
 ) -> list:
@@ -322,6 +324,7 @@ def with_backends(
 # the settings of every configuration as a sweep takes them: `--precisions`, `--threads`, ... (from the field table)
 SweptSettings = as_sweep(Settings, Input, name='SweptSettings', frozen=True)
 
+# %% ../../nbs/30_scale_launch.ipynb #411c89f9
 @dataclass(frozen=True)
 class SweepOptions(SweptSettings):
     """Every option of a sweep: its name, default and meaning (the comments are `tbench infer --help` and the API's
@@ -506,6 +509,7 @@ def check_words(o):
 
 MAX_BUDGET_MINUTES = 10080  # a week: a longer run is not one a budget plans
 
+# %% ../../nbs/30_scale_launch.ipynb #59ff15b5
 def check_together(o:SweepOptions):
     "The options that cannot go together, or only with another."
     if o.rerun and o.retry_failed: raise BenchError("--rerun already measures everything again; drop --retry-failed")
@@ -542,6 +546,7 @@ def check(o:SweepOptions)->SweepOptions:
         check_images(o.images)
     return o
 
+# %% ../../nbs/30_scale_launch.ipynb #ecbad3df
 class Messages:
     "A sweep's two message functions: `log` (stdout) and `warn` (stderr, above a progress bar, each message once)."
     def __init__(self, quiet:bool=False): self.quiet, self.seen = quiet, set()
@@ -731,6 +736,7 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
 
 BUDGET_SETUP = 0.1  # the share of a budget kept for what is not a worker's measurement (plan, hardware record, start)
 
+# %% ../../nbs/30_scale_launch.ipynb #b0358c04
 def within_budget(su:Setup, minutes:float, n:int, started:Optional[float]=None)->Setup:
     """`su` with its adaptive repeats fitted to `minutes` for `n` configurations: each may take its share of the worker
     time, and needs at least 3 processes (fewer than the default 5: a wider interval, which its row states); from
@@ -767,6 +773,7 @@ def rerun_command(rows:list, o:SweepOptions)->str:
     if o.results_dir != 'results': words += ['--results-dir', str(o.results_dir)]
     return shlex.join(words + ['--rerun', '--wait-idle', '60'])
 
+# %% ../../nbs/30_scale_launch.ipynb #3999f230
 def rerun_note(new:list, o:SweepOptions, seconds:float)->str:
     """Said once at the end of a sweep: the rows whose interval is too wide to rank (or that ran beside other work),
     with the command that measures them again on a quiet host; and where a budget was set, how long the run took

@@ -255,6 +255,7 @@ def _local_slug(sub:dict, specs:list)->list:
         return [device_slug(resolve_device(specs[0].device))]
     except Exception: return []
 
+# %% ../../nbs/28_scale_slurm.ipynb #f5fa3cac
 def collect(results_dir='results', log:Callable=print)->dict:
     "Merge the jobs' shards into the per-device CSVs and record failed jobs; counts of what happened."
     results_dir = Path(results_dir)
@@ -308,6 +309,7 @@ def collect(results_dir='results', log:Callable=print)->dict:
     )
     return out
 
+# %% ../../nbs/28_scale_slurm.ipynb #f7941d89
 def wait(results_dir, entries:list, executor:str, timeout_s:float, poll_s:float=5.0, log:Callable=print):
     "Wait (at most `timeout_s`) until every job in `entries` has ended."
     t0 = time.monotonic()

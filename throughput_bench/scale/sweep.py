@@ -150,6 +150,7 @@ class _Server(forkserver.ForkServer):
             finally: _set_env(saved)
     def pid(self)->Optional[int]: return self._forkserver_pid
 
+# %% ../../nbs/27_scale_sweep.ipynb #66017d1c
 class _Popen(popen_forkserver.Popen):
     "`multiprocessing`'s fork-server start, from the process's allocator's server instead of the one global server."
     def _launch(self, process_obj):
@@ -195,6 +196,7 @@ def server_pids()->list:
     from throughput_bench.scale import sweep as _mod
     return [p for p in (s.pid() for s in _mod._servers.values()) if p]
 
+# %% ../../nbs/27_scale_sweep.ipynb #d463907c
 def _die_with_parent():
     try:
         ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -233,6 +235,7 @@ def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0
         conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
 
+# %% ../../nbs/27_scale_sweep.ipynb #62b4a590
 def last_line(path)->str:
     """The last line a worker wrote to its log file that names an error (else its last line; at most the last 64 kB
     read)."""
@@ -406,6 +409,7 @@ def ci_text(mean, lo, hi, fmt:str='.1f')->str:
 # what a summary row says of its configuration (the model, mode, batch and input have columns of their own)
 SAID_IN_SUMMARY = fields_in('summary')
 
+# %% ../../nbs/27_scale_sweep.ipynb #bd9ea975
 def summary_table(results:list)->'pd.DataFrame':
     """A readable table of result rows (`BenchResult`s or dicts): img/s with its 95% CI half-width, the repeats, and
     what went wrong."""
@@ -458,6 +462,7 @@ def summary_table(results:list)->'pd.DataFrame':
     if measured.ne('').any(): t.insert(len(t.columns) - 1, 'measured', measured)  # just before status
     return t
 
+# %% ../../nbs/27_scale_sweep.ipynb #f2cabb91
 def spread(mean, lo, hi)->str:
     "` ±x%`: how far the interval `[lo, hi]` reaches from `mean`, relative (the farther end); '' without one."
     try: m, l, h = float(mean), float(lo), float(hi)
@@ -469,6 +474,7 @@ def spread(mean, lo, hi)->str:
 
 WIDTH = 100  # the compact summary's most columns
 
+# %% ../../nbs/27_scale_sweep.ipynb #e99be748
 def compact_summary(results:list, width:int=WIDTH)->tuple:
     """`(table, notes)`: the summary in at most `width` columns: each row's configuration in words (batch and mode
     included), img/s and where re-runs land as `±%`, p95, memory and a short status; a note under the table for each
@@ -520,6 +526,7 @@ def compact_summary(results:list, width:int=WIDTH)->tuple:
     t['configuration'] = [shorten(c, max(16, width - rest)) for c in t.configuration]
     return t, notes
 
+# %% ../../nbs/27_scale_sweep.ipynb #d542dd7e
 def summary_text(df:'pd.DataFrame', wide:bool=False)->str:
     """The summary a sweep prints: `compact_summary` (at most 100 columns, its notes too), or with `wide` every column
     of `summary_table`; then what the intervals are."""
@@ -639,6 +646,7 @@ def _probing(s:BenchSpec)->bool:
     return bool(s.probe_batch and s.max_step_seconds and s.device == 'cpu' and s.compile_mode == 'none'
                 and s.backend == 'pytorch' and s.batch_size > 4)
 
+# %% ../../nbs/27_scale_sweep.ipynb #c380f133
 class SweepRun:
     """One sweep's measurement: the configurations it claimed, their processes so far, the progress bar; each row
     stored as soon as it is complete."""
@@ -771,6 +779,7 @@ class SweepRun:
             if self.got: self.store.release(*self.got)  # not finished (interrupted): free for another sweep
         return self.results
 
+# %% ../../nbs/27_scale_sweep.ipynb #86f87586
 def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=True, progress:bool=True,
               runner_kw:dict=None, post:Callable=None, repeats=1, contention:Optional[Contention]=None,
               log:Callable=None)->list:

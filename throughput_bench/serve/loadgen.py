@@ -77,6 +77,7 @@ def answer_problem(body:bytes, expect:str='npy')->Optional[str]:
         if expect == 'tar': return f"HTTP 200 but not a tar holding output.npy ({len(body)} bytes: {body[:40]!r})"
     return f"HTTP 200 but not a .npy ({len(body)} bytes: {body[:40]!r})"
 
+# %% ../../nbs/25_serve_loadgen.ipynb #b1665e57
 class HttpSUT:
     "LoadGen's system under test: each query is one multipart POST of the payload, answered by a sender thread."
 
@@ -194,6 +195,7 @@ def read_detail(path)->dict:
 
 PCTS = {'p50': '50.00', 'p90': '90.00', 'p95': '95.00', 'p99': '99.00', 'p999': '99.90'}
 
+# %% ../../nbs/25_serve_loadgen.ipynb #0a4ed528
 def summarise_run(d:dict, scenario:str, client_latencies:list=())->dict:
     "The figures of one run: verdict, achieved QPS, latency mean and percentiles (ms)."
     qps = d.get('result_completed_samples_per_sec') if scenario == 'server' else \
@@ -365,6 +367,7 @@ def said_setting(meta:dict, k:str):
     if f.integer: return v if isinstance(v, int) and not isinstance(v, bool) else None
     return '' if v is None else str(v)
 
+# %% ../../nbs/25_serve_loadgen.ipynb #32f8cb54
 def serving_figures(res:BenchResult, t:dict, images:int)->BenchResult:
     """Fill `res` from a test's aggregate `t`: req/s and img/s with their CIs, latency percentiles, and the status (a
     failed request makes the row an `error`)."""
@@ -393,6 +396,7 @@ def serving_figures(res:BenchResult, t:dict, images:int)->BenchResult:
         ]
     return res
 
+# %% ../../nbs/25_serve_loadgen.ipynb #f80af6f0
 def serving_row(t:dict, meta:dict, device, *, url:str, scenario:str, images:int, qps=None, concurrency=1, burn_in=3,
                 trials=10, latency_bound_ms=None, latency_percentile=None, form:dict=None, client_p50_ms=None,
                 log_dir='')->BenchResult:
@@ -455,6 +459,7 @@ class LatencyRun:
         return dict(trials=o.trials, min_duration=o.min_duration, max_duration=o.max_duration,
                     latency_percentile=o.latency_percentile, latency_bound_ms=o.latency_bound_ms)
 
+# %% ../../nbs/25_serve_loadgen.ipynb #dc1575f3
 def fixed_load(run:LatencyRun, sut, i:int, form:dict, conc:int)->tuple:
     "One test at the load asked for: `([its row], whether the server died)`."
     o = run.o
@@ -484,6 +489,7 @@ def max_qps(run:LatencyRun, sut, i:int, form:dict)->tuple:
     # a load with failed requests is not VALID; a dead server ends it
     return rows, any('stopped answering' in (r.error or '') for r in rows)
 
+# %% ../../nbs/25_serve_loadgen.ipynb #c9834894
 def latency_tests(run:LatencyRun, forms:list)->list:
     "Run the tests of one command (each form at each load); the rows, each passed through `run.post` when made."
     from tqdm.auto import tqdm

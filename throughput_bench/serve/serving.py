@@ -149,6 +149,7 @@ def _error_response(status:int, msg:str)->Response:
     "A one-line JSON error, as FastAPI writes them."
     return Response(json.dumps({'detail': msg}), status_code=status, media_type='application/json')
 
+# %% ../../nbs/23_serve_serving.ipynb #6a9b690b
 class BackboneAPI(ls.LitAPI):
     """A registry model served by LitServe: `.npy` in, the model's output as `.npy` out. (`bench` is its `BenchSpec`:
     LitServe keeps `spec` for its own API specs.)"""
@@ -211,6 +212,7 @@ class BackboneAPI(ls.LitAPI):
         if isinstance(y, RequestError): return _error_response(y.status, str(y))
         return Response(npy_bytes(y), media_type='application/octet-stream')
 
+# %% ../../nbs/23_serve_serving.ipynb #8fe80a8d
 # LitServe reads these annotations to decide how to parse a request (a `Request` annotation: the multipart form);
 # `from __future__ import annotations` makes them strings, so they are set to the classes themselves
 BackboneAPI.decode_request.__annotations__.update(request=Request)
@@ -258,6 +260,7 @@ def _json_error(status:int, msg:str)->tuple:
     body = json.dumps({'detail': msg}).encode()
     return [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())], body
 
+# %% ../../nbs/23_serve_serving.ipynb #5b393871
 class NimGuard:
     """ASGI middleware for the NIM paths: size and type checks before anything is parsed, and the tar answer when asked
     for."""
@@ -328,6 +331,7 @@ class NimGuard:
             await send({'type': 'http.response.body', 'body': body})
         await self.app(scope, rcv, send_tar)
 
+# %% ../../nbs/23_serve_serving.ipynb #970c1f2a
 def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0, workers:int=1,
                 max_request_mb:float=64.0, timeout:float=60.0, max_batch_per_request:int=64,
                 checked:Optional[dict]=None)->ls.LitServer:
@@ -403,6 +407,7 @@ def serve_spec(o:ServeOptions)->BenchSpec:
 CHECKED = ('backend_settings', 'quantize_seconds', 'quant_calibration', 'int8_units', 'max_rel_diff', 'tolerance',
            'accuracy_check')  # what a served int8 model's metadata says of it, as an `infer` row does
 
+# %% ../../nbs/23_serve_serving.ipynb #8f189751
 def checked_model(spec:BenchSpec)->dict:
     """The served model prepared, gated and described as `tbench infer` does (`prepare_checked`, `gate_prepared`),
     before a worker starts: the row's `CHECKED` fields; a runtime's refusal, or outputs beyond the gate, a one-line
@@ -432,6 +437,7 @@ def wait_ready(url:str, timeout:float=120.0, proc=None)->bool:
 
 _server_pid = 0  # the process that runs the server (its workers inherit the SIGTERM handler)
 
+# %% ../../nbs/23_serve_serving.ipynb #22158358
 def _stop_children(signum, frame):
     "On SIGTERM: stop every process this server started (API servers, model workers), quietly, say so, then exit."
     import psutil, logging

@@ -157,6 +157,7 @@ def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_ro
         )
     return pd.DataFrame(out)
 
+# %% ../../nbs/32_studies_compare.ipynb #0af44702
 def _complete(rr:dict, k:int)->bool: return len(rr) >= k and all(str(x.get('status')) == 'ok' for x in rr.values())
 def _busy(rr:dict)->bool: return any(str(x.get('contended')).lower() == 'true' for x in rr.values())
 
@@ -339,6 +340,7 @@ def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
     t = t_quantile(0.5 + confidence / 2, df); p = 2 * t_sf(abs(math.log(r)) / se, df)
     return Ratio(r, r * math.exp(-t * se), r * math.exp(t * se), p, min(len(a), len(b)), int(mb > ma))
 
+# %% ../../nbs/32_studies_compare.ipynb #92caba1c
 def compare_results(a, # results of A: a CSV file or a folder of them
                     b, # results of B
                    )->tuple:

@@ -167,6 +167,7 @@ def _scene_rows(r0:int, n:int, width:int, bands:int, classes:np.ndarray, cell:in
     v[:, x < width * 0.12 + (r0 + np.arange(n))[:, None] * 0.1] = 0  # the swath edge: a nodata wedge on the left
     return v
 
+# %% ../../nbs/34_studies_mapping.ipynb #1ae8944b
 def synthetic_scene(size:int=2048, # width and height in pixels (10 m each)
                     bands:int=10, # bands (the first of S2_BANDS; more repeat their spectra)
                     folder=None, # where to keep it (default: the cache's scenes/)
@@ -391,6 +392,7 @@ def check_output(out, raster, protected=())->Path:
 
 def _gb(b:float)->str: return f"{b / 2**30:,.1f} GB"
 
+# %% ../../nbs/34_studies_mapping.ipynb #176eddd7
 def check_fits(
     ds,
     bands: int,

@@ -182,6 +182,7 @@ def _b1(rows:dict, specs:list)->list:
     "`specs` at batch 1 that have an ok row, best p50 latency first."
     return [s for s in _rank(rows, specs, 'latency_p50_ms', low=True) if s.batch_size == 1]
 
+# %% ../../nbs/33_studies_tune.ipynb #2612a91a
 def search(specs:list, tid:str, su, cont, budget:float)->tuple:
     """Screen every configuration once, the best third again with two processes, the best three with three: as far
     as `budget` seconds go. The stages' sizes come from the budget and the stored rows' own seconds (not this call's
@@ -222,6 +223,7 @@ def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[Ben
     also = [(1, 2)] if len(specs) == 3 else []  # the winner against the best eager too, from the same rounds
     return run_rounds(specs, labels, tid + '-vs-eager', su, 0.03, 3, rounds, math.inf, also=also)
 
+# %% ../../nbs/33_studies_tune.ipynb #f0274240
 def allocator_screen(specs:list, tid:str, su, cont)->tuple:
     """On a CPU, each allocator installed (or those `allocators` asked for), once per backend, on the backend's plain
     configuration at the largest batch
@@ -259,6 +261,7 @@ def tune_table(specs:list, last:dict)->'pd.DataFrame':
                               uncompiled=dataclasses.replace(s, compile_mode='none').settings())
                          for s in specs if last.get(s.key())])
 
+# %% ../../nbs/33_studies_tune.ipynb #a17a8523
 def compile_payback(table:'pd.DataFrame')->list:
     """For each compiled configuration that ran: its compile seconds, and how many images a job must have before
     compiling pays for itself against the same configuration uncompiled (never, where compiling is not faster)."""
