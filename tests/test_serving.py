@@ -1,5 +1,5 @@
 "Serving: `tbench serve` (LitServe) and `tbench latency` (MLPerf LoadGen), on loopback, every loop bounded."
-import io, csv, json, time, signal, socket, threading, subprocess, os
+import io, csv, json, time, signal, threading, subprocess, os, http.server
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import numpy as np, pytest, httpx
@@ -12,13 +12,20 @@ SERVE = ['--model', 'resnet18', '--input-size', '32', '--device', 'cpu', '--max-
          '--max-request-mb', '1']
 QUICK = ['--burn-in', '1', '--trials', '5', '--min-duration', '0.3', '--max-duration', '20', '--wandb', 'disabled', '--no-progress']
 
+class _Healthy(http.server.BaseHTTPRequestHandler):
+    "Another server, whose every answer is 200: a health check it answers is not the started server's."
+    def do_GET(self): self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+
 @pytest.fixture(scope='module')
 def server():
     s = ServerProcess(*SERVE, ready_timeout=240)
     s.first_port = s.port
-    with socket.socket() as taken:  # someone takes the chosen port before the server listens there
-        taken.bind(('127.0.0.1', s.port)); taken.listen()
-        s.start()
+    # another server takes the chosen port before this one listens there, and answers its health check
+    other = http.server.HTTPServer(('127.0.0.1', s.port), _Healthy)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try: s.start()
+    finally: other.shutdown(); other.server_close()
     try: yield s
     finally: s.stop()
 

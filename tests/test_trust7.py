@@ -58,3 +58,24 @@ def test_a_submit_error_line_is_cut_as_every_one_line_error_is(cli, tmp_path):
     assert r.returncode == 1 and r.stderr.strip()
     assert all(len(l) <= 600 for l in r.stderr.splitlines()), max(map(len, r.stderr.splitlines()))
     assert not (tmp_path / 'out').exists()
+
+HOSTILE_HW = {'blank units': ('cpu_vector_units', '   '), 'a clock of 1e308': ('cpu_max_mhz', 1e308),
+              'Infinity MHz': ('cpu_max_mhz', float('inf')), 'true MHz': ('cpu_max_mhz', True),
+              'units as a number': ('cpu_vector_units', 123), 'no core': ('cpu_count', -4),
+              'cores as a list': ('cpu_count', [2]), 'families as a list': ('cpu_family', [25, 26]),
+              'an infinite family': ('cpu_family', float('inf')), 'a limit as a dict': ('power_limit_w', {'w': 1})}
+
+@pytest.mark.parametrize('what', sorted(HOSTILE_HW))
+def test_a_hostile_hardware_record_is_unchecked_plausibility_never_a_wrong_line(tmp_path, what):
+    """A record's facts are each one plausible number, or the peak rule says nothing (the board: "plausibility
+    unchecked"): never this machine's CPU in their place (blank vector units), never an infinite peak that passes
+    anything, never a line of numpy's words ("could not be checked: ValueError ...")."""
+    from throughput_bench.analyse.submit import stated_peak
+    key, value = HOSTILE_HW[what]
+    f = copy('cpu_amd_epyc', tmp_path / 'cpu_amd_epyc')
+    h = f / 'cpu_amd_epyc_hardware.json'; hw = json.loads(h.read_text())
+    hw[key] = value; h.write_text(json.dumps(hw)); reseal(f)
+    said, subs = check_all(f)
+    assert not [l for l in said[f] if 'could not be checked' in l or 'peak' in l], said[f]
+    peak = stated_peak(subs[f].hardware, dict(precision='fp32', threads=2))
+    assert peak is None or (key in ('cpu_count', 'cpu_family', 'power_limit_w') and 0 < peak < 1), peak

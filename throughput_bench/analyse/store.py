@@ -595,8 +595,11 @@ def frame_groups(paths:list)->tuple:
         except Exception as e: alone[i] = e
     for header, members in by_header.items():
         body = b''.join(b if b.endswith(b'\n') else b + b'\n' for b in map(_body, (s for _, s in members)) if b)
-        df = (pd.read_csv(io.BytesIO(body), header=None, names=list(header), dtype=object, na_filter=False,
-                          engine='c', encoding='utf-8') if body.strip() else pd.DataFrame(columns=list(header)))
+        # behind a header line, as `_frame_of` reads a file: a BOM that starts the first row is the row's, not one
+        # pandas takes for the stream's and drops
+        df = (pd.read_csv(io.BytesIO(b'header\n' + body), header=None, skiprows=1, names=list(header), dtype=object,
+                          na_filter=False, engine='c', encoding='utf-8') if body.strip()
+              else pd.DataFrame(columns=list(header)))
         if len(df) == sum(s.rows for _, s in members) and not df.model_name.str.strip().eq('').any():
             groups.append((df, [(i, s.rows) for i, s in members])); continue
         for i, s in members:  # never trust a second reader over the first: each file alone says what is wrong

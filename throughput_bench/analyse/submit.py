@@ -17,7 +17,7 @@ __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LO
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
            'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'RULES',
-           'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'stated_peak', 'power_limit',
+           'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'hw_num', 'stated_peak', 'power_limit',
            'contradictions', 'date_range', 'fingerprints', 'released', 'pd_num', 'check', 'device_files', 'sha256',
            'manifest', 'BadOption', 'submit', 'next_steps', 'shown', 'read_manifest', 'check_all', 'check_folder',
            'check_folders', 'machine_identity', 'standing', 'board_rows', 'esc', 'page_link', 'leaderboard']
@@ -172,14 +172,33 @@ def _dtype(row:dict, kind:str)->str:
     tf32 = str(row.get('tf32_enabled', '')).strip().lower() in ('true', '1', '1.0')
     return matmul_dtype_name(str(row.get('precision', 'fp32')), kind, tf32)
 
+def hw_num(hw:dict, key:str)->float:
+    """A hardware record's `key` as one finite number (a number, or a string of one); NaN for anything else (a list, a
+    dict, true, Infinity, text)."""
+    import math
+    v = hw.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)): return float('nan')
+    try: x = float(v)
+    except (ValueError, OverflowError): return float('nan')
+    return x if math.isfinite(x) else float('nan')
+
 def stated_peak(hw:dict, # the hardware record
                 row:dict, # one row (precision, tf32_enabled, threads, quant)
                )->Optional[float]:
     """The stated device's peak TFLOP/s at the row's precision (`peaks.device_peak`), from the record alone; on a GPU
     whose datasheet has no units of that dtype, its highest peak bounds it. None: a device the tables do not know."""
     kind = str(hw.get('device_type', ''))
-    if kind == 'cpu' and not all(hw.get(k) for k in ('cpu_vector_units', 'cpu_max_mhz', 'cpu_vendor')): return None
-    if kind not in ('cpu', 'cuda'): return None  # (device_peak would read this machine's CPU for what a record lacks)
+    if kind not in ('cpu', 'cuda'): return None
+    if kind == 'cpu':  # every fact from the record, each a plausible number: never this machine's CPU (device_peak's
+        # fallback), never a clock of 1e308 or a core count of -4 that would switch the rule off or flag every row
+        units, vendor = hw.get('cpu_vector_units'), hw.get('cpu_vendor')
+        mhz, cores = hw_num(hw, 'cpu_max_mhz'), [hw_num(hw, k) for k in ('cpu_count', 'cpu_affinity')]
+        if not (isinstance(units, str) and units.split() and isinstance(vendor, str) and vendor.strip()
+                and 100 <= mhz <= 10_000 and any(0 < x <= 4096 for x in cores)): return None
+        ids = {k: int(v) for k in ('cpu_family', 'cpu_model_number') if 0 <= (v := hw_num(hw, k)) < 4096}
+        hw = dict(cpu_vector_units=units, cpu_vendor=vendor, cpu_max_mhz=mhz, **ids,
+                  **{k: int(x) for k, x in zip(('cpu_count', 'cpu_affinity'), cores) if 0 < x <= 4096})
+    elif not isinstance(hw.get('gpu_name'), str): return None
     t = pd_num(row.get('threads'))
     try: p = device_peak(hw, kind, _dtype(row, kind), int(t) if t == t and t > 0 else None)
     except Exception: return None
@@ -223,7 +242,7 @@ def _peak(s:Submission)->list:
 def power_limit(hw:dict)->Optional[float]:
     "The stated device's power limit in W: the lower of the record's (NVML's enforced limit) and the datasheet's."
     f = gpu_facts(str(hw.get('gpu_name', ''))) if hw.get('device_type') == 'cuda' else None
-    xs = [x for x in (pd_num(hw.get('power_limit_w')), f and f['watts']) if x and x == x and x > 0]
+    xs = [x for x in (hw_num(hw, 'power_limit_w'), f and f['watts']) if x and x == x and x > 0]
     return min(xs) if xs else None
 
 def _power(s:Submission)->list:
@@ -255,17 +274,17 @@ def contradictions(hw:dict, rows=None)->list:
     for v, (words, families) in CPU_VENDORS.items():
         if v != vendor and vendor in CPU_VENDORS and any(re.search(words, n, re.I) for n in names):
             out.append(f"a CPU named {shown(names[-1])[:80]!r} beside cpu_vendor {shown(vendor)[:80]!r}")
-        fam = pd_num(hw.get('cpu_family'))
-        if v == vendor and fam == fam and int(fam) not in families:
-            out.append(f"cpu_family {int(fam)} is no {v} family")
+        fam = hw_num(hw, 'cpu_family')
+        if v == vendor and fam == fam and (fam != int(fam) or int(fam) not in families):
+            out.append(f"cpu_family {fam:g} is no {v} family")
     if kind == 'cpu' and rows is not None and 'threads' in rows:
-        cores = pd_num(hw.get('cpu_count'))
+        cores = hw_num(hw, 'cpu_count')
         if cores > 0 and (pd_num(rows.threads) > cores).any():
             out.append(f"rows with more threads than its {cores:g} cores")
     name = str(hw.get('gpu_name', ''))
     f = gpu_facts(name) if kind == 'cuda' else None
     if f:
-        mem, lim = pd_num(hw.get('gpu_mem_gb')), pd_num(hw.get('power_limit_w'))
+        mem, lim = hw_num(hw, 'gpu_mem_gb'), hw_num(hw, 'power_limit_w')
         cc = str(hw.get('compute_capability') or '')
         if mem > f['memory_gb'] * 1.15: out.append(f"{mem:g} GB of GPU memory on a {f['memory_gb']} GB device")
         if cc and cc != f['compute_capability']:

@@ -513,15 +513,34 @@ class ServerProcess:
         for i in range(tries):
             self._stopped = False
             self._launch()
-            if wait_ready(self.url, self.ready_timeout, self.proc): return self
+            ready = wait_ready(self.url, self.ready_timeout, self.proc)
+            if ready and self.listens(): return self
             code = self.proc.poll(); self.stop()
-            # The port was free when chosen; a client's outgoing connection can take it before the server listens:
-            # uvicorn then exits 3 (its startup failure), tbench 2 ("cannot listen").
-            taken = code == 3 or (code == 2 and port_busy(self.port))
+            # The port was free when chosen; a client's outgoing connection, or another server, can take it before
+            # this one listens: uvicorn then exits 3 (its startup failure), tbench 2 ("cannot listen"), or another
+            # server answers the health check
+            taken = ready or code == 3 or (code == 2 and port_busy(self.port))
             if not taken or i == tries - 1: break
             self.port = free_port(); self.url = f"http://127.0.0.1:{self.port}"
         raise BenchError(f"tbench serve {' '.join(self.args)} was not ready within {self.ready_timeout:g} s"
-                         + (f" (it exited with {code})" if code is not None else ''))
+                         + (" (another server answered on its port)" if ready else
+                            f" (it exited with {code})" if code is not None else ''))
+
+    def listens(self)->bool:
+        """Whether a process this server started (it, or one of its workers) listens on its port: a health check
+        answered by another server on the same port is not this one's."""
+        import psutil
+        try: procs = [psutil.Process(self.proc.pid)]; procs += procs[0].children(recursive=True)
+        except psutil.Error: return False
+        seen = False
+        for p in procs:
+            try: conns = getattr(p, 'net_connections', None) or p.connections
+            except psutil.Error: continue
+            try: cs = conns(kind='tcp'); seen = True
+            except psutil.AccessDenied: continue  # a system that hides them: not evidence against
+            except psutil.Error: continue
+            if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port for c in cs): return True
+        return not seen  # nothing could be read: believe the health check
 
     def kill(self, sig=signal.SIGKILL):
         "Send `sig` to the server and all its workers."
