@@ -83,7 +83,7 @@ def test_notebooks_are_named_as_their_modules_and_none_imports_a_later_one():
     import ast
     mods = _package_modules()
     assert len(mods) > 25
-    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 27_scale_sweep.ipynb exports scale.sweep
+    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 28_scale_sweep.ipynb exports scale.sweep
     later = []
     for name, (n, _, src) in mods.items():
         pkg = name.rsplit('.', 1)[0] if '.' in name else ''
