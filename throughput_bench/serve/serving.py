@@ -8,6 +8,7 @@ import io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, thr
 from dataclasses import dataclass, asdict
 from typing import Optional
 import numpy as np, re, ctypes
+from fastcore.basics import patch
 from ..core import *
 from ..backbones.registry import get_model, check_model
 
@@ -526,27 +527,6 @@ class ServerProcess:
                          + (" (another server answered on its port)" if ready else
                             f" (it exited with {code})" if code is not None else ''))
 
-    def listens(self)->bool:
-        """Whether a process this server started (it, or one of its workers) listens on its port: a health check
-        answered by another server on the same port is not this one's."""
-        import psutil
-        try: procs = [psutil.Process(self.proc.pid)]; procs += procs[0].children(recursive=True)
-        except psutil.Error: return False
-        seen = False
-        for p in procs:
-            try: conns = getattr(p, 'net_connections', None) or p.connections
-            except psutil.Error: continue
-            try: cs = conns(kind='tcp'); seen = True
-            except psutil.AccessDenied: continue  # a system that hides them: not evidence against
-            except psutil.Error: continue
-            if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port for c in cs): return True
-        return not seen  # nothing could be read: believe the health check
-
-    def kill(self, sig=signal.SIGKILL):
-        "Send `sig` to the server and all its workers."
-        try: os.killpg(self.proc.pid, sig)
-        except (ProcessLookupError, PermissionError): pass
-
     def stop(self):
         if self.proc is None or getattr(self, '_stopped', False): return
         self._stopped = True
@@ -559,3 +539,27 @@ class ServerProcess:
 
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
+
+# %% ../../nbs/24_serve_serving.ipynb #831557da
+@patch
+def listens(self:ServerProcess)->bool:
+    """Whether a process this server started (it, or one of its workers) listens on its port: a health check
+    answered by another server on the same port is not this one's."""
+    import psutil
+    try: procs = [psutil.Process(self.proc.pid)]; procs += procs[0].children(recursive=True)
+    except psutil.Error: return False
+    seen = False
+    for p in procs:
+        try: conns = getattr(p, 'net_connections', None) or p.connections
+        except psutil.Error: continue
+        try: cs = conns(kind='tcp'); seen = True
+        except psutil.AccessDenied: continue  # a system that hides them: not evidence against
+        except psutil.Error: continue
+        if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port for c in cs): return True
+    return not seen  # nothing could be read: believe the health check
+
+@patch
+def kill(self:ServerProcess, sig=signal.SIGKILL):
+    "Send `sig` to the server and all its workers."
+    try: os.killpg(self.proc.pid, sig)
+    except (ProcessLookupError, PermissionError): pass
