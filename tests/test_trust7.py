@@ -79,3 +79,23 @@ def test_a_hostile_hardware_record_is_unchecked_plausibility_never_a_wrong_line(
     assert not [l for l in said[f] if 'could not be checked' in l or 'peak' in l], said[f]
     peak = stated_peak(subs[f].hardware, dict(precision='fp32', threads=2))
     assert peak is None or (key in ('cpu_count', 'cpu_family', 'power_limit_w') and 0 < peak < 1), peak
+
+BLOCK = '''import sys
+class Block:
+    "pydantic is not installed: as on a GPU machine's image, where litserve was carried without it."
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] == 'pydantic': raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Block())
+'''
+
+def test_a_package_installed_without_its_requirement_is_one_line_naming_both(tmp_path):
+    "On an H200 `tbench latency` printed litserve's traceback: litserve imports pydantic, which was not there."
+    from conftest import tbench
+    site = tmp_path / 'site'; site.mkdir(); (site / 'sitecustomize.py').write_text(BLOCK)
+    import os
+    r = tbench('latency', 'http://127.0.0.1:9', '--wandb', 'disabled', '--no-progress', cwd=tmp_path,
+               env={'PYTHONPATH': os.pathsep.join([str(site), os.environ.get('PYTHONPATH', '')])})
+    assert r.returncode == 2 and 'Traceback' not in r.stderr, r.stderr[-2000:]
+    (line,) = r.stderr.strip().splitlines()
+    assert "'pydantic' is not installed (litserve imports it" in line and line.endswith('pip install pydantic'), line
+    assert not list(tmp_path.glob('results/*.csv'))  # nothing half-written

@@ -4,7 +4,7 @@
 
 # %% ../nbs/37_cli.ipynb #d6ef5c41
 from __future__ import annotations
-import sys, argparse, dataclasses, signal, os, functools, textwrap, shlex
+import sys, argparse, dataclasses, signal, os, functools, textwrap, shlex, traceback
 from pathlib import Path
 from typing import Optional
 from .core import *
@@ -15,16 +15,16 @@ from .backbones.registry import get_model, count_params, UNAVAILABLE, REGISTRY
 # every other command's start need not wait for
 
 # %% auto #0
-__all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'Parser', 'with_alias', 'both_spellings', 'positive_int', 'positive_float',
-           'nonneg_float', 'api_help', 'whole_number', 'number', 'option_help', 'option_flag', 'add_options', 'HelpAll',
-           'print_rows', 'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer', 'throughput_bench', 'train_parser',
-           'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models', 'geo_cards', 'cmd_models',
-           'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_submit', 'cmd_leaderboard', 'cmd_report',
-           'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser', 'latency_table', 'cmd_latency',
-           'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser', 'cmd_map', 'start_with_allocator',
-           'models_parser', 'hw_parser', 'sync_parser', 'report_parser', 'history_parser', 'collect_parser',
-           'globe_parser', 'submit_parser', 'leaderboard_parser', 'repair_parser', 'main_parser', 'Terminated',
-           'tbench']
+__all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'PIP_NAMES', 'Parser', 'with_alias', 'both_spellings', 'positive_int',
+           'positive_float', 'nonneg_float', 'api_help', 'whole_number', 'number', 'option_help', 'option_flag',
+           'add_options', 'HelpAll', 'print_rows', 'infer_parser', 'examples', 'cmd_infer', 'cmd_seed_infer',
+           'throughput_bench', 'train_parser', 'cmd_train', 'rsg_parser', 'cmd_rsg', 'ready_steady_go', 'stream_models',
+           'geo_cards', 'cmd_models', 'hw_facts', 'cmd_hw', 'cmd_sync', 'cmd_globe', 'cmd_collect', 'cmd_submit',
+           'cmd_leaderboard', 'cmd_report', 'cmd_history', 'cmd_repair', 'serve_parser', 'cmd_serve', 'latency_parser',
+           'latency_table', 'cmd_latency', 'compare_parser', 'cmd_compare', 'tune_parser', 'cmd_tune', 'map_parser',
+           'cmd_map', 'start_with_allocator', 'models_parser', 'hw_parser', 'sync_parser', 'report_parser',
+           'history_parser', 'collect_parser', 'globe_parser', 'submit_parser', 'leaderboard_parser', 'repair_parser',
+           'missing_text', 'main_parser', 'Terminated', 'tbench']
 
 # %% ../nbs/37_cli.ipynb #b51db73a
 class Parser(argparse.ArgumentParser):
@@ -856,6 +856,23 @@ COMMANDS = [
      'cmd_repair'),
 ]
 
+# %% ../nbs/37_cli.ipynb #9a5b118b
+PIP_NAMES = {'zmq': 'pyzmq', 'yaml': 'pyyaml', 'PIL': 'pillow', 'cv2': 'opencv-python-headless',
+             'sklearn': 'scikit-learn', 'mlperf_loadgen': 'mlcommons-loadgen', 'multipart': 'python-multipart',
+             'python_multipart': 'python-multipart', 'pynvml': 'nvidia-ml-py'}  # where pip's name is not the module's
+
+def missing_text(e:ModuleNotFoundError # raised by an `import` somewhere below a command
+                )->str:
+    "One line for a module that is not installed: which, which package imported it, and the `pip install` to run."
+    top = (e.name or '?').split('.')[0]
+    frames = [(f.f_globals.get('__name__') or '', f.f_code.co_name) for f, _ in traceback.walk_tb(e.__traceback__)]
+    importers = [n.split('.')[0] for n, fn in frames  # not the import machinery, nor a finder on sys.meta_path
+                 if n and not n.startswith(('importlib', '__main__')) and fn not in ('find_spec', 'find_module')]
+    by = importers[-1] if importers else ''
+    who = ('throughput_bench needs it' if by == 'throughput_bench' else f"{by} imports it, installed without it" if by
+           else 'imported by this command')
+    return f"the Python package {top!r} is not installed ({who}): pip install {PIP_NAMES.get(top, top)}"
+
 # %% ../nbs/37_cli.ipynb #ae0e01e1
 def main_parser(argv:Optional[list]=None)->Parser:
     """`tbench` and its commands (`COMMANDS`), each a subparser whose `fn` runs it. Given the command line `argv`, only
@@ -875,11 +892,13 @@ class Terminated(Exception):
 def _on_sigterm(signum, frame): raise Terminated()
 
 def _run(fn, prog:str):
-    """Run `fn`, turning a `BenchError` or an `OSError` (a full disk) into one line on stderr and exit 2, Ctrl-C into
-    exit 130, SIGTERM into 143."""
+    """Run `fn`, turning a `BenchError`, a missing package (`missing_text`) or an `OSError` (a full disk) into one line
+    on stderr and exit 2, Ctrl-C into exit 130, SIGTERM into 143."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     try: check_floors(); fn()  # a requirement below its floor: one line naming it, before it can raise anywhere
     except BenchError as e: sys.stderr.write(error_text(f"{prog}: error: {e}") + '\n'); sys.exit(2)
+    except ModuleNotFoundError as e:
+        sys.stderr.write(error_text(f"{prog}: error: {missing_text(e)}") + '\n'); sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write(
             f"{prog}: interrupted: every row measured so far is stored; run the same command again to resume\n"
