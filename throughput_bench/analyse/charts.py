@@ -61,7 +61,9 @@ def variant_words(df:pd.DataFrame)->pd.Series:
     varies = (
         canon.groupby(group, dropna=False)[rest].transform('nunique').gt(1) if rest else pd.DataFrame(index=df.index)
     )
-    words = [config_words(r, SAID + tuple(k for k in rest if varies.at[i, k])) for i, r in df.iterrows()]
+    vary = varies[rest].to_numpy(bool) if rest else [()] * len(df)  # a dict a row: no Series built per row
+    words = [config_words(r, SAID + tuple(k for k, v in zip(rest, vs) if v))
+             for r, vs in zip(df.to_dict('records'), vary)]
     if 'quant' in df and 'int8_units' in df:  # an int8 figure says its units: `int8 on avx2`, `int8 on amx_int8`
         words = [re.sub(r'\bint8\b', int8_on(q, u), w, count=1)
                  for w, q, u in zip(words, df['quant'], df['int8_units'])]
@@ -96,11 +98,14 @@ def best_rows(df:pd.DataFrame)->pd.DataFrame:
 # %% ../../nbs/15_analyse_charts.ipynb #8edaa1b7
 def at_native_input(df:pd.DataFrame)->pd.Series:
     "Whether each row ran at its model's native channels and size (False for a model the registry does not know)."
-    def native(r):
-        try: i = get_model(r.model_name)
-        except Exception: return False
-        return int(r.input_channels) == i.channels and int(r.input_size) == i.size
-    return df.apply(native, axis=1).astype(bool) if len(df) else pd.Series(dtype=bool)
+    if not len(df): return pd.Series(dtype=bool)
+    def shape(name):  # each model's native (channels, size), looked up once a model
+        try: i = get_model(name); return (i.channels, i.size)
+        except Exception: return (-1, -1)
+    want = {m: shape(m) for m in df.model_name.unique()}
+    c, s = (df.model_name.map(lambda m, k=k: want[m][k]) for k in (0, 1))
+    num = lambda col: pd.to_numeric(df[col], errors='coerce')
+    return (num('input_channels').eq(c) & num('input_size').eq(s)).astype(bool)
 
 def native_rows(best:pd.DataFrame)->pd.DataFrame:
     """Rows minus a model's runs at other shapes, where it also ran at its native input on that device in that mode (a

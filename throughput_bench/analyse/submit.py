@@ -976,8 +976,12 @@ def page_link(target, out:Path)->str:
     rel = '/'.join(urllib.parse.quote(p, safe='') for p in rel.split('/'))
     return rel if rel.startswith('../') else './' + rel
 
-def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
-    "One row of a group's table."
+class _Rec(dict):
+    "A row as a dict whose columns read as attributes too (`r.device`, `r.get('quant')`): no Series built per row."
+    __getattr__ = dict.__getitem__
+
+def _board_row(r, out:Path, gsd_m:float, first:bool, links:Optional[dict]=None)->str:
+    "One row of a group's table (`links`: each folder's link, worked out once a folder)."
     import os
     ci = (f"[{_n(r.throughput_ci_low)}–{_n(r.throughput_ci_high)}]" if r.throughput_ci_low == r.throughput_ci_low
           and r.throughput_ci_high == r.throughput_ci_high else 'no interval')
@@ -986,7 +990,11 @@ def _board_row(r, out:Path, gsd_m:float, first:bool)->str:
                                  int8_on(r.get('quant', ''), r.get('int8_units', '')),  # int8 on its units
                                  f"batch {int(r.batch_size)}") if x)
     km2 = r.throughput_mean * (r.input_size * gsd_m) ** 2 / 1e6
-    link = page_link(r.folder, out)
+    key = str(r.folder)
+    link = links.get(key) if links is not None else None
+    if link is None:
+        link = page_link(r.folder, out)
+        if links is not None: links[key] = link
     tags = (f'<span class="tag">older {esc(r.older)}</span>' if r.older else '') + \
            ('' if r.checked else '<span class="tag">unchecked: no manifest</span>') + \
            ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '') + \
@@ -1019,12 +1027,14 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0,
     g = d.groupby('group').agg(checked=('checked', 'any'), sure=('sure', 'any'), top=('throughput_mean', 'max'))
     order = g.sort_values(['checked', 'sure', 'top'], ascending=False).index
     body = []
+    by_group, links = dict(list(d.groupby('group', sort=False))), {}
     for i, g in enumerate(order):
-        rows = d[d.group.eq(g)].sort_values(['sure', 'throughput_mean'], ascending=False)
+        rows = by_group[g].sort_values(['sure', 'throughput_mean'], ascending=False)
         body.append(f'<h2 id="g{i}">{esc(g)}</h2><table><thead><tr><th>device</th><th>runtime · compile · batch</th>'
                     f'<th>img/s [95% CI]</th><th>km²/s @{gsd_m:g} m</th><th>by</th><th>when</th><th>versions</th>'
                     '<th>folder</th></tr></thead><tbody>'
-                    + ''.join(_board_row(r, out, gsd_m, j == 0) for j, (_, r) in enumerate(rows.iterrows()))
+                    + ''.join(_board_row(_Rec(r), out, gsd_m, j == 0, links)
+                              for j, r in enumerate(rows.to_dict('records')))
                     + '</tbody></table>')
     left = [esc(p) for ps in bad.values() for p in ps[:3]]  # each line names its folder
     notes = ('<p><b>Left off (failing the rules):</b><br>' + '<br>'.join(left) + '</p>') if left else ''
