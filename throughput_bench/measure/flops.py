@@ -4,18 +4,18 @@
 
 # %% ../../nbs/09_measure_flops.ipynb #8822d0a3
 from __future__ import annotations
-import copy, contextlib, itertools, json, os, torch
+import copy, contextlib, functools, itertools, json, math, os, torch
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 from torch.utils.flop_counter import FlopCounterMode
 from torch.nn.attention import sdpa_kernel, SDPBackend
 from ..core import cpu_features, cpu_ids, cache_root, keep_json
 
 # %% auto #0
-__all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'gemm_tflops',
-           'copy_gbps', 'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling',
-           'measure_ceilings', 'ceilings_stale', 'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype',
-           'mfu', 'annotate_mfu']
+__all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'flops_key',
+           'known_gflops', 'gemm_tflops', 'copy_gbps', 'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops',
+           'ort_gemm_tflops', 'gemm_ceiling', 'measure_ceilings', 'ceilings_stale', 'ceilings_cache',
+           'machine_ceilings', 'keep_ceilings', 'matmul_dtype', 'mfu', 'annotate_mfu']
 
 # %% ../../nbs/09_measure_flops.ipynb #8c59a2be
 def count_flops(model:torch.nn.Module, x:torch.Tensor, backward:bool=False)->float:
@@ -49,6 +49,44 @@ def gflops_per_sample(model:torch.nn.Module, channels:int, size:int, backward:bo
         m = copy.deepcopy(model).float().cpu()
         return count_flops(m, torch.randn(2, channels, size, size), backward) / 2 / 1e9
     except Exception: return None
+
+# %% ../../nbs/09_measure_flops.ipynb #d0acc0bc
+@functools.lru_cache(maxsize=None)
+def _builders_stamp()->str:
+    "The size and time of this package's model builders' files: a builder edited is a count made again."
+    from throughput_bench import backbones
+    return ' '.join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
+                    for p in sorted(Path(backbones.__file__).parent.glob('*.py')))
+
+def flops_key(spec, # a `BenchSpec` (or anything with its model and input fields)
+              backward:bool=False # the training pass (forward and backward)
+             )->str:
+    "What a configuration's FLOP count depends on, in words (`known_gflops` keeps counts under it)."
+    from importlib.metadata import version, PackageNotFoundError
+    from throughput_bench.backbones.registry import get_model
+    def ver(p):
+        try: return version(p)
+        except (PackageNotFoundError, ValueError): return ''
+    info = get_model(spec.model_name)
+    return (f"{info!r} {spec.input_channels}x{spec.input_size}x{spec.timesteps or 1} classes={spec.num_classes} "
+            f"{'train' if backward else 'infer'} torch {torch.__version__} timm {ver('timm')} "
+            f"{info.package} {ver(info.package) if info.package else ''} builders {_builders_stamp()}")
+
+def known_gflops(spec, # the configuration whose model is counted
+                 count:Callable, # counts it: `lambda: gflops_per_sample(model, ...)`
+                 backward:bool=False)->Optional[float]:
+    """`count()`, kept in `$TB_CACHE_DIR/gflops.json` under `flops_key(spec, backward)`, so that the processes of a
+    configuration after the first read it. A failed count (None) is not kept; a kept value that is not a positive
+    number is counted again and replaced."""
+    path, key = cache_root() / 'gflops.json', flops_key(spec, backward)
+    try: cache = json.loads(path.read_text())
+    except (OSError, ValueError): cache = {}
+    if not isinstance(cache, dict): cache = {}
+    v = cache.get(key)
+    if type(v) in (int, float) and math.isfinite(v) and v > 0: return float(v)
+    g = count()
+    if g: keep_json(path, cache | {key: g})
+    return g
 
 # %% ../../nbs/09_measure_flops.ipynb #6e383e65
 import re, math, time, platform

@@ -18,7 +18,7 @@ from .timing import TimingConfig, measure
 from ..backends.export import (image_files, split_images, read_images, files_digest, export_key,
                                              weights_digest, cache_root)
 from ..machine.energy import Meter
-from .flops import gflops_per_sample
+from .flops import gflops_per_sample, known_gflops
 from ..machine.hardware import device_name, device_memory_gb, load_average
 from ..machine.contention import gpu_clocks
 
@@ -267,7 +267,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
         device, info, model = build_model(spec); model.eval()
         describe_model(res, info)
         params = n_params(model)
-        gflops = gflops_per_sample(model, spec.in_chans, spec.input_size)
+        gflops = known_gflops(spec, lambda: gflops_per_sample(model, spec.in_chans, spec.input_size))
         prep, checks = prepare_checked(model, spec, device, res)
         batch = spec.batch_size
         if device.type == 'cpu' and prep.probe and spec.compile_mode == 'none' and spec.probe_batch:

@@ -13,7 +13,7 @@ from ..machine.devices import *
 from ..backbones.registry import n_params
 from .timing import TimingConfig, measure
 from ..machine.energy import Meter
-from .flops import gflops_per_sample
+from .flops import gflops_per_sample, known_gflops
 from ..backends.model import (setup_run, maybe_compile, synthetic_input, loader_input, is_oom, one_line,
                                       describe_device, describe_model)
 from .inference import finish_result, cpu_batch_fit
@@ -105,7 +105,9 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
         device, info, model, _ = setup_run(train_spec)   # weights stay fp32: amp/bf16 are autocast
         dtype = torch.float32
         describe_model(res, info)
-        params, gflops = n_params(model), gflops_per_sample(model, spec.in_chans, spec.input_size, backward=True)
+        params = n_params(model)
+        gflops = known_gflops(spec, lambda: gflops_per_sample(model, spec.in_chans, spec.input_size, backward=True),
+                              backward=True)
         model = maybe_compile(model.train(), spec.compile_mode)
         opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr, device)
         batch = spec.batch_size

@@ -14,7 +14,7 @@ from ..machine.devices import *
 from ..measure.timing import TimingConfig, Timing, should_stop, _rel_ci
 from ..measure.training import phase_seconds, make_optimizer, TrainStep
 from ..backbones.registry import n_params
-from ..measure.flops import gflops_per_sample
+from ..measure.flops import gflops_per_sample, known_gflops
 from ..backends.model import setup_run, describe_device, describe_model, one_line
 from ..machine.hardware import load_average
 from ..measure.inference import finish_result
@@ -98,7 +98,9 @@ def run_rank(
         torch.manual_seed(0)  # the same initial weights on every rank, as DDP expects (it also broadcasts rank 0's)
         _, info, model, _ = setup_run(train_spec)
         describe_model(res, info)
-        params, gflops = n_params(model), gflops_per_sample(model, spec.in_chans, spec.input_size, backward=True)
+        params = n_params(model)
+        gflops = known_gflops(spec, lambda: gflops_per_sample(model, spec.in_chans, spec.input_size, backward=True),
+                              backward=True)
         ddp = DDP(model.train(), device_ids=[device.index] if device.type == 'cuda' else None)
         opt = make_optimizer(spec.optimizer, ddp.parameters(), spec.lr, device)
         reset_peak_memory(device)
