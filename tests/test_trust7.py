@@ -99,3 +99,19 @@ def test_a_package_installed_without_its_requirement_is_one_line_naming_both(tmp
     (line,) = r.stderr.strip().splitlines()
     assert "'pydantic' is not installed (litserve imports it" in line and line.endswith('pip install pydantic'), line
     assert not list(tmp_path.glob('results/*.csv'))  # nothing half-written
+
+@pytest.mark.parametrize('text', ['not json', '[1, 2]', '{"k": NaN}', 'null', '"a string"', '\x00' * 64])
+def test_a_damaged_flops_cache_is_counted_again_and_mended(tmp_path, monkeypatch, text):
+    "The FLOPs cache is the machine's own file, but a crash or a hand can damage it: a count is never read from junk."
+    import json
+    from throughput_bench.core import BenchSpec
+    from throughput_bench.measure.flops import known_gflops, flops_key
+    monkeypatch.setenv('TB_CACHE_DIR', str(tmp_path))
+    spec = BenchSpec(model_name='resnet18', input_size=32)
+    (tmp_path / 'gflops.json').write_text(text.replace('"k"', json.dumps(flops_key(spec))))
+    calls = []
+    assert known_gflops(spec, lambda: calls.append(1) or 0.075) == 0.075 and calls == [1]
+    assert known_gflops(spec, lambda: calls.append(1) or 0.075) == 0.075 and calls == [1]  # mended: read back
+    for bad in (-1.0, 0, True, '0.075', [0.075]):
+        (tmp_path / 'gflops.json').write_text(json.dumps({flops_key(spec): bad}))
+        assert known_gflops(spec, lambda: 0.075) == 0.075
