@@ -13,9 +13,9 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'INT8_UNITS', 'AVX2_INT8', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS',
            'BenchResult', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
            'PRIOR_DOF', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'quoted', 'whole',
-           'error_text', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'cpu_ids', 'int8_units', 'int8_on',
-           'int8_said', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec', 'fields_in',
-           'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
+           'error_text', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'LazyModule', 'cpu_ids', 'int8_units',
+           'int8_on', 'int8_said', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec',
+           'fields_in', 'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
            'with_field_columns', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock',
            'below_floors', 'check_floors', 'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile', 'norm_sf',
            'norm_logsf', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
@@ -112,6 +112,15 @@ def keep_json(path, obj)->bool:
         tmp = path.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(obj, indent=1)); os.replace(tmp, path)
         return True
     except OSError: return False
+
+class LazyModule:
+    """A module imported at its first attribute (`torch = LazyModule('torch')`): a module whose torch serves the worker
+    processes imports it there, and a command's own process, which plans, stores and reports, never does."""
+    def __init__(self, name:str): self._name = name
+    def __getattr__(self, attr):
+        import importlib
+        return getattr(sys.modules.get(self._name) or importlib.import_module(self._name), attr)
+    def __repr__(self): return f"LazyModule({self._name!r})"
 
 def cpu_ids()->dict:
     "This CPU's vendor, family and model numbers (from /proc/cpuinfo; empty elsewhere)."

@@ -4,21 +4,24 @@
 
 # %% ../../nbs/18_backends_pytorch.ipynb #c35b9d85
 from __future__ import annotations
-import dataclasses, importlib.util, time, torch
+import dataclasses, importlib.util, time
 from typing import Optional
 from ..core import *
 from ..machine.devices import *
-from .model import maybe_compile, predictor, synthetic_input, loader_input
 from .base import Backend, Prepared, RUNTIMES_EXTRA
 from .export import calibration_images, quiet_logging
 
 # %% auto #0
 __all__ = ['BACKEND', 'inference_step', 'PyTorch', 'quantized_pt2e', 'first_frozen', 'int8_problem']
 
+# %% ../../nbs/18_backends_pytorch.ipynb #3c9a6f14
+torch = LazyModule('torch')  # imported where a model is prepared: a command's own process plans without it
+
 # %% ../../nbs/18_backends_pytorch.ipynb #974cc825
 def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
     """The function the timer calls: one forward pass on one batch (through `backend.predictor`, as the model server
     calls it)."""
+    from throughput_bench.backends.model import predictor, synthetic_input, loader_input
     f = predictor(model, spec, device, dtype, cast=False)  # the batch is made in the model's dtype and layout, once
     if spec.data_mode == 'dataloader':
         nxt = loader_input(spec, batch, device, dtype)
@@ -47,6 +50,7 @@ class PyTorch(Backend):
         return super().unsupported(spec) or (int8_problem(spec) if spec.quant == 'int8' else None)
 
     def prepare(self, model, spec:BenchSpec, device)->Prepared:
+        from throughput_bench.backends.model import maybe_compile, predictor  # torch's: a worker's, never the planner's
         dtype, _ = precision_dtypes(spec.precision, device)
         quant_s, calibration = None, ''
         if spec.quant == 'int8': model, quant_s, calibration = quantized_pt2e(model.eval(), spec)

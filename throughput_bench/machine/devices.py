@@ -4,15 +4,19 @@
 
 # %% ../../nbs/02_machine_devices.ipynb #dcb9196a
 from __future__ import annotations
-import re, sys, contextlib, resource, torch
+import os, re, sys, json, platform, contextlib, resource
 from typing import Optional
 from ..core import *
 from ..core import _vm_status
 
 # %% auto #0
-__all__ = ['resolve_device', 'synchronize', 'reset_peak_memory', 'peak_memory_mb', 'autocast_dtype', 'precision_dtypes',
-           'compute_dtype', 'precision_support', 'int8_row_units', 'set_tf32', 'tf32_active', 'autocast',
+__all__ = ['THREADS_ENV', 'resolve_device', 'synchronize', 'reset_peak_memory', 'peak_memory_mb', 'autocast_dtype',
+           'precision_dtypes', 'compute_dtype', 'device_type', 'compute_dtype_name', 'precision_support',
+           'int8_row_units', 'set_tf32', 'tf32_active', 'autocast', 'torch_versions', 'timm_version', 'torch_threads',
            'result_from_spec']
+
+# %% ../../nbs/02_machine_devices.ipynb #7e1f0c2a
+torch = LazyModule('torch')  # imported where a measurement needs it: a command's own process plans without it
 
 # %% ../../nbs/02_machine_devices.ipynb #3f3800ed
 def resolve_device(name:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
@@ -81,18 +85,28 @@ def compute_dtype(precision:str, device:torch.device)->torch.dtype:
     dt, ac = precision_dtypes(precision, device)
     return ac or dt
 
-def precision_support(precision:str, device:torch.device, explicit:bool=False)->Optional[str]:
-    "None if `precision` runs natively on `device`; otherwise the reason it is skipped."
-    dt = compute_dtype(precision, device)
-    if dt == torch.float32: return None
-    name = 'bf16' if dt == torch.bfloat16 else 'fp16'
-    if device.type == 'cuda':
-        major, minor = torch.cuda.get_device_capability(device)
-        if dt == torch.bfloat16 and major < 8:
+def device_type(device)->str:
+    "The type of `device`: a `torch.device`, a `hardware.Host`, or a device string (`cuda:1` → `cuda`)."
+    return getattr(device, 'type', None) or str(device).split(':')[0]
+
+def compute_dtype_name(precision:str, device)->str:
+    "The name (`fp32`, `bf16`, `fp16`) of `compute_dtype`, without torch: `device` as `device_type` takes it."
+    if precision in ('fp32', 'fp16', 'bf16'): return precision
+    if precision == 'amp': return 'bf16' if device_type(device) == 'cpu' else 'fp16'
+    raise BenchError(f"unknown precision {precision!r}: use one of {', '.join(PRECISIONS)}")
+
+def precision_support(precision:str, device, explicit:bool=False)->Optional[str]:
+    """None if `precision` runs natively on `device` (as `device_type` takes it; torch is asked for a GPU only);
+    otherwise the reason it is skipped."""
+    name = compute_dtype_name(precision, device)
+    if name == 'fp32': return None
+    if device_type(device) == 'cuda':
+        major, minor = torch.cuda.get_device_capability(torch.device(str(device)))
+        if name == 'bf16' and major < 8:
             return f"bf16 needs compute capability >= 8.0 (Ampere); this GPU is {major}.{minor}"
         return None
-    if device.type == 'mps':
-        if dt == torch.bfloat16 and not torch.backends.mps.is_macos_or_newer(14, 0): return "bf16 on MPS needs macOS 14"
+    if device_type(device) == 'mps':
+        if name == 'bf16' and not torch.backends.mps.is_macos_or_newer(14, 0): return "bf16 on MPS needs macOS 14"
         return None
     flags = cpu_features()
     native = {'bf16': {'avx512_bf16', 'amx_bf16'}, 'fp16': {'avx512_fp16', 'amx_fp16'}}[name]
@@ -133,13 +147,78 @@ def autocast(precision:str, device:torch.device):
     return torch.autocast(device_type=device.type, dtype=ac)
 
 # %% ../../nbs/02_machine_devices.ipynb #d4ef2e78
+def _version_file(package:str)->dict:
+    """The plain assignments of `package`'s `version.py` (torch's: `__version__`, `cuda`), read from the file an import
+    would load, without importing the package ({} where there is none)."""
+    import ast, importlib.util
+    try:
+        with open(os.path.join(os.path.dirname(importlib.util.find_spec(package).origin), 'version.py')) as f:
+            tree = ast.parse(f.read())
+    except Exception: return {}
+    out = {}
+    for n in tree.body:
+        t = n.targets[0] if isinstance(n, ast.Assign) and len(n.targets) == 1 else getattr(n, 'target', None)
+        if isinstance(t, ast.Name) and getattr(n, 'value', None) is not None:
+            try: out[t.id] = ast.literal_eval(n.value)
+            except ValueError: pass
+    return out
+
+def torch_versions()->dict:
+    """`{'version': torch.__version__, 'cuda': torch.version.cuda}`: torch's own where it is imported, else read from
+    its `version.py` (a command's own process plans and stores without importing torch)."""
+    t = sys.modules.get('torch')
+    if t is None:
+        v = _version_file('torch')
+        if isinstance(v.get('__version__'), str) and 'cuda' in v:
+            return {'version': v['__version__'], 'cuda': v['cuda']}
+        import torch as t
+    return {'version': str(t.__version__), 'cuda': t.version.cuda}  # a plain str: a row read where torch is not
+
+def timm_version()->str:
+    "`timm.__version__`: timm's own where it is imported, else read from its `version.py`."
+    t = sys.modules.get('timm')
+    if t is None:
+        v = _version_file('timm').get('__version__')
+        if isinstance(v, str): return v
+        import timm as t
+    return str(t.__version__)
+
+# what torch's thread counts follow beside the CPUs this process may use: OpenMP's and MKL's variables, a preload
+THREADS_ENV = re.compile(r'OMP_\w*|MKL_\w*|KMP_\w*|GOMP_\w*|OPENBLAS_\w*|LD_PRELOAD')
+
+def _threads_key()->str:
+    "What torch's default thread counts follow, as one string: the machine, its CPUs, the variables, torch."
+    import psutil
+    try: quota = open('/sys/fs/cgroup/cpu.max').read().strip()
+    except OSError: quota = ''
+    cpus = ','.join(map(str, sorted(os.sched_getaffinity(0)))) if hasattr(os, 'sched_getaffinity') else ''
+    env = sorted((k, v) for k, v in os.environ.items() if THREADS_ENV.fullmatch(k))
+    return json.dumps([platform.node(), os.cpu_count(), psutil.cpu_count(logical=False), cpus, quota, env,
+                       sys.executable, torch_versions()['version']])
+
+def torch_threads()->tuple:
+    """`(torch.get_num_threads(), torch.get_num_interop_threads())` in this process: torch's own where it is imported;
+    else what torch said in a process like this one (`_threads_key`), kept in `cache_root()/torch_threads.json` and
+    asked of torch (imported here) the first time."""
+    t, path = sys.modules.get('torch'), cache_root() / 'torch_threads.json'
+    if t is not None: return t.get_num_threads(), t.get_num_interop_threads()
+    key = _threads_key()
+    try: kept = json.loads(path.read_text())
+    except (OSError, ValueError): kept = {}
+    kept = kept if isinstance(kept, dict) else {}
+    got = kept.get(key)
+    if isinstance(got, list) and len(got) == 2 and all(type(n) is int and n > 0 for n in got): return tuple(got)
+    import torch as t
+    got = (t.get_num_threads(), t.get_num_interop_threads())
+    keep_json(path, dict(list(kept.items())[-63:]) | {key: list(got)})  # a few machines' and settings' at most
+    return got
+
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
-    import timm
-
+    v = torch_versions()
     d = {f.name: getattr(spec, f.name) for f in FIELDS}  # the configuration's identity, each field as declared
     d |= dict(compiled=spec.compile_mode != 'none', batch_requested=spec.batch_size, device=spec.device,
-              device_type=torch.device(spec.device).type, lr=spec.lr if spec.mode == 'training' else None,
-              pytorch_version=torch.__version__, cuda_version=torch.version.cuda or '', timm_version=timm.__version__,
+              device_type=device_type(spec.device), lr=spec.lr if spec.mode == 'training' else None,
+              pytorch_version=v['version'], cuda_version=v['cuda'] or '', timm_version=timm_version(),
               timestamp=now_iso())
     return BenchResult(**(d | kw))

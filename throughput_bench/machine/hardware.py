@@ -158,8 +158,8 @@ def runtime_versions()->dict:
     return out
 
 class Host:
-    """The CPU as a device, for what runs without torch (the `tbench latency` client): `type` and `index` as a
-    `torch.device`'s, `str` 'cpu'."""
+    """The CPU as a device, for what runs without torch (the `tbench latency` client, a sweep's own process on a CPU):
+    `type` and `index` as a `torch.device`'s, `str` 'cpu'."""
     type, index = 'cpu', None
     def __str__(self): return 'cpu'
     def __repr__(self): return "Host('cpu')"
@@ -181,21 +181,27 @@ def _version(package:str)->str:
     except md.PackageNotFoundError: return ''
 
 # %% ../../nbs/03_machine_hardware.ipynb #d88e99d0
-def fingerprint(device:torch.device)->dict:
+def fingerprint(device:torch.device, # a `torch.device` or a `Host`
+                of_torch:bool=False, # torch's facts though this process has not imported it (a sweep's record)
+               )->dict:
     """Everything that says what machine and software a result was measured on (torch's own facts where torch is
-    loaded; its version from its metadata where it is not)."""
+    loaded or `of_torch` asks for them: `devices.torch_versions` and `torch_threads` say them without importing it;
+    else its version from its metadata)."""
     try: from throughput_bench import __version__ as tb_version
     except Exception: tb_version = ''
     torch = sys.modules.get('torch')
     if torch is None and device.type == 'cuda': import torch
+    v, th = {'version': _version('torch'), 'cuda': ''}, (None, None)
+    if torch is not None or of_torch:
+        from throughput_bench.machine.devices import torch_versions, torch_threads
+        v, th = torch_versions(), torch_threads()
     d = dict(device=str(device), device_type=device.type, gpu_name=device_name(device),
-             gpu_mem_gb=device_memory_gb(device), cuda_version=(torch.version.cuda or '') if torch else '',
-             pytorch_version=torch.__version__ if torch else _version('torch'), timm_version=_version('timm'),
+             gpu_mem_gb=device_memory_gb(device), cuda_version=v['cuda'] or '',
+             pytorch_version=v['version'], timm_version=_version('timm'),
              numpy_version=_version('numpy'), throughput_bench_version=tb_version,
              python_version=platform.python_version(), os=platform.system(), os_release=platform.release(),
              cudnn_version=torch.backends.cudnn.version() if device.type == 'cuda' else None,
-             torch_threads=torch.get_num_threads() if torch else None,
-             torch_interop_threads=torch.get_num_interop_threads() if torch else None,
+             torch_threads=th[0], torch_interop_threads=th[1],
              thread_env={k: os.environ[k] for k in THREAD_ENV if k in os.environ}, process_env=process_env(),
              git_sha=git_sha(),
              runtimes=runtime_versions())

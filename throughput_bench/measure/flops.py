@@ -4,12 +4,10 @@
 
 # %% ../../nbs/09_measure_flops.ipynb #8822d0a3
 from __future__ import annotations
-import copy, contextlib, functools, itertools, json, math, os, torch
+import copy, contextlib, functools, itertools, json, math, os
 from pathlib import Path
 from typing import Callable, Optional
-from torch.utils.flop_counter import FlopCounterMode
-from torch.nn.attention import sdpa_kernel, SDPBackend
-from ..core import cpu_features, cpu_ids, cache_root, keep_json
+from ..core import cpu_features, cpu_ids, cache_root, keep_json, LazyModule
 
 # %% auto #0
 __all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'flops_key',
@@ -17,9 +15,14 @@ __all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'fr
            'ort_gemm_tflops', 'gemm_ceiling', 'measure_ceilings', 'ceilings_stale', 'ceilings_cache',
            'machine_ceilings', 'keep_ceilings', 'matmul_dtype', 'mfu', 'annotate_mfu']
 
+# %% ../../nbs/09_measure_flops.ipynb #5b0d7e31
+torch = LazyModule('torch')  # imported where a measurement needs it: a command's own process plans without it
+
 # %% ../../nbs/09_measure_flops.ipynb #8c59a2be
 def count_flops(model:torch.nn.Module, x:torch.Tensor, backward:bool=False)->float:
     "FLOPs (2 per multiply-add) of one forward (and backward, if `backward`) pass of `model` on `x`."
+    from torch.utils.flop_counter import FlopCounterMode
+    from torch.nn.attention import sdpa_kernel, SDPBackend
     was_training = model.training
     model.train(backward)
     try:
@@ -95,9 +98,10 @@ from ..machine.peaks import *
 from ..machine.peaks import _COLS
 
 # %% ../../nbs/09_measure_flops.ipynb #fbaa4ffe
-from ..machine.devices import synchronize, set_tf32, compute_dtype, precision_support
+from ..machine.devices import synchronize, set_tf32, compute_dtype, precision_support, device_type
+from ..machine.devices import torch_threads, torch_versions
 
-_DT = {'fp32': torch.float32, 'tf32': torch.float32, 'bf16': torch.bfloat16, 'fp16': torch.float16}
+_DT = {'fp32': 'float32', 'tf32': 'float32', 'bf16': 'bfloat16', 'fp16': 'float16'}  # torch's dtype of each name
 
 def _median_time(fn, device, repeats:int, seconds:float=0.0)->float:
     "Median seconds of `fn` over at least `repeats` calls and at least `seconds` of them, after one untimed call."
@@ -113,7 +117,7 @@ def gemm_tflops(device:torch.device, dtype:str='fp32', n:Optional[int]=None, rep
     was = torch.backends.cuda.matmul.allow_tf32
     if device.type == 'cuda': set_tf32(dtype == 'tf32')
     try:
-        a, b = (torch.randn(n, n, device=device, dtype=_DT[dtype]) for _ in range(2))
+        a, b = (torch.randn(n, n, device=device, dtype=getattr(torch, _DT[dtype])) for _ in range(2))
         t = _median_time(lambda: a @ b, device, repeats)
     finally:
         if device.type == 'cuda': set_tf32(was)  # as it was: a run's TF32 setting is its own
@@ -163,9 +167,9 @@ CEILING_SHAPES = {'cpu': [(1024, 1024, 1024), (2048, 2048, 2048), (12544, 576, 1
 
 def gemm_shape_tflops(device:torch.device, dtype:str, m:int, k:int, n:int, transposed:bool, seconds:float)->float:
     "TFLOP/s of one `m x k @ k x n` matmul in `dtype` (B stored transposed if asked), timed for at least `seconds`."
-    a = torch.randn(m, k, device=device, dtype=_DT[dtype])
-    b = torch.randn(n, k, device=device, dtype=_DT[dtype]).t() if transposed else torch.randn(k, n, device=device,
-                                                                                                dtype=_DT[dtype])
+    dt = getattr(torch, _DT[dtype])
+    a = torch.randn(m, k, device=device, dtype=dt)
+    b = torch.randn(n, k, device=device, dtype=dt).t() if transposed else torch.randn(k, n, device=device, dtype=dt)
     return 2 * m * k * n / _median_time(lambda: a @ b, device, 3, seconds) / 1e12
 
 def ort_gemm_tflops(m:int, k:int, n:int, seconds:float)->Optional[float]:
@@ -209,6 +213,7 @@ def measure_ceilings(device:torch.device, quick:bool=False)->dict:
     """GEMM TFLOP/s per dtype (the best of `gemm_ceiling`'s shapes and kernels, and what reached it) and copy GB/s on
     `device`: `{'gemm_tflops': {...}, 'gemm_best': {...}, 'copy_gbps': x, ...}`; `quick`: 0.3 s a shape, else 1 s."""
     seconds, reps = (0.3, 3) if quick else (1.0, 7)
+    device = torch.device(str(device))  # a `hardware.Host` (a sweep's own process plans without torch) as torch's
     got = {dt: gemm_ceiling(device, dt, seconds) for dt in ceiling_dtypes(device)}
     return dict(gemm_tflops={dt: round(v, 4) for dt, (v, _) in got.items()},
                 gemm_best={dt: w for dt, (_, w) in got.items()}, copy_gbps=round(copy_gbps(device, repeats=reps), 2),
@@ -220,8 +225,8 @@ def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
     import datetime
     if not c: return "none measured yet"
     if c.get('version') != CEILINGS_VERSION: return "measured by an older method (one GEMM shape)"
-    if c.get('threads') != torch.get_num_threads():
-        return f"measured at {c.get('threads')} threads, this process has {torch.get_num_threads()}"
+    if c.get('threads') != (threads := torch_threads()[0]):  # without importing torch (`devices.torch_threads`)
+        return f"measured at {c.get('threads')} threads, this process has {threads}"
     try: age = datetime.datetime.now() - datetime.datetime.fromisoformat(c['measured_at'])
     except (KeyError, TypeError, ValueError): return "no date"
     if age.days >= max_days: return f"measured {age.days} days ago"
@@ -233,7 +238,7 @@ def ceilings_cache(device:torch.device)->Path:
     `$TB_CACHE_DIR/ceilings/`, else ~/.cache/throughput_bench/ceilings/, one file per device and PyTorch version."""
     from throughput_bench.machine.hardware import device_name
     root = cache_root() / 'ceilings'
-    name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch.__version__}")
+    name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch_versions()['version']}")
     return root / f"{name}.json"
 
 def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
@@ -272,12 +277,13 @@ def mfu(achieved_tflops:Optional[float], peak_tflops:Optional[float])->Optional[
 def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     "Fill `peak_tflops`, `mfu` and `mfu_measured` of `res` (a `BenchResult`)."
     if res.status != 'ok' or not res.gflops_per_sample: return res
-    dev = torch.device(res.device or 'cpu')
+    typ = device_type(res.device or 'cpu')
     # an int8 model multiplies in int8 (its peak: AMX's int8 tiles, VNNI's 4x fp32's FMA rate, AVX2's 2x as an upper
     # bound), whatever its precision
-    dt = 'int8' if getattr(res, 'quant', '') == 'int8' else matmul_dtype(res.precision, dev, bool(res.tf32_enabled))
+    tf32 = bool(res.tf32_enabled)
+    dt = 'int8' if getattr(res, 'quant', '') == 'int8' else matmul_dtype_name(res.precision, typ, tf32)
     res.tflops_achieved = res.throughput_mean * res.gflops_per_sample / 1e3
-    res.peak_tflops = peak_override or device_peak(hw, dev.type, dt, res.threads)
+    res.peak_tflops = peak_override or device_peak(hw, typ, dt, res.threads)
     ceiling = (hw.get('ceilings') or {}).get('gemm_tflops', {}).get(dt)
     notes = []
     for col, peak in (('mfu', res.peak_tflops), ('mfu_measured', ceiling)):
@@ -285,7 +291,7 @@ def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
         except ValueError:  # said, never stored as a utilisation over 1
             what = (f"the measured {dt} GEMM ceiling ({peak * 1e3:.0f} GFLOP/s)" if col == 'mfu_measured' else
                     f"the theoretical {dt} peak ({peak * 1e3:.0f} GFLOP/s at {hw.get('cpu_max_mhz') or '?'} MHz, "
-                    f"{hw.get('cpu_clock_source') or 'the clock the OS reports'})" if dev.type == 'cpu' else
+                    f"{hw.get('cpu_clock_source') or 'the clock the OS reports'})" if typ == 'cpu' else
                     f"the datasheet {dt} peak ({peak:.1f} TFLOP/s)")
             notes.append(f"{col} empty: {res.tflops_achieved * 1e3:.0f} GFLOP/s achieved is above {what}")
     if res.peak_tflops is None and warn:

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/08_measure_timing.ipynb #b7d32571
 from __future__ import annotations
-import time, math, torch
+import time, math
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 import numpy as np
@@ -82,9 +82,11 @@ class CpuClock:
 
 class CudaClock:
     "Iteration boundaries as CUDA events: no host synchronisation inside the loop."
-    def __init__(self, device): self.device, self.pairs, self.lat, self.t0, self.last = device, [], [], 0.0, None
+    def __init__(self, device):
+        import torch  # a worker's, where CUDA is measured: the command's own process plans without torch
+        self.cuda, self.device, self.pairs, self.lat, self.t0, self.last = torch.cuda, device, [], [], 0.0, None
     def _event(self):
-        e = torch.cuda.Event(enable_timing=True); e.record(torch.cuda.current_stream(self.device)); return e
+        e = self.cuda.Event(enable_timing=True); e.record(self.cuda.current_stream(self.device)); return e
     def start(self):
         synchronize(self.device); self.t0 = time.perf_counter(); self.pairs, self.lat, self.last = [], [], self._event()
     def mark(self)->float:

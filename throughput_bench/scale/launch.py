@@ -600,12 +600,14 @@ def open_store(o:SweepOptions, dev, warn:Callable):
     return store
 
 def setup(o:SweepOptions, msg:Optional[Messages]=None)->Setup:
-    "The device resolved, the timing and the repeats settled, the store opened: what a sweep runs with."
-    import torch
-    from throughput_bench.machine.devices import resolve_device  # torch: only once something is measured
+    """The device resolved, the timing and the repeats settled, the store opened: what a sweep runs with. A CPU is a
+    `hardware.Host`: this process plans and stores without torch, its worker processes measure with it."""
+    from throughput_bench.machine.devices import resolve_device  # torch: only to find a GPU
     msg = msg or Messages(o.quiet)
     if o.slurm and o.slurm_executor == 'slurm' and o.device == 'auto':  # the nodes', not this machine's
+        import torch
         dev = torch.device('cuda' if o.slurm_gpus_per_node else 'cpu')
+    elif (o.device or '').lower() == 'cpu' and o.gpu_id is None: dev = client_device('cpu')
     else: dev = resolve_device(o.device, o.gpu_id)
     tc = timing_config(dev.type, o.warmup, o.warmup_seconds, o.min_seconds, o.max_seconds, o.target_ci,
                        o.timed_seconds, o.timed_iters)
@@ -625,13 +627,13 @@ def across(specs:list, asked:dict)->list:
 def configurations(o:SweepOptions, dev)->list:
     """The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed
     tool's conventions, optimizers, world sizes and backends."""
-    import torch
     from throughput_bench.scale.sweep import expand
+    from throughput_bench.machine.devices import torch_threads
     seed = o.conventions == 'throughput-bench'
     cpu_ddp = o.nproc and dev.type == 'cpu'
     asked = settings_asked(o)  # the settings given; each taken below by the code that acts on it, the rest by `across`
     take = lambda name, default=None: asked.pop(name, None) or default
-    th = take('threads') or (max(1, (os.cpu_count() or 1) // o.nproc) if cpu_ddp else torch.get_num_threads())
+    th = take('threads') or (max(1, (os.cpu_count() or 1) // o.nproc) if cpu_ddp else torch_threads()[0])
     kw = dict(explicit_precisions=o.precisions is not None, mode=o.mode, device=str(dev), threads=th, tf32=o.tf32,
               data_mode='dataloader' if o.dataloader else 'synthetic', workers=o.workers,
               timesteps=take('timesteps', 1),

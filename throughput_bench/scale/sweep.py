@@ -4,7 +4,7 @@
 
 # %% ../../nbs/28_scale_sweep.ipynb #ec1cb0cd
 from __future__ import annotations
-import os, sys, json, signal, time, math, dataclasses, collections, multiprocessing, torch, ctypes, threading, select
+import os, sys, json, signal, time, math, dataclasses, collections, multiprocessing, ctypes, threading, select
 import numpy as np
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -91,9 +91,8 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
         )
     if spec.mode == 'training' and spec.precision == 'fp16':
         return "pure fp16 training diverges without loss scaling: use amp"
-    dev = torch.device(spec.device)
     # int8 is never skipped for the CPU's flags (it runs on AVX2 too): a runtime that cannot run it says so in the row
-    return precision_support(spec.precision, dev, spec.explicit_precision)
+    return precision_support(spec.precision, spec.device, spec.explicit_precision)
 
 def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=False)->Plan:
     "Split `specs` into to-run, already-done and skipped, against `store`."
@@ -125,6 +124,7 @@ def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
         from throughput_bench.measure.inference import run_inference
         res = run_inference(spec, timing)
     if res.status == 'ok':  # at the row's threads, right after its timed phase
+        import torch
         t = timing or TimingConfig()
         ref = reference_speed(torch.device(spec.device), min(0.1, (t.timed_seconds or t.min_seconds) / 5))
         for k, v in ref.items(): setattr(res, k, v)
@@ -215,6 +215,14 @@ def _die_with(pid:int):
         os.kill(os.getpid(), signal.SIGKILL)
     threading.Thread(target=watch, daemon=True, name='tbench-watch-parent').start()
 
+def _plain(row:dict)->dict:
+    """`row` with torch's own kinds of value (its version, a `TorchVersion`, is a str) as the plain ones: the sweep's
+    process reads it without importing torch."""
+    def plain(v):
+        if not type(v).__module__.startswith('torch'): return v
+        return next((t(v) for t in (str, int, float, tuple) if isinstance(v, t)), v)
+    return {k: plain(v) for k, v in row.items()}
+
 def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0):
     """Worker entry: measure one spec, send its row (or the error) back; its output goes to `log_path` (the parent
     reads the last line if it dies)."""
@@ -230,7 +238,7 @@ def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0
         if s.allocator in ('tcmalloc', 'jemalloc') and allocator_in_use() != s.allocator:  # still mapped after it ran
             raise RuntimeError(f"the worker no longer runs {s.allocator}")
         res.allocator, res.process_env = s.allocator, process_env()  # and whatever else the process was given
-        conn.send(res.to_row())
+        conn.send(_plain(res.to_row()))
     except BaseException as e:
         conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
@@ -560,7 +568,7 @@ def software_versions(hw:dict)->dict:
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
     hw = store.read_hardware()
-    store.write_hardware(fingerprint(device) | energy_record(device)); store.update_index()
+    store.write_hardware(fingerprint(device, of_torch=True) | energy_record(device)); store.update_index()
     if ceilings:  # asked for: measured now, at length, and kept for the machine too
         store.write_hardware({'ceilings': keep_ceilings(device, measure_ceilings(device))})
     elif ceilings_stale(hw.get('ceilings')) is not None:
