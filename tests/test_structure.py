@@ -197,3 +197,46 @@ def test_lines_are_at_most_120_characters():
             in_all = l.startswith('__all__') or (in_all and l.startswith(' '))
             if len(l) > 120 and not in_all: long.append(f"{name}:{i}: {len(l)}")
     assert not long, long
+
+PLAN_CPU = """
+import json, sys
+from throughput_bench.scale import launch as L
+from throughput_bench.scale.sweep import plan, hardware_record, run_sweep
+from throughput_bench.measure.flops import annotate_mfu
+o = L.check(L.SweepOptions.of(models=['resnet18'], device='cpu', input_size=32, precisions=['fp32', 'amp'],
+                              results_dir='results', wandb='disabled', progress=False))
+su = L.setup(o)
+specs = L.configurations(o, su.device)
+p = plan(specs, su.store)
+p.skipped += [(specs[0], 'a skipped row, written by this process')]
+p.todo = []  # everything up to the first worker process: its rows would come from torch's side
+hw = hardware_record(su.store, su.device, log=print)
+run_sweep(p, su.store, su.timing, post=lambda r: annotate_mfu(r, hw), repeats=su.repeats, progress=False)
+row = su.store.rows()[-1]
+print(json.dumps({k: hw[k] for k in ('pytorch_version', 'cuda_version', 'torch_threads', 'torch_interop_threads')}
+                 | {'threads': specs[0].threads, 'row': [row['pytorch_version'], row['cuda_version'], row['status']]}))
+"""
+
+def test_cpu_sweep_plans_without_torch(tmp_path, monkeypatch):
+    """A CPU `tbench infer`'s own process checks, plans, opens its store, writes the hardware record and a skipped row
+    without importing torch (its worker processes do), recording what torch itself says: its version and CUDA (read from
+    its version.py), its thread counts (asked of torch once, kept in the cache), the machine's ceilings (cached)."""
+    import datetime, torch
+    from throughput_bench.machine.devices import _threads_key
+    from throughput_bench.machine.hardware import Host
+    from throughput_bench.measure.flops import keep_ceilings, CEILINGS_VERSION
+    monkeypatch.setenv('TB_CACHE_DIR', str(tmp_path / 'cache'))
+    threads = (3, 5)  # what torch said in a process like the command's, the first time (any, for the test)
+    (tmp_path / 'cache').mkdir()
+    (tmp_path / 'cache' / 'torch_threads.json').write_text(json.dumps({_threads_key(): list(threads)}))
+    keep_ceilings(Host(), dict(gemm_tflops={'fp32': 0.1}, gemm_best={}, copy_gbps=1.0, threads=threads[0],
+                               version=CEILINGS_VERSION, measured_at=datetime.datetime.now().isoformat()))
+    r = subprocess.run([sys.executable, '-c', PLAN_CPU + "\nprint(json.dumps(sorted(sys.modules)))"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    *_, said, mods = r.stdout.strip().splitlines()
+    assert 'throughput_bench.scale.sweep' in json.loads(mods)
+    assert not {'torch', 'timm', 'torchvision'} & set(json.loads(mods)), r.stdout
+    v = str(torch.__version__), torch.version.cuda or ''
+    assert json.loads(said) == dict(pytorch_version=v[0], cuda_version=v[1], torch_threads=threads[0],
+                                    torch_interop_threads=threads[1], threads=threads[0], row=[*v, 'skipped'])
