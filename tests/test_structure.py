@@ -213,6 +213,8 @@ p.todo = []  # everything up to the first worker process: its rows would come fr
 hw = hardware_record(su.store, su.device, log=print)
 run_sweep(p, su.store, su.timing, post=lambda r: annotate_mfu(r, hw), repeats=su.repeats, progress=False)
 row = su.store.rows()[-1]
+from throughput_bench.api import hw as machine  # `tbench hw --device cpu`: the same record
+m = machine('cpu'); assert m == {k: hw[k] for k in m}, m
 print(json.dumps({k: hw[k] for k in ('pytorch_version', 'cuda_version', 'torch_threads', 'torch_interop_threads')}
                  | {'threads': specs[0].threads, 'row': [row['pytorch_version'], row['cuda_version'], row['status']]}))
 """
@@ -220,7 +222,8 @@ print(json.dumps({k: hw[k] for k in ('pytorch_version', 'cuda_version', 'torch_t
 def test_cpu_sweep_plans_without_torch(tmp_path, monkeypatch):
     """A CPU `tbench infer`'s own process checks, plans, opens its store, writes the hardware record and a skipped row
     without importing torch (its worker processes do), recording what torch itself says: its version and CUDA (read from
-    its version.py), its thread counts (asked of torch once, kept in the cache), the machine's ceilings (cached)."""
+    its version.py), its thread counts (asked of torch once, kept in the cache), the machine's ceilings (cached); `tbench
+    hw --device cpu` makes the same record."""
     import datetime, torch
     from throughput_bench.machine.devices import _threads_key
     from throughput_bench.machine.hardware import Host

@@ -93,8 +93,9 @@ def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
        quiet:bool=False)->dict:
     "This machine's fingerprint (with measured ceilings when asked)."
     from throughput_bench.machine.devices import resolve_device
-    dev = resolve_device(device, gpu_id)
-    if not ceilings: return fingerprint(dev)
+    cpu = (device or '').lower() == 'cpu' and gpu_id is None  # a CPU's record, torch's facts in it, without torch
+    dev = client_device('cpu') if cpu else resolve_device(device, gpu_id)
+    if not ceilings: return fingerprint(dev, of_torch=True)
     store = ResultStore(results_dir, device_slug(dev), device_name(dev))
     store.ensure_writable(); store.check()
     from throughput_bench.scale.sweep import hardware_record
