@@ -222,8 +222,8 @@ print(json.dumps({k: hw[k] for k in ('pytorch_version', 'cuda_version', 'torch_t
 def test_cpu_sweep_plans_without_torch(tmp_path, monkeypatch):
     """A CPU `tbench infer`'s own process checks, plans, opens its store, writes the hardware record and a skipped row
     without importing torch (its worker processes do), recording what torch itself says: its version and CUDA (read from
-    its version.py), its thread counts (asked of torch once, kept in the cache), the machine's ceilings (cached); `tbench
-    hw --device cpu` makes the same record."""
+    its version.py), its thread counts (asked of torch once, kept in the cache), the machine's ceilings (cached);
+    `tbench hw --device cpu` makes the same record."""
     import datetime, torch
     from throughput_bench.machine.devices import _threads_key
     from throughput_bench.machine.hardware import Host
@@ -243,3 +243,17 @@ def test_cpu_sweep_plans_without_torch(tmp_path, monkeypatch):
     v = str(torch.__version__), torch.version.cuda or ''
     assert json.loads(said) == dict(pytorch_version=v[0], cuda_version=v[1], torch_threads=threads[0],
                                     torch_interop_threads=threads[1], threads=threads[0], row=[*v, 'skipped'])
+
+def test_torch_threads_asked_once_then_kept(tmp_path, monkeypatch):
+    """The first time, `torch_threads` asks torch (imported then) and keeps its answer; a process like it reads that
+    answer and imports no torch."""
+    monkeypatch.setenv('TB_CACHE_DIR', str(tmp_path / 'cache'))
+    def said(code):
+        ask = "import sys, json\nfrom throughput_bench.machine.devices import torch_threads as th\nt = list(th())\n"
+        r = subprocess.run([sys.executable, '-c', ask + code], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    first = said("import torch; print(json.dumps([t, [torch.get_num_threads(), torch.get_num_interop_threads()]]))")
+    again = said("print(json.dumps([t, 'torch' in sys.modules]))")
+    assert first[0] == first[1] and again == [first[0], False], (first, again)
