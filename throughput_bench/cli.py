@@ -863,14 +863,24 @@ PIP_NAMES = {'zmq': 'pyzmq', 'yaml': 'pyyaml', 'PIL': 'pillow', 'cv2': 'opencv-p
 
 def missing_text(e:ModuleNotFoundError # raised by an `import` somewhere below a command
                 )->str:
-    "One line for a module that is not installed: which, which package imported it, and the `pip install` to run."
-    top = (e.name or '?').split('.')[0]
+    """One line for a module that is not installed: which, which package imported it, and the `pip install` to run.
+    A module missing from a package that is installed (`numpy.linalg`, a module of this package: a broken install or
+    a bug) is said as that, never as the package not installed; one without a name, as its own words."""
+    if not isinstance(e.name, str) or not e.name: return f"a Python module is missing: {quoted(str(e))}"
+    top = e.name.split('.')[0]
     frames = [(f.f_globals.get('__name__') or '', f.f_code.co_name) for f, _ in traceback.walk_tb(e.__traceback__)]
     importers = [n.split('.')[0] for n, fn in frames  # not the import machinery, nor a finder on sys.meta_path
                  if n and not n.startswith(('importlib', '__main__')) and fn not in ('find_spec', 'find_module')]
     by = importers[-1] if importers else ''
     who = ('throughput_bench needs it' if by == 'throughput_bench' else f"{by} imports it, installed without it" if by
            else 'imported by this command')
+    import importlib.util
+    try: there = e.name != top and (top in sys.modules or importlib.util.find_spec(top) is not None)
+    except Exception: there = False  # a finder's own error: the package cannot be imported either
+    if there:
+        by = f", imported by {by}" if by and by != top else ''
+        return (f"the Python package {quoted(top)} is installed, but its module {quoted(e.name)} is missing (a broken "
+                f"or mismatched install{by}): pip install --force-reinstall {PIP_NAMES.get(top, top)}")
     return f"the Python package {top!r} is not installed ({who}): pip install {PIP_NAMES.get(top, top)}"
 
 # %% ../nbs/37_cli.ipynb #ae0e01e1
