@@ -107,11 +107,15 @@ def keep_json(path, obj)->bool:
     from pathlib import Path
     import json
     path = Path(path)
+    tmp = path.with_suffix(f'.{os.getpid()}.tmp')
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(obj, indent=1)); os.replace(tmp, path)
+        tmp.write_text(json.dumps(obj, indent=1)); os.replace(tmp, path)
         return True
-    except OSError: return False
+    except OSError:
+        try: tmp.unlink()  # never left behind (a folder where the file goes left one per process)
+        except OSError: pass
+        return False
 
 class LazyModule:
     """A module imported at its first attribute (`torch = LazyModule('torch')`): a module whose torch serves the worker

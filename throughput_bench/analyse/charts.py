@@ -491,7 +491,7 @@ def _json_object(s:str)->dict:
     """The JSON object in `s`, or {} (a results file is other people's text: a malformed cell is an empty one, never a
     crash)."""
     try: v = json.loads(s) if s.startswith('{') else {}
-    except ValueError: return {}
+    except (ValueError, RecursionError): return {}
     return v if isinstance(v, dict) else {}
 
 def serving_rows(df:pd.DataFrame)->pd.DataFrame:

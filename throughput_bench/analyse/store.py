@@ -345,7 +345,7 @@ def flush_pending(self:ResultStore)->int:
             for i, l in enumerate(text.splitlines(), 1):
                 if not l.strip(): continue
                 try: r = json.loads(l)
-                except ValueError: r = None
+                except (ValueError, RecursionError): r = None
                 if (
                     not isinstance(r, dict)
                     or not all(isinstance(v, str) for v in r.values())

@@ -107,7 +107,8 @@ class Submission:
         for i, (csv, hardware, allow) in enumerate(specs):
             try:
                 try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
-                except (OSError, ValueError) as e: raise BenchError(f"{hardware}: not readable as JSON ({e})")
+                except (OSError, ValueError, RecursionError) as e:
+                    raise BenchError(f"{hardware}: not readable as JSON ({e})")
                 if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
                 if isinstance(alone[i], Exception): raise alone[i]
                 out.append(cls(None, alone[i], hw, allow, Path(csv), Path(csv).read_text(errors='replace')))

@@ -247,7 +247,7 @@ def n_params(model:torch.nn.Module)->float:
 def count_params(info:ModelInfo)->Optional[float]:
     """Parameters (M) of the model at its native input, built on the meta device; kept in `$TB_CACHE_DIR` (else
     ~/.cache/throughput_bench) per model, input and timm, torch and package versions, so `tbench models` counts once."""
-    import json
+    import json, math
     from importlib.metadata import version, PackageNotFoundError
     def ver(p):
         try: return version(p)
@@ -256,8 +256,10 @@ def count_params(info:ModelInfo)->Optional[float]:
            f"{info.package} {ver(info.package) if info.package else ''}")
     path = cache_root() / 'params_M.json'
     try: cache = json.loads(path.read_text())
-    except (OSError, ValueError): cache = {}
-    if key in cache: return cache[key]
+    except (OSError, ValueError, RecursionError): cache = {}
+    cache = cache if isinstance(cache, dict) else {}  # a damaged file is counted again and mended
+    v = cache.get(key)
+    if type(v) in (int, float) and math.isfinite(v) and v > 0: return float(v)
     try:
         import torch
         with torch.device('meta'): n = n_params(build(info))

@@ -196,6 +196,13 @@ def _threads_key()->str:
     return json.dumps([platform.node(), os.cpu_count(), psutil.cpu_count(logical=False), cpus, quota, env,
                        sys.executable, torch_versions()['version']])
 
+def _threads_bound()->int:
+    """The most threads torch's default can be here: this machine's CPUs, or a count a variable sets
+    (`OMP_NUM_THREADS=64`); a kept count above it is another machine's or junk."""
+    ns = [int(n) for k, v in os.environ.items() if THREADS_ENV.fullmatch(k) and k.endswith('THREADS')
+          for n in re.findall(r'\d{1,6}', v)]
+    return max([os.cpu_count() or 1, *ns])
+
 def torch_threads()->tuple:
     """`(torch.get_num_threads(), torch.get_num_interop_threads())` in this process: torch's own where it is imported;
     else what torch said in a process like this one (`_threads_key`), kept in `cache_root()/torch_threads.json` and
@@ -204,10 +211,11 @@ def torch_threads()->tuple:
     if t is not None: return t.get_num_threads(), t.get_num_interop_threads()
     key = _threads_key()
     try: kept = json.loads(path.read_text())
-    except (OSError, ValueError): kept = {}
+    except (OSError, ValueError, RecursionError): kept = {}
     kept = kept if isinstance(kept, dict) else {}
     got = kept.get(key)
-    if isinstance(got, list) and len(got) == 2 and all(type(n) is int and n > 0 for n in got): return tuple(got)
+    if isinstance(got, list) and len(got) == 2 and all(type(n) is int and 0 < n <= _threads_bound() for n in got):
+        return tuple(got)
     import torch as t
     got = (t.get_num_threads(), t.get_num_interop_threads())
     keep_json(path, dict(list(kept.items())[-63:]) | {key: list(got)})  # a few machines' and settings' at most

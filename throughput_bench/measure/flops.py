@@ -11,9 +11,9 @@ from ..core import cpu_features, cpu_ids, cache_root, keep_json, LazyModule
 
 # %% auto #0
 __all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'flops_key',
-           'known_gflops', 'gemm_tflops', 'copy_gbps', 'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops',
-           'ort_gemm_tflops', 'gemm_ceiling', 'measure_ceilings', 'ceilings_stale', 'ceilings_cache',
-           'machine_ceilings', 'keep_ceilings', 'matmul_dtype', 'mfu', 'annotate_mfu']
+           'known_gflops', 'gflops_check', 'gemm_tflops', 'copy_gbps', 'reference_speed', 'ceiling_dtypes',
+           'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling', 'measure_ceilings', 'ceilings_stale',
+           'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype', 'mfu', 'annotate_mfu']
 
 # %% ../../nbs/09_measure_flops.ipynb #5b0d7e31
 torch = LazyModule('torch')  # imported where a measurement needs it: a command's own process plans without it
@@ -80,16 +80,23 @@ def known_gflops(spec, # the configuration whose model is counted
                  backward:bool=False)->Optional[float]:
     """`count()`, kept in `$TB_CACHE_DIR/gflops.json` under `flops_key(spec, backward)`, so that the processes of a
     configuration after the first read it. A failed count (None) is not kept; a kept value that is not a positive
-    number is counted again and replaced."""
+    number, or whose check (`gflops_check`) does not match it and its key (changed by a hand or damage: `1e308`), is
+    counted again and replaced."""
     path, key = cache_root() / 'gflops.json', flops_key(spec, backward)
     try: cache = json.loads(path.read_text())
-    except (OSError, ValueError): cache = {}
+    except (OSError, ValueError, RecursionError): cache = {}  # nested past the parser's depth: damaged too
     if not isinstance(cache, dict): cache = {}
     v = cache.get(key)
-    if type(v) in (int, float) and math.isfinite(v) and v > 0: return float(v)
+    if (isinstance(v, list) and len(v) == 2 and type(v[0]) in (int, float) and math.isfinite(v[0]) and v[0] > 0
+            and v[1] == gflops_check(key, v[0])): return float(v[0])
     g = count()
-    if g: keep_json(path, cache | {key: g})
+    if g: keep_json(path, cache | {key: [g, gflops_check(key, g)]})
     return g
+
+def gflops_check(key:str, g:float)->str:
+    "A kept count's check: a count changed by hand or by damage no longer matches it and its key, and is not read."
+    import hashlib
+    return hashlib.sha256(f"{key}\n{float(g)!r}".encode()).hexdigest()[:16]
 
 # %% ../../nbs/09_measure_flops.ipynb #6e383e65
 import re, math, time, platform
@@ -246,7 +253,7 @@ def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
     measured now (and cached)."""
     path = ceilings_cache(device)
     try: c = json.loads(path.read_text())
-    except (OSError, ValueError): c = None
+    except (OSError, ValueError, RecursionError): c = None
     why = ceilings_stale(c if isinstance(c, dict) else None)
     if why is None: return c
     log(f"measuring this machine's GEMM and copy ceilings ({why}; for mfu_measured; kept in {path})")

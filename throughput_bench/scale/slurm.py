@@ -65,7 +65,8 @@ def load_manifest(results_dir)->dict:
     p = manifest_path(results_dir)
     if not p.exists(): return {'submissions': []}
     try: m = json.loads(read_bounded(p, 'SLURM manifest', max_mb=64))
-    except ValueError as e: raise BenchError(f"{p}: not valid JSON ({e}); fix or move it, it lists your jobs")
+    except (ValueError, RecursionError) as e:
+        raise BenchError(f"{p}: not valid JSON ({e}); fix or move it, it lists your jobs")
     check_manifest(m, p)
     return m
 
