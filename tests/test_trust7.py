@@ -115,3 +115,11 @@ def test_a_damaged_flops_cache_is_counted_again_and_mended(tmp_path, monkeypatch
     for bad in (-1.0, 0, True, '0.075', [0.075]):
         (tmp_path / 'gflops.json').write_text(json.dumps({flops_key(spec): bad}))
         assert known_gflops(spec, lambda: 0.075) == 0.075
+
+def test_a_board_whose_every_folder_fails_says_why_in_one_line(tmp_path, cli):
+    "A copy of a submission beside it: both fail the once rule, and the board says so, not 'no measured rows'."
+    a, b = copy('cpu_amd_epyc', tmp_path / 'a' / 'cpu_amd_epyc'), copy('cpu_amd_epyc', tmp_path / 'b' / 'cpu_amd_epyc')
+    r = cli('leaderboard', a, b, '-o', tmp_path / 'board', cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert 'none of the 2 submission folder(s) passes the rules' in r.stderr and 'the same run' in r.stderr, r.stderr
+    assert not (tmp_path / 'board' / 'index.html').exists()

@@ -1019,6 +1019,10 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0,
     said, subs = check_all(*folders)
     bad = {str(f): lines for f, lines in said.items()}
     ok = [f for f in said if not said[f]]
+    if folders and not ok and not also:  # every folder fails: say why, not that there were no rows
+        first = next(lines[0] for lines in said.values() if lines)
+        raise BenchError(f"none of the {len(said)} submission folder(s) passes the rules, so none is on the board; "
+                         f"e.g. {shorten(first, 160)} (tbench submit --check lists them all)")
     d = board_rows(*ok, also=also, subs=subs)
     if d.empty: raise BenchError("no measured inference rows in these submissions")
     d = d.assign(group=d.model_name + ' · ' + d.input_channels.astype(int).astype(str) + '×'
