@@ -114,7 +114,12 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work, cli):
     # a second tune with the same arguments measures nothing new (in this process: the first showed the command's own)
     n = len(rows)
     again = cli(*args, cwd=work)
-    assert again.returncode == 0 and len(read_results(only_csv(work))) == n, again.stdout[-2000:]
+    assert again.returncode == 0, again.stderr[-2000:]
+    after = read_results(only_csv(work))
+    rounds = lambda df: df.study.fillna('').str.contains('-vs-')
+    if 'no verdict' in r.stdout:  # rounds on a busy host gave none: the second tune tries those rounds again, only them
+        assert (~rounds(after)).sum() == (~rounds(rows)).sum(), again.stdout[-2000:]
+    else: assert len(after) == n, again.stdout[-2000:]
     assert again.stdout.split('measure the winner again: ')[1].splitlines()[0] == cmd
     # the printed command measures that configuration: a plain sweep row of the winner's configuration
     rr = cli(*words[1:], '--timed-seconds', '0.3', '--warmup-seconds', '0', '--repeats', '1', '--wait-idle', '0', '--no-progress', '--wandb', 'disabled', cwd=work)

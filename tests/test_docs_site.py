@@ -37,13 +37,17 @@ def test_home_page_runs_the_python_example(server, browser):
     "The home page (the README) shows the Python example with its real output: the rows table and a chart."
     page, problems = visit(browser, f"{server}/index.html")
     text = page.inner_text('body')
-    assert 'from throughput_bench import infer' in text and '95% CI' in text and 'processes' in text and 'measured' in text
-    assert 'resnet18' in text and 'vit_tiny_patch16_224' in text
-    # the progress widget, in its final state (drawn from the saved widget state, no widget JavaScript)
+    assert 'from throughput_bench import infer' in text and 'resnet18' in text and 'vit_tiny_patch16_224' in text
     bars = page.eval_on_selector_all('.tb-progress progress', 'els => els.map(e => [e.value, e.max])')
-    assert bars and all(v == m for v, m in bars), bars
-    sizes = page.eval_on_selector_all('img', 'els => els.map(e => [e.naturalWidth, e.naturalHeight])')
-    assert any(w > 200 and h > 80 for w, h in sizes), sizes
+    if "This example's output is not shown: the machine that built this page was busy" in text:
+        # built on a busy host (a CI machine beside other work): no figure of the example, only the note saying why
+        assert not bars, bars
+    else:
+        assert '95% CI' in text and 'processes' in text and 'measured' in text
+        # the progress widget, in its final state (drawn from the saved widget state, no widget JavaScript)
+        assert bars and all(v == m for v, m in bars), bars
+        sizes = page.eval_on_selector_all('img', 'els => els.map(e => [e.naturalWidth, e.naturalHeight])')
+        assert any(w > 200 and h > 80 for w, h in sizes), sizes
     assert not problems, problems
     page, problems = visit(browser, f"{server}/api.html")
     assert 'infer' in page.inner_text('body') and not problems, problems
