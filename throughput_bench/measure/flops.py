@@ -67,12 +67,13 @@ def flops_key(spec, # a `BenchSpec` (or anything with its model and input fields
     "What a configuration's FLOP count depends on, in words (`known_gflops` keeps counts under it)."
     from importlib.metadata import version, PackageNotFoundError
     from throughput_bench.backbones.registry import get_model
+    from throughput_bench.machine.devices import torch_versions, timm_version  # torch's own words, not its dist's
     def ver(p):
         try: return version(p)
         except (PackageNotFoundError, ValueError): return ''
     info = get_model(spec.model_name)
     return (f"{info!r} {spec.input_channels}x{spec.input_size}x{spec.timesteps or 1} classes={spec.num_classes} "
-            f"{'train' if backward else 'infer'} torch {torch.__version__} timm {ver('timm')} "
+            f"{'train' if backward else 'infer'} torch {torch_versions()['version']} timm {timm_version()} "
             f"{info.package} {ver(info.package) if info.package else ''} builders {_builders_stamp()}")
 
 def known_gflops(spec, # the configuration whose model is counted
