@@ -118,3 +118,18 @@ def test_a_hardware_record_nested_past_the_parsers_depth_is_named_as_such(tmp_pa
     (f / 'cpu_amd_epyc_hardware.json').write_text('{"a": ' + DEEP); reseal(f)
     said, _ = check_all(f)
     assert any('cpu_amd_epyc_hardware.json: not readable as JSON' in l for l in said[f]), said[f]
+
+import signal
+from throughput_bench.analyse.store import ResultStore
+
+def test_ctrl_c_between_a_rows_write_and_its_fsync_keeps_the_row_then_stops(tmp_path, monkeypatch):
+    "CI lost a measured row this way: Ctrl-C after the row was on disk, before fsync returned, took it back out."
+    s = ResultStore(tmp_path, 'dev')
+    s.append({'model_name': 'resnet18', 'throughput_mean': '1.5'})
+    real = os.fsync
+    def interrupted(fd): real(fd); os.kill(os.getpid(), signal.SIGINT)
+    monkeypatch.setattr(os, 'fsync', interrupted)
+    with pytest.raises(KeyboardInterrupt): s.append({'model_name': 'vit_tiny_patch16_224', 'throughput_mean': '2.5'})
+    monkeypatch.setattr(os, 'fsync', real)
+    assert [r['model_name'] for r in s.rows()] == ['resnet18', 'vit_tiny_patch16_224']
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()  # nothing left held

@@ -4,7 +4,8 @@
 
 # %% ../../nbs/13_analyse_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, re, sys, csv, json, math, stat, numbers, tempfile, dataclasses, hashlib
+import os, io, re, sys, csv, json, math, stat, signal, numbers, tempfile, dataclasses, hashlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional, Iterable
 from filelock import FileLock
@@ -13,10 +14,11 @@ from ..core import *
 from ..backbones.registry import REGISTRY
 
 # %% auto #0
-__all__ = ['MAX_FILE_MB', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded', 'CsvScan', 'scan_csv',
-           'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'StoreFull', 'legacy_task', 'migrate_row',
-           'key_matches', 'row_key', 'repair', 'read_index', 'result_files', 'read_results', 'tidy_results',
-           'frame_groups', 'rows_of', 'frames_of', 'row_times', 'unplaced', 'time_rank', 'latest', 'superseded']
+__all__ = ['MAX_FILE_MB', 'HELD_SIGNALS', 'DONE_REASONS', 'SEED_WILDCARDS', 'fmt_value', 'UnreadableFile', 'read_bounded',
+           'CsvScan', 'scan_csv', 'parse_csv', 'check_csv', 'row_status', 'ResultStore', 'signals_held', 'StoreFull',
+           'legacy_task', 'migrate_row', 'key_matches', 'row_key', 'repair', 'read_index', 'result_files',
+           'read_results', 'tidy_results', 'frame_groups', 'rows_of', 'frames_of', 'row_times', 'unplaced', 'time_rank',
+           'latest', 'superseded']
 
 # %% ../../nbs/13_analyse_store.ipynb #dc27005b
 def fmt_value(v)->str:
@@ -265,9 +267,24 @@ class ResultStore:
         return {row_key(r, wildcards=not r.get('status')): row_status(r) for r in (s.dicts() if s else ())}
 
 # %% ../../nbs/13_analyse_store.ipynb #1c9d2e01
+HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+@contextmanager
+def signals_held():
+    """Hold Ctrl-C, `SIGTERM` and `SIGHUP` until the block ends, then take them: a row being written is written whole
+    (a Ctrl-C that lands between a row's write and its `fsync` would otherwise take a measured row back out)."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    try: yield
+    finally: signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
 @patch
 def _write_rows(self:ResultStore, new:list):
     "Append `new` (dicts) to the CSV: an append where the header has every column, else an atomic rewrite."
+    with signals_held(): self._write_held(new)
+
+@patch
+def _write_held(self:ResultStore, new:list):
+    "`_write_rows`' work, run with the signals held."
     exists = self.csv_path.exists() and self.csv_path.stat().st_size > 0
     s = self.scan() if exists else None  # never add to a file with a bad line
     header = s.header if s else []
