@@ -74,7 +74,7 @@ def browser():
 def pytest_collection_modifyitems(session, config, items):
     """Test files longest first, each file's tests together in their own order: `--dist loadfile` then gives each
     worker whole files (a module's fixture is made once, not once a worker) in the order that ends both workers
-    together. The seconds are a clean-clone CI run's (`tests/durations.json`: test seconds a file, `--durations=0`); a
+    together. The seconds are a quiet full run's (`tests/durations.json`: test seconds a file, `--durations=0`); a
     file not in it counts as a minute, so that a new slow file does not start last."""
     import json
     secs = json.loads((ROOT / 'tests' / 'durations.json').read_text())

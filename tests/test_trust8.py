@@ -129,7 +129,24 @@ def test_ctrl_c_between_a_rows_write_and_its_fsync_keeps_the_row_then_stops(tmp_
     real = os.fsync
     def interrupted(fd): real(fd); os.kill(os.getpid(), signal.SIGINT)
     monkeypatch.setattr(os, 'fsync', interrupted)
-    with pytest.raises(KeyboardInterrupt): s.append({'model_name': 'vit_tiny_patch16_224', 'throughput_mean': '2.5'})
+    was = signal.signal(signal.SIGINT, signal.default_int_handler)  # a pytest-xdist worker ignores SIGINT
+    try:
+        with pytest.raises(KeyboardInterrupt): s.append({'model_name': 'vit_tiny_patch16_224', 'throughput_mean': '2.5'})
+    finally: signal.signal(signal.SIGINT, was)
     monkeypatch.setattr(os, 'fsync', real)
     assert [r['model_name'] for r in s.rows()] == ['resnet18', 'vit_tiny_patch16_224']
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()  # nothing left held
+
+def _what_a_worker_imports(out):
+    import timm.utils.summary
+    try: import wandb; got = 'wandb imports'
+    except ImportError: got = 'no wandb'
+    Path(out).write_text(f"{got}; timm holds wandb: {hasattr(timm.utils.summary, 'wandb')}")
+
+@pytest.mark.slow
+def test_a_worker_imported_timm_without_wandb_and_can_still_import_it(tmp_path):
+    "The fork server skips timm's optional W&B import (a second of CPU a sweep); a plugin that imports W&B still can."
+    from throughput_bench.scale.sweep import worker_process
+    p = worker_process('glibc', _what_a_worker_imports, (str(tmp_path / 'out'),))
+    p.start(); p.join(120)
+    assert p.exitcode == 0 and (tmp_path / 'out').read_text() == 'wandb imports; timm holds wandb: False'
