@@ -130,9 +130,10 @@ def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
         for k, v in ref.items(): setattr(res, k, v)
     return res
 
-# what every worker imports, once in its fork server (scipy.special: each worker's interval); `scale.preload` first
-PRELOAD = ['throughput_bench.scale.preload', 'torch', 'timm', 'scipy.special', 'throughput_bench.measure.inference', 'throughput_bench.measure.training',
-           'throughput_bench.scale.sweep']
+# what every worker imports, once in its fork server (scipy.special: each worker's interval);
+# `scale.preload` first: timm without its optional W&B import
+PRELOAD = ['throughput_bench.scale.preload', 'torch', 'timm', 'scipy.special', 'throughput_bench.measure.inference',
+           'throughput_bench.measure.training', 'throughput_bench.scale.sweep']
 _ENV_LOCK = threading.Lock()
 
 class _Server(forkserver.ForkServer):
