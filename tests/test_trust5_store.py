@@ -48,15 +48,19 @@ ROW = dict(status='ok', model_name='resnet18', mode='inference', precision='fp32
 
 def beside(write, n:int, mend, most:int=2000):
     "Run `write(i)` for i < n in a thread while `mend()` runs in a loop (at most `most` times); the repairs done."
-    done, errors = threading.Event(), []
+    done, errors, mends = threading.Event(), [], [0]
     def writer():
         try:
-            for i in range(n): write(i)
+            for i in range(n):
+                write(i)
+                if i in (n // 3, 2 * n // 3):  # a third of the appends in: wait for the next repair (a busy host's
+                    seen, t0 = mends[0], time.monotonic()  # scheduler may otherwise run every append first)
+                    while mends[0] == seen and mends[0] < most and time.monotonic() - t0 < 60: time.sleep(0.001)
         except BaseException as e: errors.append(e)
         finally: done.set()
     t = threading.Thread(target=writer); t.start()
     k = 0
-    while not done.is_set() and k < most: mend(); k += 1; time.sleep(0.005)  # let the writer take the lock
+    while not done.is_set() and k < most: mend(); k += 1; mends[0] = k; time.sleep(0.005)  # let the writer take the lock
     t.join()
     assert not errors, errors
     return k

@@ -279,27 +279,26 @@ def signals_held():
 
 @patch
 def _write_rows(self:ResultStore, new:list):
-    "Append `new` (dicts) to the CSV: an append where the header has every column, else an atomic rewrite."
-    with signals_held(): self._write_held(new)
-
-@patch
-def _write_held(self:ResultStore, new:list):
-    "`_write_rows`' work, run with the signals held."
+    """Append `new` (dicts) to the CSV: an append where the header has every column, else an atomic rewrite. The
+    file is read first; only the write itself holds the signals."""
     exists = self.csv_path.exists() and self.csv_path.stat().st_size > 0
     s = self.scan() if exists else None  # never add to a file with a bad line
     header = s.header if s else []
-    cols = list(COLUMNS) + [c for c in header if c not in COLUMNS]
-    if exists and set(COLUMNS) <= set(header):
-        size = self.csv_path.stat().st_size
-        with open(self.csv_path, 'rb') as f: f.seek(size - 1); last = f.read(1)
-        text = ('' if last == b'\n' else '\n') + _csv_lines(header, new, header=False)
+    if not (exists and set(COLUMNS) <= set(header)):
+        cols = list(COLUMNS) + [c for c in header if c not in COLUMNS]
+        text = _csv_text(cols, [migrate_row(r) for r in (s.dicts() if s else ())] + new)
+        with signals_held(): _atomic_write(self.csv_path, text)
+        return
+    size = self.csv_path.stat().st_size
+    with open(self.csv_path, 'rb') as f: f.seek(size - 1); last = f.read(1)
+    text = ('' if last == b'\n' else '\n') + _csv_lines(header, new, header=False)
+    with signals_held():
         try:
             with open(self.csv_path, 'a', newline='') as f:
                 f.write(text); f.flush(); os.fsync(f.fileno())
         except BaseException:
             os.truncate(os.path.realpath(self.csv_path), size)  # no half row left behind
             raise
-    else: _atomic_write(self.csv_path, _csv_text(cols, [migrate_row(r) for r in (s.dicts() if s else ())] + new))
 
 class StoreFull(BenchError):
     "A row could not be written to the results file; it was kept in a pending file, and the sweep stops."
