@@ -13,7 +13,8 @@ def only_csv(work):
     (f,) = sorted((work / 'results').glob('*.csv')); return f
 
 def test_same_configuration_twice_shows_no_difference_and_a_batch_eight_times_larger_does(work, cli):
-    r = tbench('compare', 'resnet18', 'batch=1', 'batch=1', 'batch=8', *TINY, '--min-rounds', '3', '--max-rounds', '3', cwd=work)
+    # in this process: its fork server (torch and timm imported) serves the module's other in-process sweeps too
+    r = cli('compare', 'resnet18', 'batch=1', 'batch=1', 'batch=8', *TINY, '--min-rounds', '3', '--max-rounds', '3', cwd=work)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = read_results(only_csv(work))
     # every round measured each configuration once, in its own process, and stored it as a row of the study
@@ -77,7 +78,7 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work, cli):
     args = ['tune', 'resnet18', '--device', 'cpu', '--budget-minutes', '1', '--batch-sizes', '2', '--backends', 'pytorch', 'openvino',
             '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress', '--allocators', 'glibc', 'glibc-retain',
             '--threads', '1']
-    r = tbench(*args, cwd=work, timeout=600)
+    r = cli(*args, cwd=work)  # in this process: the module's fork server (torch and timm imported once) serves it
     assert r.returncode == 0, r.stderr[-3000:]
     rows = read_results(only_csv(work))
     # the allocators screened first, once per backend; each backend then searched with its fastest
@@ -111,7 +112,7 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work, cli):
     if vs.contended.any(): assert 'no verdict' in r.stdout or backend == 'pytorch', r.stdout[-1500:]  # a busy host: no ratio claimed
     else: assert 'faster than fp32 eager' in r.stdout or 'slower than fp32 eager' in r.stdout or backend == 'pytorch'
     assert (work / 'results' / 'tune-resnet18-cpu_amd_epyc.png').exists() or list((work / 'results').glob('tune-resnet18-*.png'))
-    # a second tune with the same arguments measures nothing new (in this process: the first showed the command's own)
+    # a second tune with the same arguments measures nothing new
     n = len(rows)
     again = cli(*args, cwd=work)
     assert again.returncode == 0, again.stderr[-2000:]

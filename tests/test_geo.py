@@ -30,8 +30,10 @@ def forward(model, info, precision, size, batch=2):
 
 @needs_geo
 @pytest.mark.parametrize('name', GEO_NAMES)
-def test_registry_precisions_are_what_runs(name):
-    "Each precision the registry lists runs and gives one finite embedding per sample; each it leaves out fails under a cast."
+def test_registry_precisions_are_what_runs_and_the_sweep_measures_each_encoder(name, tmp_path, monkeypatch):
+    """Each precision the registry lists runs and gives one finite embedding per sample; each it leaves out fails under a
+    cast. Then the same encoder, built once (random init of a large encoder costs 5-12 s of CPU), runs through the sweep
+    and reports its real parameter count and FLOPs."""
     info = get_model(name)
     size = tiny_size(info)
     model = build(info, info.channels, size)
@@ -42,6 +44,16 @@ def test_registry_precisions_are_what_runs(name):
         else:
             with pytest.raises(RuntimeError): forward(model, info, p, size)
         model.float()
+    import throughput_bench.backends.model as M
+    monkeypatch.setattr(M, 'build', lambda *a, **kw: model)  # the sweep's build (in this process): this encoder
+    # batch 1: what is checked is that it runs, and its parameters and FLOPs (per sample)
+    infer([name], input_size=size, precisions=['fp32'], results_dir=tmp_path / 'results', **(IN | {'batch_sizes': [1]}))
+    df = read_results(csv_of(tmp_path)).set_index('model_name')
+    assert list(df.index) == [name] and df.loc[name, 'status'] == 'ok', df[['status', 'error']].to_string()
+    check_rows_consistent(df.reset_index(), 0, iterations=3)
+    assert df.loc[name, 'input_size'] == size and df.loc[name, 'input_channels'] == info.channels
+    assert df.loc[name, 'params_M'] == pytest.approx(n_params(model), rel=1e-6)  # positional embeddings follow the size
+    assert df.loc[name, 'gflops_per_sample'] > 0
 
 @needs_geo
 def test_parameter_counts_match_the_seed_tools_file():
@@ -91,26 +103,6 @@ def test_infer_at_native_inputs_with_skipped_precisions(work):
     check_rows_consistent(df.reset_index(), 0, iterations=3)
     # FLOPs include attention: CROMA-Optical at 12 x 120 is ~40.4 GFLOPs (the seed tool's file says 40.36)
     assert df.loc[('croma_optical', 'fp32'), 'gflops_per_sample'] == pytest.approx(40.36, rel=0.01)
-
-@needs_geo
-@pytest.mark.slow
-def test_every_geo_encoder_once_at_a_tiny_size(work):
-    "Each encoder builds, runs through the sweep, and reports its real parameter count and FLOPs."
-    by_patch = {}
-    for n in GEO_NAMES: by_patch.setdefault(get_model(n).patch_size, []).append(n)
-    for patch, names in by_patch.items():
-        # batch 1: what is checked is that each builds and runs, and its parameters and FLOPs (per sample)
-        infer(names, input_size=2 * patch, precisions=['fp32'], results_dir=work / 'results', **(IN | {'batch_sizes': [1]}))
-    df = read_results(csv_of(work)).set_index('model_name')
-    assert sorted(df.index) == sorted(GEO_NAMES)
-    bad = df[df.status != 'ok']
-    assert bad.empty, bad[['status', 'error']].to_string()
-    check_rows_consistent(df.reset_index(), 0, iterations=3)
-    for n in GEO_NAMES:
-        info = get_model(n)
-        assert df.loc[n, 'input_size'] == 2 * info.patch_size and df.loc[n, 'input_channels'] == info.channels
-        with torch.device('meta'): ran = n_params(build(info, info.channels, 2 * info.patch_size))  # positional embeddings follow the size
-        assert df.loc[n, 'params_M'] == pytest.approx(ran, rel=1e-6), n
 
 @needs_geo
 @pytest.mark.slow

@@ -9,8 +9,8 @@ def only_csv(work):
     (f,) = sorted((work / 'results').glob('*.csv')); return f
 
 @pytest.mark.slow
-def test_train_adamw_breakdown_flops_mfu(work):
-    r = tbench('train', '--models', 'resnet18', *FAST, '--optimizers', 'sgd', 'adamw', '--breakdown', cwd=work)
+def test_train_adamw_breakdown_flops_mfu(work, cli):
+    r = cli('train', '--models', 'resnet18', *FAST, '--optimizers', 'sgd', 'adamw', '--breakdown', cwd=work)
     assert r.returncode == 0, r.stderr
     assert 'plan: 2 to run' in r.stdout
     df = read_results(only_csv(work))

@@ -98,13 +98,12 @@ def test_strict_skips_on_a_busy_host_and_the_next_run_measures(tmp_path, busy_lo
 
 @pytest.mark.slow
 def test_memory_budget_halves_before_running(work, cli):
-    r = tbench('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
-               '--max-memory-mb', '1', cwd=work)
+    r = cli('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
+            '--max-memory-mb', '1', cwd=work)
     assert r.returncode == 0, r.stderr
     row = read_results(csv_of(work)).iloc[0]
     assert row.status == 'ok' and row.batch_requested == 64 and row.batch_size < 64 and row.batch_reason == 'memory'
     assert row.error.startswith('memory guard: batch 64 predicted to peak at'), row.error
-    # in this process: the first was a process of its own
     r = cli('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')],
             '--batch-sizes', '64', '--max-memory-mb', '1', cwd=work)
     assert 'plan: 0 to run, 1 done' in r.stdout   # halved for memory: the requested configuration is done
