@@ -1,7 +1,7 @@
 """Files the tool wrote and reads back (the FLOPs, parameter and thread caches, a submission's hardware record, a SLURM
 manifest) damaged past the JSON parser's depth, or holding a value changed by hand; and a module missing from a package
 that is installed, said as that."""
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 from pathlib import Path
 import pytest
 from throughput_bench.core import BenchError, BenchSpec
@@ -150,3 +150,24 @@ def test_a_worker_imported_timm_without_wandb_and_can_still_import_it(tmp_path):
     p = worker_process('glibc', _what_a_worker_imports, (str(tmp_path / 'out'),))
     p.start(); p.join(120)
     assert p.exitcode == 0 and (tmp_path / 'out').read_text() == 'wandb imports; timm holds wandb: False'
+
+def test_ctrl_c_to_a_sweep_with_other_threads_keeps_the_row(tmp_path, monkeypatch):
+    """A sweep's process has threads besides the main one (its progress, its contention watch): the kernel may give the
+    signal to any of them, and Python runs the handler in the main thread, inside the write. The row stays."""
+    s = ResultStore(tmp_path, 'dev')
+    s.append({'model_name': 'resnet18', 'throughput_mean': '1.5'})
+    import threading
+    stop = threading.Event(); idle = threading.Thread(target=stop.wait); idle.start()
+    real = os.fsync
+    def interrupted(fd):
+        real(fd)
+        for _ in range(20): os.kill(os.getpid(), signal.SIGINT)  # to the process: any of its threads
+        time.sleep(0.05)  # the handler runs at the main thread's next bytecode: inside the write
+    monkeypatch.setattr(os, 'fsync', interrupted)
+    was = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt): s.append({'model_name': 'vit_tiny_patch16_224', 'throughput_mean': '2.5'})
+    finally: signal.signal(signal.SIGINT, was); stop.set(); idle.join()
+    monkeypatch.setattr(os, 'fsync', real)
+    assert [r['model_name'] for r in s.rows()] == ['resnet18', 'vit_tiny_patch16_224']
+    assert signal.getsignal(signal.SIGINT) is was

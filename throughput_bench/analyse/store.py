@@ -4,7 +4,7 @@
 
 # %% ../../nbs/13_analyse_store.ipynb #6085708a
 from __future__ import annotations
-import os, io, re, sys, csv, json, math, stat, signal, numbers, tempfile, dataclasses, hashlib
+import os, io, re, sys, csv, json, math, stat, signal, numbers, tempfile, threading, dataclasses, hashlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional, Iterable
@@ -267,15 +267,26 @@ class ResultStore:
         return {row_key(r, wildcards=not r.get('status')): row_status(r) for r in (s.dicts() if s else ())}
 
 # %% ../../nbs/13_analyse_store.ipynb #1c9d2e01
-HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 @contextmanager
 def signals_held():
-    """Hold Ctrl-C, `SIGTERM` and `SIGHUP` until the block ends, then take them: a row being written is written whole
-    (a Ctrl-C that lands between a row's write and its `fsync` would otherwise take a measured row back out)."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    """Hold Ctrl-C, `SIGTERM` and `SIGHUP` until the block ends, then take them as they would have been taken: a row
+    being written is written whole (a Ctrl-C between a row's write and its `fsync` would otherwise take a measured row
+    back out). Python runs a signal's handler in the main thread, whichever thread the kernel gave the signal to, so
+    the main thread's handlers are swapped for ones that only note the signal; a write in another thread is never
+    interrupted by one."""
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    got, old = [], {}
+    for s in HELD_SIGNALS:
+        h = signal.getsignal(s)
+        if h in (signal.SIG_IGN, None): continue  # ignored (nohup), or set outside Python: left as it is
+        old[s] = h
+        signal.signal(s, lambda n, frame: got.append(n))
     try: yield
-    finally: signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    finally:
+        for s, h in old.items(): signal.signal(s, h)
+        for n in dict.fromkeys(got): signal.raise_signal(n)  # each signal held, once, to its own handler
 
 @patch
 def _write_rows(self:ResultStore, new:list):
