@@ -266,7 +266,7 @@ class ResultStore:
         s = self.scan()  # one row at a time: a long history costs its bytes, not a dict per row
         return {row_key(r, wildcards=not r.get('status')): row_status(r) for r in (s.dicts() if s else ())}
 
-# %% ../../nbs/13_analyse_store.ipynb #1c9d2e01
+# %% ../../nbs/13_analyse_store.ipynb #d7008b24
 HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 @contextmanager
@@ -288,6 +288,7 @@ def signals_held():
         for s, h in old.items(): signal.signal(s, h)
         for n in dict.fromkeys(got): signal.raise_signal(n)  # each signal held, once, to its own handler
 
+# %% ../../nbs/13_analyse_store.ipynb #1c9d2e01
 @patch
 def _write_rows(self:ResultStore, new:list):
     """Append `new` (dicts) to the CSV: an append where the header has every column, else an atomic rewrite. The
