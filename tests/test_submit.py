@@ -8,8 +8,9 @@ from conftest import static_server
 
 REF = Path(__file__).parent / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv'  # the seed tool's file
 
-def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, **kw)->Path:
-    "A results folder as a sweep writes it: three rows through `ResultStore`, this machine's hardware record."
+def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, digest=None, **kw)->Path:
+    """A results folder as a sweep writes it: three rows through `ResultStore`, this machine's hardware record
+    (`digest(i)`: row i's output digest)."""
     import torch as T, numpy as np
     from throughput_bench.core import BenchResult, ci_halfwidth
     from throughput_bench.analyse.store import ResultStore
@@ -26,13 +27,14 @@ def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, **
                    input_channels=3, input_size=224, throughput_mean=float(np.mean(xs)), throughput_ci_low=v - h,
                    throughput_ci_high=v + h, throughput_repeats=';'.join(map(str, xs)), repeats=n,
                    pytorch_version=torch or hw['pytorch_version'],
-                   timm_version=hw['timm_version'], tbench_version='0.1.0', command=f'tbench infer --models {m}')
+                   timm_version=hw['timm_version'], tbench_version='0.1.0', command=f'tbench infer --models {m}',
+                   output_digest=digest(i) if digest else '')
         s.append(BenchResult(**(row | (kw if i == 1 else {}))))  # what breaks a rule: on the second row (line 3)
     return root
 
 def test_a_passing_device_is_packed_with_its_checksums_and_passes_the_check(cli, tmp_path):
     results(tmp_path / 'results')
-    r = cli('submit', 'results', '-o', 'subs', '--by', 'tester', cwd=tmp_path)
+    r = cli('submit', '--no-audit', 'results', '-o', 'subs', '--by', 'tester', cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert 'git add subs/cpu_t' in r.stdout and 'tbench submit --check' in r.stdout
     folder = tmp_path / 'subs' / 'cpu_t'
@@ -45,7 +47,7 @@ def test_a_passing_device_is_packed_with_its_checksums_and_passes_the_check(cli,
     assert m['commands'] == sorted(f'tbench infer --models {x}' for x in ('resnet18', 'resnet50', 'vit_tiny_patch16_224'))
     r = cli('submit', '--check', folder, cwd=tmp_path)
     assert r.returncode == 0 and 'pass rules' in r.stdout, r.stdout
-    r = cli('submit', 'results', '-o', 'subs', cwd=tmp_path)  # never over an earlier submission unless asked
+    r = cli('submit', '--no-audit', 'results', '-o', 'subs', cwd=tmp_path)  # never over an earlier submission unless asked
     assert r.returncode == 1 and '--replace' in r.stderr
 
 BREAKS = {'quiet': dict(contended=True),
@@ -59,7 +61,7 @@ def test_each_broken_rule_is_named_with_its_lines_and_nothing_is_written(cli, tm
     if rule == 'hardware':
         hw = root / 'cpu_t_hardware.json'
         d = json.loads(hw.read_text()); del d['torch_threads']; hw.write_text(json.dumps(d))
-    r = cli('submit', 'results', '-o', 'subs', cwd=tmp_path)
+    r = cli('submit', '--no-audit', 'results', '-o', 'subs', cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     said = [l.strip() for l in r.stderr.splitlines() if l.startswith('  ')]
     assert [l.split(':')[0] for l in said] == [rule], r.stderr  # that rule, and only it
@@ -68,7 +70,7 @@ def test_each_broken_rule_is_named_with_its_lines_and_nothing_is_written(cli, tm
 
 def test_check_finds_a_changed_file_an_unlisted_one_and_a_broken_manifest(cli, tmp_path):
     results(tmp_path / 'results')
-    assert cli('submit', 'results', '-o', 'subs', cwd=tmp_path).returncode == 0
+    assert cli('submit', '--no-audit', 'results', '-o', 'subs', cwd=tmp_path).returncode == 0
     folder = tmp_path / 'subs' / 'cpu_t'
     csv = folder / 'cpu_t.csv'
     csv.write_text(csv.read_text().replace(',40.0,', ',400.0,', 1))  # a figure edited after the check
@@ -89,7 +91,7 @@ def test_the_leaderboard_of_two_submissions_and_the_seed_file_in_a_browser(cli, 
     results(tmp_path / 'b', 'cpu_b', 'CPU B', scale=2.1, torch='2.0.0')  # faster, on an older torch (2.1x: at
     # 2x its resnet50 would be A's resnet18 to the digit, in the same second: the same run to the `once` rule)
     results(tmp_path / 'c', 'cpu_c', 'CPU C', contended=True)
-    for d in 'abc': cli('submit', d, '-o', 'subs', '--allow-contended', '1', cwd=tmp_path)
+    for d in 'abc': cli('submit', '--no-audit', d, '-o', 'subs', '--allow-contended', '1', cwd=tmp_path)
     csv = tmp_path / 'subs' / 'cpu_c' / 'cpu_c.csv'
     csv.write_text(csv.read_text() + csv.read_text().splitlines()[1] + '\n')  # C is changed after packing: left off
     r = cli('leaderboard', 'subs', '--also', REF, '-o', 'board', cwd=tmp_path)

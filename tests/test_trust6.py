@@ -126,14 +126,14 @@ def _results(tmp_path):
 def test_submit_refuses_a_name_its_own_check_refuses(cli, tmp_path, by):
     "The folder was packed (exit 0, the git steps printed), then `submit --check` refused its manifest."
     _results(tmp_path)
-    r = cli('submit', 'results', '--by', by, '-o', 'subs', cwd=tmp_path)
+    r = cli('submit', '--no-audit', 'results', '--by', by, '-o', 'subs', cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and '\x1b' not in r.stderr, r.stderr
     assert r.stderr.startswith('tbench submit: error: --by ') and not (tmp_path / 'subs').exists(), r.stderr
 
 @pytest.mark.parametrize('share', ['1.5', '1e308'])
 def test_submit_refuses_a_contended_share_above_one(cli, tmp_path, share):
     _results(tmp_path)
-    r = cli('submit', 'results', '--allow-contended', share, '-o', 'subs', cwd=tmp_path)
+    r = cli('submit', '--no-audit', 'results', '--allow-contended', share, '-o', 'subs', cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and '--allow-contended' in r.stderr, r.stderr
     assert not (tmp_path / 'subs').exists()
 

@@ -696,6 +696,9 @@ class BenchResult:
     top1_drop:Optional[float] = None        # top1_fp32 - top1, points; its 95% interval, paired images (Bonett-Price)
     top1_drop_ci_low:Optional[float] = None
     top1_drop_ci_high:Optional[float] = None
+    # what the row's own process computed on the gate's fixed input: the SHA-256 of its outputs' float32 bytes (16 hex
+    # digits), their largest magnitude and 4 fixed random projections (`output_digest`); an audit's process must agree
+    output_digest:str = ''
 
     def to_row(self)->dict:
         "The row as an ordered dict, in `COLUMNS` order."

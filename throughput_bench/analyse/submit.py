@@ -16,11 +16,13 @@ from ..machine.peaks import device_peak, gpu_peak_tflops, gpu_facts, matmul_dtyp
 __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LONG_TEXT_LIMIT', 'LONG_TEXT', 'HW_REQUIRED',
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
-           'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'RULES',
-           'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'hw_num', 'stated_peak', 'power_limit',
-           'contradictions', 'date_range', 'fingerprints', 'released', 'pd_num', 'check', 'device_files', 'sha256',
-           'manifest', 'BadOption', 'submit', 'next_steps', 'shown', 'read_manifest', 'check_all', 'check_folder',
-           'check_folders', 'machine_identity', 'standing', 'board_rows', 'esc', 'page_link', 'leaderboard']
+           'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'AUDITS_FILE',
+           'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem',
+           'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints',
+           'released', 'pd_num', 'read_audits', 'audit_failures', 'audited_rows', 'unaudited', 'check', 'device_files',
+           'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps', 'shown', 'read_manifest',
+           'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing', 'board_rows', 'esc',
+           'page_link', 'leaderboard']
 
 # %% ../../nbs/36_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
@@ -81,7 +83,8 @@ def _lines(rows:list, most:int=8)->str:
 @dataclass
 class Submission:
     """What the rules check: `rows` (each configuration's latest; every row stays in `raw`, every field as written),
-    `hardware`, the contended share allowed; where it was read from: the `csv`, its `text`, the folder's `manifest`."""
+    `hardware`, the contended share allowed; where it was read from: the `csv`, its `text`, the folder's `manifest` and
+    `audits`."""
     rows:object
     raw:object
     hardware:dict
@@ -89,6 +92,7 @@ class Submission:
     csv:Optional[Path] = None
     text:Optional[str] = None
     manifest:Optional[dict] = None
+    audits:Optional[list] = None  # its audits' records (`audits.jsonl`; None: the folder has none)
 
     @classmethod
     def read(cls, csv, hardware, allow_contended:float=0.0)->Submission:
@@ -553,6 +557,89 @@ def pd_num(s):
     import pandas as pd
     return pd.to_numeric(s, errors='coerce') if s is not None else float('nan')
 
+# %% ../../nbs/36_analyse_submit.ipynb #4505a344
+AUDITS_FILE = 'audits.jsonl'  # a submission's audit records, one JSON object a line, one per measured configuration
+AUDIT_TOL = 1e-3   # two processes of one configuration: identical output bytes, or within this share of the largest
+CACHE_GAIN = 1.10  # MLPerf TEST04: one input repeated runs at most 10% faster than distinct inputs
+MAX_AUDIT_BYTES = 4 << 20
+
+def read_audits(path)->list:
+    """The records of an `audits.jsonl`: each line a JSON object of plain text and numbers, at most `MAX_AUDIT_BYTES`
+    in all; a `BenchError` (one line, naming the line) otherwise."""
+    p = Path(path)
+    if p.is_symlink() or not p.is_file(): raise BenchError(f"{AUDITS_FILE}: not a regular file")
+    if p.stat().st_size > MAX_AUDIT_BYTES: raise BenchError(f"{AUDITS_FILE}: over {MAX_AUDIT_BYTES} bytes")
+    out = []
+    for n, line in enumerate(p.read_text(errors='replace').splitlines(), 1):
+        if not line.strip(): continue
+        try: r = json.loads(line)
+        except (ValueError, RecursionError): raise BenchError(f"{AUDITS_FILE} line {n}: not JSON")
+        if not isinstance(r, dict) or _depth(r, 3) > 3: raise BenchError(f"{AUDITS_FILE} line {n}: not a flat record")
+        if any(MARKUP.search(x) or CONTROL.search(x) or len(x) > LONG_TEXT_LIMIT for x in _strings(r)):
+            raise BenchError(f"{AUDITS_FILE} line {n}: markup, a control character or an overlong string")
+        out.append(r)
+    return out
+
+# %% ../../nbs/36_analyse_submit.ipynb #35accaba
+def audit_failures(row:dict, rec:dict)->list:
+    """What an audit record shows wrong with its row, each verdict worked out again from the figures: the audit's
+    process ran; its outputs are the row's (`digests_agree` within `AUDIT_TOL`); one input repeated ran at most
+    `CACHE_GAIN` × distinct inputs; its img/s, from another seed, lands inside the row's re-run interval (else its
+    95% interval)."""
+    from throughput_bench.backends.base import digests_agree
+    if rec.get('status') != 'ok': return [f"the audit's process did not measure: {shorten(str(rec.get('error')), 120)}"]
+    out = []
+    same, how = digests_agree(row.get('output_digest', ''), rec.get('output_digest', ''), AUDIT_TOL)
+    if not same: out.append(f"outputs: {how}" + ('' if str(row.get('output_digest') or '') else
+                                                 ' (the row predates output digests: measure it again)'))
+    gain = _float(rec.get('cache_gain'))
+    if not gain == gain or gain > CACHE_GAIN: out.append(f"caching: a repeated input ran {gain:.3g}x distinct inputs "
+                                                         f"(at most {CACHE_GAIN:g})")
+    lo, hi = (_float(row.get(f'throughput_rerun_{s}')) for s in ('low', 'high'))
+    if not (lo == lo and hi == hi): lo, hi = (_float(row.get(f'throughput_ci_{s}')) for s in ('low', 'high'))
+    x = _float(rec.get('throughput'))
+    if not lo <= x <= hi: out.append(f"seeds: another seed's process measured {x:.4g} img/s, outside the row's "
+                                     f"[{lo:.4g}, {hi:.4g}]")
+    return out
+
+def _float(v)->float:
+    try: return float(v) if not isinstance(v, bool) else float('nan')
+    except (TypeError, ValueError): return float('nan')
+
+# %% ../../nbs/36_analyse_submit.ipynb #48404bda
+def audited_rows(s:Submission):
+    "The rows an audit covers: measured inference rows of one configuration (not a study's rounds)."
+    r = s.rows
+    return s.plain & r.status.eq('ok') & r['mode'].eq('inference') if len(r) else s.plain
+
+def unaudited(s:Submission)->str:
+    """Why a folder has no audits, where its manifest says (`--no-audit`), or it was packed under rules older than
+    v3 ('' where it has audits, or should)."""
+    m = s.manifest or {}
+    if s.audits is not None: return ''
+    if str(m.get('unaudited') or ''): return shorten(str(m['unaudited']), 120)
+    v = m.get('rules_version')
+    return f"packed under rules v{v}, before audits" if isinstance(v, int) and v < 3 else ''
+
+def _audited(s:Submission)->list:
+    from throughput_bench.analyse.store import row_key
+    need = audited_rows(s)
+    if s.audits is None:
+        if s.manifest is None or unaudited(s) or not need.any(): return []  # results not packed: no audits yet
+        return [([], f"no audits ({AUDITS_FILE}): tbench submit runs them on the measuring machine (--no-audit packs "
+                 "without them, and says so)")]
+    recs = {tuple(map(str, r['key'])): r for r in s.audits if isinstance(r.get('key'), list)}
+    out, missing, keys = [], [], set()
+    for line, row in zip(s.lines(need), s.rows[need].to_dict('records')):
+        k = tuple(map(str, row_key(row))); keys.add(k)
+        if k not in recs: missing.append(line); continue
+        bad = audit_failures(row, recs[k])
+        if bad: out.append(([line], "audit failed: " + '; '.join(bad)))
+    if missing: out.append((missing, f"no audit record in {AUDITS_FILE} for these rows"))
+    stray = len(s.audits) - sum(k in keys for k in recs)
+    if stray: out.append(([], f"{AUDITS_FILE}: {stray} record(s) of no measured row here"))
+    return out
+
 # %% ../../nbs/36_analyse_submit.ipynb #011b93f7
 RULES = [
     Rule('status', "every row is ok, or says why not", "a row that failed silently hides a configuration", _status),
@@ -597,6 +684,10 @@ RULES = [
          _agrees),
     Rule('dates', f"timestamps between the tool's first release ({FIRST_RELEASE}) and the check's time + 1 day",
          "a row from 2099 is newest forever; one from 1999 ran before the tool existed", _dates),
+    Rule('audited', "every measured inference row has a passing audit, recomputed: its outputs, no caching, another "
+         "seed inside its re-run interval (or the manifest says why there are none: shown unaudited)",
+         "a figure checked only against itself can still be made by another model, a cache or one lucky process",
+         _audited),
     Rule('once', "one run, one row: no two rows share per-process figures and a timestamp (across folders too: "
          "`check_folders`)", "the same run twice counts as two submissions", _once),
 ]
@@ -643,8 +734,9 @@ def _git(*args, where=None)->str:
     try: return subprocess.run(['git', *args], capture_output=True, text=True, timeout=10, cwd=where).stdout.strip()
     except Exception: return ''
 
-def manifest(sub:Submission, files:dict, label:str, by:str)->dict:
-    "What a submission says of itself: who, when, with what, from which commands, and each file's checksum."
+def manifest(sub:Submission, files:dict, label:str, by:str, **more)->dict:
+    """What a submission says of itself: who, when, with what, from which commands, each file's checksum, and `more`
+    (its audits' summary, or why it has none)."""
     from throughput_bench import __version__
     r = sub.rows
     stamps = sorted(t for t in r.get('timestamp', []) if isinstance(t, str) and t)
@@ -661,28 +753,40 @@ def manifest(sub:Submission, files:dict, label:str, by:str)->dict:
                 measured_from=stamps[0] if stamps else '', measured_to=stamps[-1] if stamps else '',
                 rows=len(r), measured=int(r.status.eq('ok').sum()), allow_contended=sub.allow_contended,
                 commands=commands or ['(not recorded: rows from before tbench recorded its command line)'],
-                files={n: dict(sha256=sha256(p), bytes=p.stat().st_size) for n, p in files.items()})
+                files={n: dict(sha256=sha256(p), bytes=p.stat().st_size) for n, p in files.items()}, **more)
 
 class BadOption(BenchError):
     "An option of `submit` wrong in itself (the CLI's one line, exit 2), not a rule its rows break (exit 1)."
 
 # %% ../../nbs/36_analyse_submit.ipynb #93266fac
-def submit(results='results', # a results folder (or one device's CSV)
-           device:Optional[str]=None, # which device of the folder (its slug or a word of its name)
-           output='submissions', # where the submission folder goes
-           allow_contended:float=0.0, # the share of measured rows allowed on a busy host (flagged in the manifest)
-           by:Optional[str]=None, # who submits (default: git's user.name)
-           replace:bool=False, # replace an earlier submission of this device
-           quiet:bool=False)->Path: # print nothing
-    "Check a device's results against `RULES`; where they pass, write `output/<device>/` for a pull request."
+def submitter(by:Optional[str], allow_contended:float, unaudited:str='')->str:
+    "Who submits (`by`, else git's user.name), once the options are checked: each wrong one a `BadOption`."
     if not 0 <= float(allow_contended) <= 1:
         raise BadOption(f"--allow-contended is a share of the measured rows, from 0 to 1; got {allow_contended:g}")
     who = str((by if by is not None else _git('config', 'user.name')) or '')
     if MARKUP.search(who) or not who.isprintable() or len(who) > TEXT_LIMIT:  # a name the check would refuse
         raise BadOption(f"--by '{shorten(shown(who), 60)}': a name is one line of plain text, at most {TEXT_LIMIT} "
                          "characters (no markup or control character: submit --check refuses them)")
+    if MARKUP.search(unaudited) or not unaudited.isprintable() or len(unaudited) > TEXT_LIMIT:
+        raise BadOption(f"why unaudited '{shorten(shown(unaudited), 60)}': one line of plain text")
+    return who
+
+def submit(results='results', # a results folder (or one device's CSV)
+           device:Optional[str]=None, # which device of the folder (its slug or a word of its name)
+           output='submissions', # where the submission folder goes
+           allow_contended:float=0.0, # the share of measured rows allowed on a busy host (flagged in the manifest)
+           by:Optional[str]=None, # who submits (default: git's user.name)
+           replace:bool=False, # replace an earlier submission of this device
+           quiet:bool=False, # print nothing
+           audits:Optional[list]=None, # the audits' records (`analyse.audit.run_audits`), packed as `audits.jsonl`
+           unaudited:str='', # or why there are none (`--no-audit`): the board shows the folder unaudited
+           audit_summary:Optional[dict]=None)->Path: # what the audits cost, for the manifest
+    """Check a device's results against `RULES`; where they pass, write `output/<device>/` for a pull request. Without
+    `audits`, `unaudited` must say why (`analyse.audit.submit_audited` runs them first)."""
+    who = submitter(by, allow_contended, unaudited)
     csv, hw, label = device_files(results, device)
     sub = Submission.read(csv, hw, allow_contended)
+    sub.audits, sub.manifest = audits, dict(unaudited=unaudited) if audits is None else {}
     problems = check(sub)
     if problems:
         raise BenchError(f"{csv}: {len(problems)} problem(s), nothing written:\n  " + '\n  '.join(map(str, problems)))
@@ -692,7 +796,11 @@ def submit(results='results', # a results folder (or one device's CSV)
     tmp = dest.with_name(f".{dest.name}.partial"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
     files = {csv.name: tmp / csv.name}; shutil.copyfile(csv, files[csv.name])
     if Path(hw).is_file(): files[Path(hw).name] = tmp / Path(hw).name; shutil.copyfile(hw, files[Path(hw).name])
-    m = manifest(sub, files, label, who)
+    if audits is not None:
+        files[AUDITS_FILE] = tmp / AUDITS_FILE
+        files[AUDITS_FILE].write_text(''.join(json.dumps(r, sort_keys=True) + '\n' for r in audits))
+    more = dict(audits=audit_summary or {}) if audits is not None else dict(unaudited=unaudited)
+    m = manifest(sub, files, label, who, **more)
     (tmp / 'manifest.json').write_text(json.dumps(m, indent=2) + '\n')
     if dest.exists(): shutil.rmtree(dest)
     tmp.rename(dest)
@@ -816,7 +924,11 @@ def check_all(*folders)->tuple:
     subs = {}
     for (f, (csv, *_, m)), s in zip(specs.items(), Submission.read_many([spec[:3] for spec in specs.values()])):
         if isinstance(s, Exception): said[f].append(f"{shown(f)}: {shown(csv.name)}: {shown(s)}")
-        else: s.manifest = m; subs[f] = s
+        else:
+            s.manifest, subs[f] = m, s
+            if AUDITS_FILE in m['files']:
+                try: s.audits = read_audits(f / AUDITS_FILE)
+                except BenchError as e: said[f].append(f"{shown(f)}: {shown(e)}"); s.audits = []
     order = list(subs)
     late = _readable_together([subs[f] for f in order])
     seen = {}
@@ -888,7 +1000,8 @@ def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame
     """The best row of each configuration per submission (folders; their `Submission`s in `subs` where already read)
     and per CSV in `also` (the seed tool's: no manifest), with who, when, the versions, where it came from and the
     machine; `older` names the versions behind the newest, `unknown` a device whose peak the tables do not know, and
-    `standing` whether another submission reproduced it. Every folder's rows go through `best_rows` at once."""
+    `standing` whether another submission reproduced it, `unaudited` why it has no audits. Every folder's rows go
+    through `best_rows` at once."""
     import pandas as pd
     from throughput_bench.analyse.charts import best_rows, native_rows, device_label
     parts, meta, subs = [], [], subs or {}
@@ -898,14 +1011,15 @@ def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame
             m = read_manifest(f)
             csv = next(f / n for n in m['files'] if str(n).endswith('.csv'))
             s = Submission.read(csv, csv.with_name(csv.stem + '_hardware.json')); s.manifest = m
+            if AUDITS_FILE in m['files']: s.audits = read_audits(f / AUDITS_FILE)
         parts.append(s.rows)
         meta.append(dict(by=str(s.manifest.get('submitted_by') or 'unnamed'),
                          when=str(s.manifest.get('created', ''))[:10], folder=f, checked=True,
-                         machine=machine_identity(s.hardware), hw=s.hardware))
+                         machine=machine_identity(s.hardware), hw=s.hardware, unaudited=unaudited(s)))
     for c in map(Path, also):
         parts.append(read_results(c))
         meta.append(dict(by=f"{c.name} (seed tool's file)", when='', folder=c, checked=False, machine=f"seed {c}",
-                         hw={}))
+                         hw={}, unaudited='no manifest'))
     if not parts: return pd.DataFrame()
     # one pass over every folder: the device name carries the part's number, so no two parts ever share a configuration
     tagged = pd.concat([p.assign(gpu_name=p.gpu_name.astype(str) + f"\x1f{k}") for k, p in enumerate(parts)],
@@ -914,7 +1028,7 @@ def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame
     if d.empty: return d
     name, k = d.gpu_name.str.rsplit('\x1f', n=1).str[0], d.gpu_name.str.rsplit('\x1f', n=1).str[1].astype(int)
     d = d.assign(gpu_name=name, device=name.map(device_label),
-                 **{c: [meta[i][c] for i in k] for c in ('by', 'when', 'folder', 'checked', 'machine')})
+                 **{c: [meta[i][c] for i in k] for c in ('by', 'when', 'folder', 'checked', 'machine', 'unaudited')})
     d['unknown'] = [bool(meta[i]['checked']) and stated_peak(meta[i]['hw'], r) is None
                     for i, r in zip(k, d.to_dict('records'))]
     d = d[d['mode'].eq('inference')].copy()
@@ -999,6 +1113,8 @@ def _board_row(r, out:Path, gsd_m:float, first:bool, links:Optional[dict]=None)-
     tags = (f'<span class="tag">older {esc(r.older)}</span>' if r.older else '') + \
            ('' if r.checked else '<span class="tag">unchecked: no manifest</span>') + \
            ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '') + \
+           ('' if not r.checked else f'<span class="tag">unaudited: {esc(r.unaudited)}</span>' if r.unaudited else
+            '<span class="tag ok">audited</span>') + \
            ('<span class="tag">plausibility unchecked: unknown device</span>' if r.unknown else '') + \
            ('' if not r.checked else '<span class="tag ok">reproduced</span>' if r.reproduced else
             '' if r.contradicted else '<span class="tag">single submission</span>') + \
@@ -1027,14 +1143,15 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0,
     if d.empty: raise BenchError("no measured inference rows in these submissions")
     d = d.assign(group=d.model_name + ' · ' + d.input_channels.astype(int).astype(str) + '×'
                  + d.input_size.astype(int).astype(str) + ' px · ' + d.precision)
-    # configurations with a checked and reproduced submission first, each kind fastest first
-    d['sure'] = d.checked & d.reproduced
+    # configurations with a checked, audited and reproduced submission first, each kind fastest first
+    d['sure'] = d.checked & d.reproduced & d.unaudited.eq('')
     g = d.groupby('group').agg(checked=('checked', 'any'), sure=('sure', 'any'), top=('throughput_mean', 'max'))
     order = g.sort_values(['checked', 'sure', 'top'], ascending=False).index
     body = []
     by_group, links = dict(list(d.groupby('group', sort=False))), {}
     for i, g in enumerate(order):
-        rows = by_group[g].sort_values(['sure', 'throughput_mean'], ascending=False)
+        rows = by_group[g].assign(audited=lambda x: x.unaudited.eq('')).sort_values(
+            ['sure', 'audited', 'throughput_mean'], ascending=False)
         body.append(f'<h2 id="g{i}">{esc(g)}</h2><table><thead><tr><th>device</th><th>runtime · compile · batch</th>'
                     f'<th>img/s [95% CI]</th><th>km²/s @{gsd_m:g} m</th><th>by</th><th>when</th><th>versions</th>'
                     '<th>folder</th></tr></thead><tbody>'
@@ -1051,8 +1168,8 @@ def leaderboard(*folders, also:tuple=(), output='leaderboard', gsd_m:float=10.0,
             f'<body><header><h1>Leaderboard</h1><p>{len(ok)} submission(s) checked against rules v{RULES_VERSION}'
             f'{" and " + str(len(also)) + " file(s) of the seed tool" if also else ""}: the best img/s of each '
             'configuration, only like with like (same model, input and precision); a figure is "reproduced" where '
-            'another submitter on another machine landed inside its re-run interval. '
-            'Audits: not yet part of the rules.</p>'
+            'another submitter on another machine landed inside its re-run interval; "audited" where the submitter\'s '
+            'machine ran each configuration again and its outputs, a repeated input and another seed agreed.</p>'
             '</header><main>'
             f'{notes}{nav}{"".join(body)}</main></body></html>')
     (out / 'index.html').write_text(page)

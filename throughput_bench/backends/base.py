@@ -4,7 +4,7 @@
 
 # %% ../../nbs/16_backends_base.ipynb #465dd0f7
 from __future__ import annotations
-import dataclasses, difflib, importlib, importlib.metadata, importlib.util, math
+import dataclasses, difflib, hashlib, importlib, importlib.metadata, importlib.util, math
 from dataclasses import dataclass
 from typing import Callable, Optional
 import numpy as np
@@ -12,9 +12,10 @@ from ..core import *
 from ..machine.devices import *
 
 # %% auto #0
-__all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'plugin_backends', 'register',
-           'get_backend', 'Prepared', 'own', 'RuntimeConfig', 'config_of', 'Backend', 'needs_gate', 'tolerance',
-           'gate_input', 'tiled', 'gate_outputs', 'as_samples', 'output_diff', 'judge']
+__all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'DIGEST_PROBES', 'plugin_backends',
+           'register', 'get_backend', 'Prepared', 'own', 'RuntimeConfig', 'config_of', 'Backend', 'needs_gate',
+           'tolerance', 'gate_input', 'tiled', 'gate_outputs', 'as_samples', 'output_diff', 'judge', 'output_digest',
+           'read_digest', 'digests_agree']
 
 # %% ../../nbs/16_backends_base.ipynb #2ff71138
 BACKENDS = {  # name -> module defining `BACKEND`; adding a backend adds one line here
@@ -273,3 +274,45 @@ def judge(res:BenchResult, ref:np.ndarray, out:np.ndarray, tol:float)->BenchResu
             f"(max absolute {res.max_abs_diff:.3g})" + (f"; {res.error}" if res.error else '')
         )
     return res
+
+# %% ../../nbs/16_backends_base.ipynb #2773cdc9
+DIGEST_PROBES = 4  # fixed random projections a digest keeps
+
+def _probes(shape:tuple)->np.ndarray:
+    "The digest's projections for outputs of `shape`: the same on every machine (a seeded generator), unit length."
+    w = np.random.default_rng(20261127).standard_normal((DIGEST_PROBES, int(np.prod(shape))))
+    return w / np.linalg.norm(w, axis=1, keepdims=True)
+
+def output_digest(out:np.ndarray)->str:
+    """Outputs in one line of text: `sha256=` (16 hex digits of their float32 bytes) `max=` (their largest magnitude)
+    `probe=` (4 projections) `shape=`."""
+    a = np.ascontiguousarray(out, dtype=np.float32)
+    p = _probes(a.shape) @ a.ravel().astype(np.float64) if a.size else np.zeros(DIGEST_PROBES)
+    return (f"sha256={hashlib.sha256(a.tobytes()).hexdigest()[:16]} max={float(np.abs(a).max()) if a.size else 0:.9g} "
+            f"probe={','.join(f'{v:.9g}' for v in p)} shape={'x'.join(map(str, a.shape))}")
+
+def read_digest(s)->Optional[dict]:
+    "A digest's parts (`sha256`, `max`, `probe`, `shape`), or None where `s` is not one."
+    try:
+        d = dict(w.split('=', 1) for w in str(s).split())
+        out = dict(sha256=d['sha256'], max=float(d['max']), probe=[float(v) for v in d['probe'].split(',')],
+                   shape=tuple(int(v) for v in d['shape'].split('x')))
+    except (KeyError, ValueError): return None
+    ok = len(out['probe']) == DIGEST_PROBES and 0 < len(out['shape']) <= 4 and math.prod(out['shape']) <= 2**26
+    return out if ok and math.isfinite(out['max']) and all(map(math.isfinite, out['probe'])) else None
+
+# %% ../../nbs/16_backends_base.ipynb #197216a6
+def digests_agree(a:str, b:str, tol:float)->tuple:
+    """`(agree, how)`: whether two digests are of one model's outputs: identical bytes, or every projection within what
+    differences of at most `tol` × the larger output (the gate's tolerance) in each value could move it."""
+    x, y = read_digest(a), read_digest(b)
+    if x is None or y is None: return False, "no output digest to compare"
+    if x['shape'] != y['shape']: return False, f"outputs of shape {x['shape']} against {y['shape']}"
+    if x['sha256'] == y['sha256']: return True, "identical outputs"
+    hi = max(x['max'], y['max'])
+    if hi - min(x['max'], y['max']) > tol * hi:  # the scale of the bound below is itself a figure of the outputs
+        return False, f"outputs differ: largest {x['max']:.6g} against {y['max']:.6g} (tolerance {tol:g})"
+    bound = tol * hi * np.abs(_probes(x['shape'])).sum(1)
+    off = np.abs(np.subtract(x['probe'], y['probe'])) / np.maximum(bound, 1e-300)
+    if (off <= 1).all(): return True, f"outputs within tolerance {tol:g} (not identical bytes)"
+    return False, f"outputs differ beyond tolerance {tol:g} (a projection {float(off.max()):.3g}x its bound)"

@@ -5,6 +5,7 @@
 # %% ../../nbs/23_measure_inference.ipynb #e6553664
 from __future__ import annotations
 import gc, re, json, time, math, hashlib, contextlib, dataclasses, psutil, torch
+import numpy as np
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -12,8 +13,8 @@ from ..core import *
 from ..machine.devices import *
 from ..backbones.registry import get_model, build, n_params
 from ..backends.model import build_model, is_oom, one_line, describe_device, describe_model
-from ..backends.base import (get_backend, needs_gate, tolerance, gate_input, gate_outputs, as_samples, judge,
-                                            GATE_SAMPLES)
+from ..backends.base import (get_backend, needs_gate, tolerance, gate_input, gate_outputs,
+                                            as_samples, judge, output_digest, GATE_SAMPLES)
 from .timing import TimingConfig, measure
 from ..backends.export import (image_files, split_images, read_images, files_digest, export_key,
                                              weights_digest, cache_root)
@@ -26,7 +27,7 @@ from ..machine.contention import gpu_clocks
 __all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'wilson',
            'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference',
            'judge_accuracy', 'reference_output', 'Refused', 'int8_refusal', 'Checks', 'prepare_checked',
-           'describe_prepared', 'gate_prepared', 'run_inference']
+           'describe_prepared', 'cache_gain', 'gate_prepared', 'run_inference']
 
 # %% ../../nbs/23_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -243,18 +244,44 @@ def describe_prepared(res:BenchResult, spec:BenchSpec, prep)->BenchResult:
     res.int8_units = int8_row_units(spec.quant, spec.device)
     return res
 
+# %% ../../nbs/23_measure_inference.ipynb #8860665c
+def cache_gain(run, # a backend's `output` (a float32 CPU batch in, its outputs out)
+               spec:BenchSpec, batch:int, seed:int=1, seconds:float=2.0, least:int=20)->dict:
+    """`gain`: how much faster a call on one input repeated runs than a call on distinct inputs (3 to 8 other batches
+    from `seed`, in turn): the ratio of their fastest tenths (a busy host only adds time to a call, so the fastest calls
+    say what each costs). The calls are interleaved in pairs, each pair's order swapped, for about `seconds` and at
+    least `least` pairs. Above 1.1 (`analyse.submit.CACHE_GAIN`): outputs were reused, not computed."""
+    g, shape = torch.Generator().manual_seed(seed), (batch, spec.in_chans, spec.input_size, spec.input_size)
+    k = int(min(8, max(3, (256 << 20) // (4 * math.prod(shape)))))  # distinct batches: up to 8, within 256 MiB
+    xs = [torch.randn(*shape, generator=g) for _ in range(k + 1)]  # xs[0] repeated; the others each in turn
+    for x in xs[1:]: run(x)
+    def timed(x):
+        t = time.perf_counter(); run(x); return time.perf_counter() - t
+    rep, dis, t0 = [], [], time.perf_counter()
+    while len(rep) < least or time.perf_counter() - t0 < seconds and len(rep) < 10 * least:
+        i = len(rep)
+        if i % 2: dis.append(timed(xs[1 + i % k])); rep.append(timed(xs[0]))
+        else: rep.append(timed(xs[0])); dis.append(timed(xs[1 + i % k]))
+    r, d = np.quantile(rep, 0.1), np.quantile(dis, 0.1)
+    return dict(gain=float(d / max(r, 1e-9)), repeated_s=float(r), distinct_s=float(d), pairs=len(rep), batch=batch)
+
 # %% ../../nbs/23_measure_inference.ipynb #551a0aa7
 def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device)->BenchResult:
     """The correctness gate (outputs against fp32 eager's, at the precision's tolerance) and the accuracy check, `batch`
-    images a call: a row beyond either is `wrong`."""
-    if checks.ref is not None:
-        res = judge(res, checks.ref, gate_outputs(prep.output, checks.x_ref, batch),
-                    tolerance(spec, device, res.tf32_enabled))
+    images a call: a row beyond either is `wrong`. Every row, fp32 eager's too, keeps the digest of its outputs on the
+    gate's fixed input (`output_digest`): what an audit's process must compute again."""
+    x = checks.x_ref if checks.x_ref is not None else gate_input(spec, min(spec.batch_size, GATE_SAMPLES))
+    out = gate_outputs(prep.output, x, batch)[:len(x)]
+    res.output_digest = output_digest(out)
+    if checks.ref is not None: res = judge(res, checks.ref, out, tolerance(spec, device, res.tf32_enabled))
     return judge_accuracy(res, spec, checks.acc, prep.output, batch)
 
 # %% ../../nbs/23_measure_inference.ipynb #c670373e
-def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
-    "Measure one inference configuration through its backend; failures come back as rows, never as exceptions."
+def run_inference(spec:BenchSpec, timing:TimingConfig=None,
+                  audit:Optional[dict]=None # an audit's process (`{'seed': s}`): its inputs from seed `s`, `cache_gain`
+                 )->BenchResult:
+    """Measure one inference configuration through its backend; failures come back as rows, never as exceptions. An
+    audit's process also times repeated against distinct inputs (`res.extra`)."""
     t_start, device = time.perf_counter(), torch.device(spec.device)
     # PyTorch's switch
     res = describe_device(
@@ -275,6 +302,7 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
                 prep.probe, batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb
             )
         gc.collect(); reset_peak_memory(device)
+        if audit: torch.manual_seed(int(audit['seed']))  # its timed inputs: another seed's
         step, per_step = prep.step(batch)
         res.backend_settings = prep.settings  # a runtime settles some at its step (OpenVINO's hint for the batch)
         meter = Meter.of(device)  # the device's energy counter, read where the timed phase starts and ends
@@ -291,6 +319,9 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None)->BenchResult:
             # the runtime's allocator is not PyTorch's: not measured, not wrong
             if device.type == 'cuda': res.peak_memory_mb = None
         res = gate_prepared(res, spec, prep, checks, batch, device)
+        if audit:
+            res.extra = dict(cache=cache_gain(prep.output, spec, batch, int(audit['seed']),
+                                              audit.get('cache_seconds', 2.0), audit.get('cache_pairs', 20)))
     except Exception as e:
         # this backend cannot run it (the plan skips these first), or its runtime refused the int8 model (`Refused`)
         if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)

@@ -119,10 +119,10 @@ def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
         return launch_ddp(spec, timing, breakdown=kw.get('breakdown', False))
     if spec.mode == 'training':
         from throughput_bench.measure.training import run_training
-        res = run_training(spec, timing, **kw)
+        res = run_training(spec, timing, **{k: v for k, v in kw.items() if k != 'audit'})
     else:
         from throughput_bench.measure.inference import run_inference
-        res = run_inference(spec, timing)
+        res = run_inference(spec, timing, audit=kw.get('audit'))
     if res.status == 'ok':  # at the row's threads, right after its timed phase
         import torch
         t = timing or TimingConfig()
@@ -239,7 +239,9 @@ def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0
         if s.allocator in ('tcmalloc', 'jemalloc') and allocator_in_use() != s.allocator:  # still mapped after it ran
             raise RuntimeError(f"the worker no longer runs {s.allocator}")
         res.allocator, res.process_env = s.allocator, process_env()  # and whatever else the process was given
-        conn.send(_plain(res.to_row()))
+        row = _plain(res.to_row())
+        if getattr(res, 'extra', None): row['__extra__'] = res.extra  # an audit's own figures, beside the row
+        conn.send(row)
     except BaseException as e:
         conn.send({'__error__': f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]})
     finally: conn.close()
@@ -319,7 +321,10 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     except BaseException:
         proc.kill(); proc.join(); os.unlink(log); raise
     finally: recv.close()
-    if row is not None and '__error__' not in row: os.unlink(log); return BenchResult(**row)
+    if row is not None and '__error__' not in row:
+        os.unlink(log); extra = row.pop('__extra__', None); res = BenchResult(**row)
+        if extra: res.extra = extra
+        return res
     res = result_from_spec(spec)
     if row is not None: res.status, res.error = 'error', row['__error__']
     else:

@@ -1,0 +1,128 @@
+"""Rules v3's audits: an audit process computes a row's outputs again (its digest), times a repeated input against
+distinct ones and measures with another seed; `tbench submit` packs the records and `--check` works every verdict out
+again, so that a forgery re-sealed with fresh checksums is refused by the audit rule alone."""
+import hashlib, json
+from pathlib import Path
+import numpy as np
+import pytest
+from throughput_bench.core import BenchSpec
+from throughput_bench.measure.timing import TimingConfig
+from throughput_bench.analyse.store import row_key
+from throughput_bench.analyse import submit as S
+from throughput_bench.analyse.audit import AuditConfig, audit_row, submit_audited, spec_of_row
+from throughput_bench.backends.base import output_digest
+from test_submit import results
+
+QUICK = AuditConfig(timed_seconds=0.3, warmup_seconds=0.1, cache_seconds=0.2, cache_pairs=3)
+
+def reseal(folder:Path):
+    "Each file's checksum and size in the manifest, as `tbench submit` writes them."
+    m = json.loads((folder / 'manifest.json').read_text())
+    for name in m['files']:
+        b = (folder / name).read_bytes()
+        m['files'][name] = dict(sha256=hashlib.sha256(b).hexdigest(), bytes=len(b))
+    (folder / 'manifest.json').write_text(json.dumps(m))
+
+@pytest.mark.slow
+def test_an_audit_process_computes_the_rows_outputs_again_and_the_checker_agrees_with_its_verdicts():
+    """The row's own process and a fresh worker process (another seed for its timed inputs) give the same bytes on the
+    gate's fixed input; the record's failures are what the checker works out from its figures."""
+    from throughput_bench.scale.sweep import run_spec
+    spec = BenchSpec('resnet18', input_channels=3, input_size=32, batch_size=2, probe_batch=False, threads=1)
+    row = run_spec(spec, TimingConfig(warmup=2, warmup_seconds=0.1, timed_seconds=0.3)).to_row()
+    assert row['status'] == 'ok' and row['output_digest'].startswith('sha256=')
+    rec = audit_row(row, QUICK)  # a worker process of the sweep's fork server
+    assert rec['status'] == 'ok', rec
+    assert rec['output_digest'] == row['output_digest']  # identical bytes, another process
+    assert rec['key'] == list(row_key(row)) and rec['seed'] == QUICK.seed
+    assert rec['cache_gain'] > 0 and rec['cache_pairs'] >= 3 and rec['throughput'] > 0 and rec['seconds'] > 0
+    assert rec['failures'] == S.audit_failures(row, rec) and rec['passed'] == (not rec['failures'])
+    assert spec_of_row(row).key() == spec.key()
+
+def _audited_folder(tmp_path:Path)->Path:
+    """A packed submission (three rows through `ResultStore`) with an audit record a row that passes: its digest, no
+    gain from a repeated input, another seed's img/s at the row's mean."""
+    digest = lambda i: output_digest(np.random.default_rng(i).standard_normal((2, 10)))
+    root = results(tmp_path / 'results', digest=digest)
+    import pandas as pd
+    d = pd.read_csv(root / 'cpu_t.csv', keep_default_na=False)
+    recs = [dict(key=list(row_key(r)), config=r['model_name'], seed=7, status='ok', error='',
+                 output_digest=digest(i), cache_gain=1.01, cache_pairs=20, throughput=float(r['throughput_mean']),
+                 seconds=3.0, failures=[], passed=True) for i, r in enumerate(d.to_dict('records'))]
+    return S.submit(root, output=tmp_path / 'subs', by='tester', quiet=True, audits=recs,
+                    audit_summary=dict(configurations=3, passed=3))
+
+def test_a_packed_submission_carries_its_audits_and_passes(cli, tmp_path):
+    folder = _audited_folder(tmp_path)
+    assert S.AUDITS_FILE in json.loads((folder / 'manifest.json').read_text())['files']
+    r = cli('submit', '--check', folder, cwd=tmp_path)
+    assert r.returncode == 0 and 'pass rules v3' in r.stdout and 'unaudited' not in r.stdout, r.stdout
+
+FORGED = {  # what a forger changes in the audit records, then re-seals: each refused by the audit rule alone
+    'another model': lambda r: r | dict(output_digest=output_digest(np.ones((2, 10)))),
+    'a cache': lambda r: r | dict(cache_gain=1.5),
+    'a lucky process': lambda r: r | dict(throughput=r['throughput'] * 1.5),
+    'a process that failed': lambda r: r | dict(status='error', error='worker killed by SIGKILL'),
+    'passed said of a failure': lambda r: r | dict(cache_gain=9.0, failures=[], passed=True),
+}
+
+@pytest.mark.parametrize('forgery', sorted(FORGED) + ['a record left out', 'a record of no row', 'no audits at all'])
+def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, forgery):
+    folder = _audited_folder(tmp_path)
+    p = folder / S.AUDITS_FILE
+    recs = [json.loads(l) for l in p.read_text().splitlines()]
+    if forgery in FORGED: recs[1] = FORGED[forgery](recs[1])
+    elif forgery == 'a record left out': del recs[1]
+    elif forgery == 'a record of no row': recs.append(recs[1] | dict(key=['inference', 'resnet101'] + recs[1]['key'][2:]))
+    if forgery == 'no audits at all':
+        p.unlink(); m = json.loads((folder / 'manifest.json').read_text()); del m['files'][S.AUDITS_FILE]
+        (folder / 'manifest.json').write_text(json.dumps(m))
+    else: p.write_text(''.join(json.dumps(r) + '\n' for r in recs))
+    reseal(folder)
+    lines = S.check_folder(folder)
+    assert len(lines) == 1 and ': audited: ' in lines[0], lines
+    if forgery not in ('a record of no row', 'no audits at all'): assert lines[0].endswith('(line 3)'), lines
+    words = {'another model': 'outputs', 'a cache': 'caching', 'a lucky process': 'seeds',
+             'a process that failed': 'did not measure', 'passed said of a failure': 'caching',
+             'a record left out': 'no audit record', 'a record of no row': 'of no measured row',
+             'no audits at all': 'no audits'}
+    assert words[forgery] in lines[0], lines
+
+@pytest.mark.parametrize('text', ['{', '[1, 2]', '{"key": "<script>alert(1)</script>"}', '{"a": {"b": {"c": {"d": 1}}}}',
+                                  '{"error": "\\u001b[2J"}', 'x' * 10])
+def test_a_hostile_audits_file_is_one_line_never_a_traceback(tmp_path, text):
+    folder = _audited_folder(tmp_path)
+    (folder / S.AUDITS_FILE).write_text(text + '\n'); reseal(folder)
+    lines = S.check_folder(folder)
+    assert lines and all('\n' not in l and '\x1b' not in l for l in lines), lines
+    assert any(S.AUDITS_FILE in l for l in lines), lines
+
+def test_no_audit_packs_a_folder_the_check_and_the_board_call_unaudited(cli, tmp_path):
+    results(tmp_path / 'results')
+    assert cli('submit', '--no-audit', 'results', '-o', 'subs', '--by', 'tester', cwd=tmp_path).returncode == 0
+    folder = tmp_path / 'subs' / 'cpu_t'
+    assert json.loads((folder / 'manifest.json').read_text())['unaudited'] == 'packed with --no-audit'
+    r = cli('submit', '--check', folder, cwd=tmp_path)
+    assert r.returncode == 0 and 'unaudited: cpu_t (packed with --no-audit)' in r.stdout, r.stdout
+    m = json.loads((folder / 'manifest.json').read_text()); del m['unaudited']  # a v3 folder that says nothing
+    (folder / 'manifest.json').write_text(json.dumps(m))
+    lines = S.check_folder(folder)
+    assert len(lines) == 1 and 'audited: no audits' in lines[0], lines
+    good = _audited_folder(tmp_path / 'b')
+    assert cli('leaderboard', good, '-o', 'board', cwd=tmp_path).returncode == 0
+    assert '<span class="tag ok">audited</span>' in (tmp_path / 'board' / 'index.html').read_text()
+
+@pytest.mark.slow
+def test_submit_audits_each_configuration_and_packs_nothing_when_the_figures_are_not_this_machines(tmp_path):
+    """The three rows' figures were written, not measured here: each configuration's audit process measures it, the
+    made-up figures land outside, and nothing is packed; each failed configuration is a line."""
+    from throughput_bench.scale.sweep import run_spec
+    root = results(tmp_path / 'results')
+    said = []
+    with pytest.raises(S.BenchError) as e:
+        submit_audited(root, output=tmp_path / 'subs', by='tester', cfg=QUICK, log=said.append, runner=run_spec)
+    msg = str(e.value)
+    assert '3 of 3 audit(s) failed, nothing written' in msg and not (tmp_path / 'subs').exists()
+    assert len([l for l in said if l.startswith('audit ')]) == 3 and said[-1].startswith('audits: 0 of 3 passed')
+    # each row predates output digests: the outputs audit says so, whatever the figures
+    assert msg.count('the row predates output digests') == 3, msg
