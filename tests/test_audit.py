@@ -13,7 +13,7 @@ from throughput_bench.analyse.audit import AuditConfig, audit_row, submit_audite
 from throughput_bench.backends.base import output_digest
 from test_submit import results
 
-QUICK = AuditConfig(timed_seconds=0.3, warmup_seconds=0.1, cache_seconds=0.2, cache_pairs=3)
+QUICK = AuditConfig(timed_seconds=0.3, cache_seconds=0.2, cache_pairs=3)
 
 def reseal(folder:Path):
     "Each file's checksum and size in the manifest, as `tbench submit` writes them."

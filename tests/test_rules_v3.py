@@ -48,8 +48,10 @@ def test_every_figure_times_1000_is_above_the_stated_cpus_peak(tmp_path):
     "resnet50 at 10,029 img/s on 2 vCPUs, mfu 524: its own numbers agree, the device's peak does not."
     f = forge(copy(tmp_path, 'cpu_amd_epyc'), times(1000, *FIGURES))
     lines = check_folder(f)
-    assert rules_said(lines) == ['peak'], lines
-    assert 'cpu_amd_epyc.csv: peak:' in lines[0] and 'line' in lines[0]
+    assert rules_said(lines) == ['audited', 'peak'], lines  # its audit's img/s, from another seed, contradicts it too
+    peak = next(l for l in lines if ': peak:' in l)
+    assert 'cpu_amd_epyc.csv: peak:' in peak and 'line' in peak
+    assert all('seeds: another seed' in l for l in lines if ': audited:' in l), lines
 
 def test_watts_above_the_power_limit(tmp_path):
     "Every watt ×1.5 (joules too, so energy per image still agrees): 1,045 W on a 700 W H200."
@@ -134,7 +136,7 @@ def test_an_independent_submission_inside_the_interval_reproduces_and_one_outsid
     page = leaderboard(a, b, c, output=tmp_path / 'board').read_text()
     assert '3 submission(s) checked' in page and '>reproduced<' in page and 'contradicted by a third:' in page
     assert page.index('href="../nvidia_h200_b"') < page.index('href="../nvidia_h200_d"')  # reproduced first, though the same speed class
-    assert 'single submission' not in page and 'Audits: not yet part of the rules' in page
+    assert 'single submission' not in page and 'unaudited: packed under rules v2, before audits' in page
 
 def test_a_single_submission_and_an_unknown_device_say_so(tmp_path):
     a = copy(tmp_path, 'nvidia_h200')

@@ -93,7 +93,7 @@ def test_a_figure_no_device_makes_is_left_out_of_history_with_one_warning(cli, t
     import csv
     src = Path(__file__).resolve().parents[1] / 'submissions' / 'cpu_amd_epyc' / 'cpu_amd_epyc.csv'
     with open(src, newline='') as f: rows = list(csv.DictReader(f))
-    ok = [r for r in rows if r['status'] == 'ok' and r['model_name'] == 'resnet18']
+    ok = [r for r in rows if r['status'] == 'ok']
     ok[0]['throughput_mean'], ok[1]['throughput_mean'] = '1e20', 'inf'
     (tmp_path / 'results').mkdir()
     with open(tmp_path / 'results' / src.name, 'w', newline='') as f:

@@ -1059,6 +1059,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .best td{font-weight:600}
 small{color:#5b6a80}
 @media (max-width:640px){
+  .tag{white-space:normal;display:inline-block;margin:2px 4px 0 0}
   main{padding:10px}
   table,thead,tbody,tr,td{display:block}
   thead{display:none}
