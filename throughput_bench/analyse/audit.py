@@ -40,8 +40,8 @@ def spec_of_row(row:dict)->BenchSpec:
 @dataclass
 class AuditConfig:
     """How an audit process runs: the seed of its inputs (the rows': 0) and how long each of its parts takes. Short:
-    its calls are the row's batch (about 2 s each for a ResNet-18 at batch 32 on a 2-vCPU VM), and the issue's goal
-    is audits within 10% of what the sweep spent."""
+    each call is at the row's batch (about 2 s for a ResNet-18 at batch 32 on a 2-vCPU VM), and audits should cost a
+    small share of what the sweep spent (`run_audits` says how much)."""
     seed:int = 7                # its timed inputs come from this seed
     timed_seconds:float = 1.0   # its timed phase (its img/s against the row's re-run interval), after one warm-up call
     cache_seconds:float = 1.0   # repeated against distinct inputs, pairs of calls for about this long...
