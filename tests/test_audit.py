@@ -36,7 +36,8 @@ def test_an_audit_process_computes_the_rows_outputs_again_and_the_checker_agrees
     assert rec['output_digest'] == row['output_digest']  # identical bytes, another process
     assert rec['key'] == list(row_key(row)) and rec['seed'] == QUICK.seed
     assert rec['cache_gain'] > 0 and rec['cache_pairs'] >= 3 and rec['throughput'] > 0 and rec['seconds'] > 0
-    assert rec['failures'] == S.audit_failures(row, rec) and rec['passed'] == (not rec['failures'])
+    assert rec['failures'] == S.audit_failures(row, rec | dict(passed=True, failures=[]))
+    assert rec['passed'] == (not rec['failures'])
     assert spec_of_row(row).key() == spec.key()
 
 def _audited_folder(tmp_path:Path)->Path:
@@ -64,6 +65,11 @@ FORGED = {  # what a forger changes in the audit records, then re-seals: each re
     'a lucky process': lambda r: r | dict(throughput=r['throughput'] * 1.5),
     'a process that failed': lambda r: r | dict(status='error', error='worker killed by SIGKILL'),
     'passed said of a failure': lambda r: r | dict(cache_gain=9.0, failures=[], passed=True),
+    'a gain of minus infinity': lambda r: r | dict(cache_gain=float('-inf')),
+    'a gain as text': lambda r: r | dict(cache_gain='1.0'),
+    'the rows own seed': lambda r: r | dict(seed=0),
+    'no pairs': lambda r: r | dict(cache_pairs=0),
+    'a record that says it failed': lambda r: r | dict(passed=False, failures=['caching: 9x']),
 }
 
 @pytest.mark.parametrize('forgery', sorted(FORGED) + ['a record left out', 'a record of no row', 'no audits at all'])
@@ -84,12 +90,14 @@ def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, fo
     if forgery not in ('a record of no row', 'no audits at all'): assert lines[0].endswith('(line 3)'), lines
     words = {'another model': 'outputs', 'a cache': 'caching', 'a lucky process': 'seeds',
              'a process that failed': 'did not measure', 'passed said of a failure': 'caching',
-             'a record left out': 'no audit record', 'a record of no row': 'of no measured row',
+             'a record left out': 'no audit record', 'a gain of minus infinity': 'cache_gain is not a positive',
+             'a gain as text': 'cache_gain is not a positive', 'the rows own seed': 'seed is not another seed',
+             'no pairs': 'cache_pairs is not a count', 'a record that says it failed': 'does not say it passed', 'a record of no row': 'of no measured row',
              'no audits at all': 'no audits'}
     assert words[forgery] in lines[0], lines
 
 @pytest.mark.parametrize('text', ['{', '[1, 2]', '{"key": "<script>alert(1)</script>"}', '{"a": {"b": {"c": {"d": 1}}}}',
-                                  '{"error": "\\u001b[2J"}', 'x' * 10])
+                                  '{"error": "\\u001b[2J"}', 'x' * 10, '{"config": "\\u202eevil"}', '{"error": "\\u009b2J"}'])
 def test_a_hostile_audits_file_is_one_line_never_a_traceback(tmp_path, text):
     folder = _audited_folder(tmp_path)
     (folder / S.AUDITS_FILE).write_text(text + '\n'); reseal(folder)
@@ -126,3 +134,40 @@ def test_submit_audits_each_configuration_and_packs_nothing_when_the_figures_are
     assert len([l for l in said if l.startswith('audit ')]) == 3 and said[-1].startswith('audits: 0 of 3 passed')
     # each row predates output digests: the outputs audit says so, whatever the figures
     assert msg.count('the row predates output digests') == 3, msg
+
+@pytest.mark.parametrize('shape', ['8192x8192', '-8x1000', '-8x-1000', '0x10', '2x10x3', '２x10'])
+def test_a_hostile_digest_is_no_digest_and_costs_nothing(shape):
+    "A digest is one row an image and at most `MAX_DIGEST_VALUES` values: 8192x8192 once cost 13 s and 4.3 GB a row."
+    from throughput_bench.backends.base import read_digest, digests_agree
+    d = f"sha256=aa max=1 probe=0.1,0.1,0.1,0.1 shape={shape}"
+    assert read_digest(d) is None
+    assert digests_agree(d, d.replace('aa', 'bb'), 1e-3) == (False, 'no output digest to compare')
+
+@pytest.mark.parametrize('manifest', [dict(unaudited=['why']), dict(unaudited=True), dict(unaudited='  '),
+                                      dict(rules_version=True), dict(rules_version=-1), dict(rules_version='2')])
+def test_a_manifest_that_drops_its_audits_must_say_why_in_plain_words(tmp_path, manifest):
+    "An `unaudited` that is not words, or a rules version that is not one, is no reason: the folder is refused."
+    folder = _audited_folder(tmp_path)
+    (folder / S.AUDITS_FILE).unlink()
+    m = json.loads((folder / 'manifest.json').read_text()); del m['files'][S.AUDITS_FILE]; m.pop('audits')
+    (folder / 'manifest.json').write_text(json.dumps(m | manifest)); reseal(folder)
+    lines = S.check_folder(folder)
+    assert len(lines) == 1 and 'audited: no audits' in lines[0], lines
+
+def test_unaudited_text_is_printed_escaped(cli, tmp_path):
+    results(tmp_path / 'results')
+    assert cli('submit', '--no-audit', 'results', '-o', 'subs', '--by', 'tester', cwd=tmp_path).returncode == 0
+    folder = tmp_path / 'subs' / 'cpu_t'
+    m = json.loads((folder / 'manifest.json').read_text()); m['unaudited'] = 'evil \u202e \u009b2J'
+    (folder / 'manifest.json').write_text(json.dumps(m)); reseal(folder)
+    r = cli('submit', '--check', folder, cwd=tmp_path)
+    assert r.returncode == 1 and '\u202e' not in r.stdout and '\u009b' not in r.stdout, r.stdout
+
+def test_replace_onto_a_file_or_a_link_writes_nothing_and_check_refuses_packing_flags(cli, tmp_path):
+    results(tmp_path / 'results')
+    (tmp_path / 'subs').mkdir(); (tmp_path / 'subs' / 'cpu_t').write_text('a file')
+    r = cli('submit', '--no-audit', 'results', '-o', 'subs', '--by', 'tester', '--replace', cwd=tmp_path)
+    assert r.returncode == 1 and 'not a submission folder' in r.stderr, r.stderr
+    assert sorted(p.name for p in (tmp_path / 'subs').iterdir()) == ['cpu_t']  # no .partial left behind
+    r = cli('submit', '--check', 'subs', '--by', 'x', cwd=tmp_path)
+    assert r.returncode == 2 and 'not used with --check' in r.stderr, r.stderr

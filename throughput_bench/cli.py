@@ -458,16 +458,24 @@ def cmd_submit(a):
     "`tbench submit`: pack a device's results for a pull request, or (`--check`) check folders that arrived."
     from throughput_bench.analyse import submit as S
     if a.check:
+        packing = [f for f, on in (('results', a.results), ('--by', a.by), ('--replace', a.replace),
+                                   ('--no-audit', not a.audit), ('--device', a.device)) if on]
+        if packing: raise S.BadOption(f"{', '.join(packing)}: not used with --check (it checks folders, packs none)")
+        a.check = list(dict.fromkeys(str(Path(f)) for f in a.check))  # a folder named twice is checked once
         said, subs = S.check_all(*a.check)
         lines = [l for f in a.check for l in said[Path(f)]]
         for l in lines: print(l)
         if lines: sys.exit(1)
         why = {f: S.unaudited(s) for f, s in subs.items() if S.unaudited(s)}
         print(f"{len(a.check)} submission(s) pass rules v{S.RULES_VERSION}"
-              + (f"; unaudited: " + '; '.join(f"{S.shown(f.name)} ({w})" for f, w in why.items()) if why else ''))
+              + ("; unaudited: " + '; '.join(f"{S.shown(f.name)} ({S.shown(w)})" for f, w in why.items())
+                 if why else ''))
         return
     from throughput_bench.analyse.audit import submit_audited
     try: submit_audited(a.results or 'results', a.device, a.output, a.allow_contended, a.by, a.replace, audit=a.audit)
+    except KeyboardInterrupt:  # the audits are not kept: nothing is written until every one has passed
+        print("tbench submit: interrupted: nothing written (the audits start over when run again)", file=sys.stderr)
+        sys.exit(130)
     except S.BadOption: raise  # one line, exit 2
     except BenchError as e:
         # every failing rule, a line each (not one folded line), each cut as any one-line error is
@@ -476,7 +484,8 @@ def cmd_submit(a):
 def cmd_leaderboard(a):
     from throughput_bench.analyse.submit import leaderboard
     folders = [f for p in a.folders for f in ([p] if (Path(p) / 'manifest.json').is_file() else
-                                              sorted(q.parent for q in Path(p).glob('*/manifest.json')))]
+                                              sorted(q.parent for q in Path(p).glob('*/manifest.json')
+                                                     if not q.parent.name.startswith('.')))]  # not a .partial
     if not folders and not a.also:
         raise BenchError(f"no submission folders (with a manifest.json) in {', '.join(a.folders)}")
     leaderboard(*folders, also=tuple(a.also), output=a.output, log=print)

@@ -69,7 +69,7 @@ def audit_row(row:dict, # a stored row (`status` ok)
                error=shorten(str(res.error or ''), 300), output_digest=res.output_digest,
                cache_gain=_finite(cache.get('gain')), cache_pairs=cache.get('pairs'),
                throughput=_finite(res.throughput_mean), seconds=round(time.monotonic() - t, 2))
-    rec['failures'] = audit_failures(row, rec)
+    rec['failures'] = audit_failures(row, rec | dict(passed=True, failures=[]))  # its figures (not yet its verdict)
     rec['passed'] = not rec['failures']
     return rec
 
@@ -103,6 +103,11 @@ def run_audits(s:Submission, cfg:Optional[AuditConfig]=None, log:Callable=print,
     return recs, summary
 
 # %% ../../nbs/37_analyse_audit.ipynb #3ecea3c0
+def _has_cuda()->bool:
+    "Whether this machine has a CUDA device (imports torch: asked only where a row ran on one)."
+    import torch
+    return torch.cuda.is_available()
+
 def submit_audited(results='results', device:Optional[str]=None, output='submissions', allow_contended:float=0.0,
                    by:Optional[str]=None, replace:bool=False, quiet:bool=False,
                    audit:bool=True, # False: pack without audits, the manifest saying so (`--no-audit`)
@@ -117,6 +122,10 @@ def submit_audited(results='results', device:Optional[str]=None, output='submiss
         raise BenchError(f"{Path(output) / csv.stem} exists: pass --replace to replace that submission, or remove it")
     sub = Submission.read(csv, hw, allow_contended)
     problems = check(sub, skip=('audited',))
+    gpu = sorted({str(d) for d in sub.rows[audited_rows(sub)].device if not str(d).startswith('cpu')})
+    if gpu and not _has_cuda():
+        problems.append(f"audited: rows on {', '.join(gpu)}, and no CUDA device here: audits run on the machine that "
+                        "measured them (or pack with --no-audit, which the board shows)")
     if problems:
         raise BenchError(f"{csv}: {len(problems)} problem(s), nothing written:\n  " + '\n  '.join(map(str, problems)))
     recs, summary = run_audits(sub, cfg, log if not quiet else (lambda *a: None), runner)

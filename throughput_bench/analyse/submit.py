@@ -4,7 +4,7 @@
 
 # %% ../../nbs/36_analyse_submit.ipynb #dc1b6ff9
 from __future__ import annotations
-import json, hashlib, datetime, re, subprocess, shutil, functools
+import json, hashlib, datetime, math, re, subprocess, shutil, functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
@@ -17,12 +17,12 @@ __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LO
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
            'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'AUDITS_FILE',
-           'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem',
-           'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints',
-           'released', 'pd_num', 'read_audits', 'audit_failures', 'audited_rows', 'unaudited', 'check', 'device_files',
-           'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps', 'shown', 'read_manifest',
-           'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing', 'board_rows', 'esc',
-           'page_link', 'leaderboard']
+           'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS',
+           'Rule', 'Problem', 'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range',
+           'fingerprints', 'released', 'pd_num', 'read_audits', 'audit_failures', 'audited_rows', 'unaudited', 'check',
+           'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps', 'shown',
+           'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing', 'board_rows',
+           'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/36_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
@@ -35,7 +35,9 @@ HW_REQUIRED = ('gpu_name', 'device_type', 'pytorch_version', 'timm_version', 'th
 HW_REQUIRED_CUDA = ('driver_version', 'cuda_version', 'clock_max_sm_mhz', 'power_limit_w')
 ROW_VERSIONS = ('pytorch_version', 'timm_version', 'tbench_version')
 MARKUP = re.compile(r'<\s*[A-Za-z/!?]|javascript:', re.I)  # a tag, a comment or a script URL; "a < b" is text
-CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f]')  # a tab or a newline is text; anything else is not
+# a tab or a newline is text; anything else is not: C0 and C1 controls, and the format characters that reorder or hide
+# text (bidi overrides and isolates, zero-width marks)
+CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]')
 MAX_IMG_S = 1e7        # the most images per second a row may claim (a tiny model on the fastest GPU is under 1e6)
 MAX_ROW_WATTS = 2000.0 # the most a row's device may draw (`energy.MAX_WATTS`)
 SLACK = 0.02           # how far a stored figure may sit from what its per-process figures give (rounding: 1e-6)
@@ -588,7 +590,7 @@ def audit_failures(row:dict, rec:dict)->list:
     95% interval)."""
     from throughput_bench.backends.base import digests_agree
     if rec.get('status') != 'ok': return [f"the audit's process did not measure: {shorten(str(rec.get('error')), 120)}"]
-    out = []
+    out = [f"the record: {w}" for w in _record_faults(rec)]
     same, how = digests_agree(row.get('output_digest', ''), rec.get('output_digest', ''), AUDIT_TOL)
     if not same: out.append(f"outputs: {how}" + ('' if str(row.get('output_digest') or '') else
                                                  ' (the row predates output digests: measure it again)'))
@@ -603,8 +605,21 @@ def audit_failures(row:dict, rec:dict)->list:
     return out
 
 def _float(v)->float:
-    try: return float(v) if not isinstance(v, bool) else float('nan')
-    except (TypeError, ValueError): return float('nan')
+    "A record's number: a JSON int or float, finite; anything else (a string, a bool, Infinity) is NaN."
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else float('nan')
+
+MIN_CACHE_PAIRS = 3  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig`)
+
+def _record_faults(rec:dict)->list:
+    "What a record's own fields get wrong: types, ranges, another seed than the rows', its verdict said as failed."
+    out = []
+    if not _float(rec.get('cache_gain')) > 0: out.append("cache_gain is not a positive number")
+    if not _float(rec.get('throughput')) > 0: out.append("throughput is not a positive number")
+    pairs, seed = rec.get('cache_pairs'), rec.get('seed')
+    if type(pairs) is not int or pairs < MIN_CACHE_PAIRS: out.append(f"cache_pairs is not a count >= {MIN_CACHE_PAIRS}")
+    if type(seed) is not int or seed == 0: out.append("seed is not another seed than the rows' (0)")
+    if rec.get('passed') is not True or rec.get('failures') != []: out.append("it does not say it passed")
+    return out
 
 # %% ../../nbs/36_analyse_submit.ipynb #48404bda
 def audited_rows(s:Submission):
@@ -617,9 +632,9 @@ def unaudited(s:Submission)->str:
     v3 ('' where it has audits, or should)."""
     m = s.manifest or {}
     if s.audits is not None: return ''
-    if str(m.get('unaudited') or ''): return shorten(str(m['unaudited']), 120)
-    v = m.get('rules_version')
-    return f"packed under rules v{v}, before audits" if isinstance(v, int) and v < 3 else ''
+    why, v = m.get('unaudited'), m.get('rules_version')
+    if isinstance(why, str) and why.strip(): return shorten(why, 120)
+    return f"packed under rules v{v}, before audits" if type(v) is int and 1 <= v < 3 else ''
 
 def _audited(s:Submission)->list:
     from throughput_bench.analyse.store import row_key
@@ -793,7 +808,16 @@ def submit(results='results', # a results folder (or one device's CSV)
     dest = Path(output) / csv.stem
     if dest.exists() and not replace:
         raise BenchError(f"{dest} exists: pass --replace to replace that submission, or remove it")
+    if dest.is_symlink() or dest.exists() and not dest.is_dir():
+        raise BenchError(f"{shown(dest)} is a link or a file, not a submission folder: nothing replaced")
     tmp = dest.with_name(f".{dest.name}.partial"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+    try: m = _pack(tmp, dest, sub, csv, hw, label, who, audits, audit_summary, unaudited)
+    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise  # a half-written folder is never left
+    if not quiet: print(next_steps(dest, m))
+    return dest
+
+def _pack(tmp:Path, dest:Path, sub, csv, hw, label, who, audits, audit_summary, unaudited)->dict:
+    "Write the submission into `tmp`, then rename it to `dest` (replacing an earlier one): its manifest."
     files = {csv.name: tmp / csv.name}; shutil.copyfile(csv, files[csv.name])
     if Path(hw).is_file(): files[Path(hw).name] = tmp / Path(hw).name; shutil.copyfile(hw, files[Path(hw).name])
     if audits is not None:
@@ -804,8 +828,7 @@ def submit(results='results', # a results folder (or one device's CSV)
     (tmp / 'manifest.json').write_text(json.dumps(m, indent=2) + '\n')
     if dest.exists(): shutil.rmtree(dest)
     tmp.rename(dest)
-    if not quiet: print(next_steps(dest, m))
-    return dest
+    return m
 
 def next_steps(dest:Path, m:dict)->str:
     "What a contributor does with the folder: the pull request's git steps."
@@ -1032,6 +1055,7 @@ def board_rows(*folders, also:tuple=(), subs:Optional[dict]=None)->'pd.DataFrame
     d['unknown'] = [bool(meta[i]['checked']) and stated_peak(meta[i]['hw'], r) is None
                     for i, r in zip(k, d.to_dict('records'))]
     d = d[d['mode'].eq('inference')].copy()
+    if d.empty: return d
     for c in ('pytorch_version', 'timm_version', 'tbench_version'):
         if c not in d: d[c] = ''
     newest = {c: max(d[c].astype(str), key=_version_key) for c in ('pytorch_version', 'timm_version', 'tbench_version')}

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/16_backends_base.ipynb #465dd0f7
 from __future__ import annotations
-import dataclasses, difflib, hashlib, importlib, importlib.metadata, importlib.util, math
+import dataclasses, difflib, functools, hashlib, importlib, importlib.metadata, importlib.util, math
 from dataclasses import dataclass
 from typing import Callable, Optional
 import numpy as np
@@ -12,10 +12,10 @@ from ..core import *
 from ..machine.devices import *
 
 # %% auto #0
-__all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'DIGEST_PROBES', 'plugin_backends',
-           'register', 'get_backend', 'Prepared', 'own', 'RuntimeConfig', 'config_of', 'Backend', 'needs_gate',
-           'tolerance', 'gate_input', 'tiled', 'gate_outputs', 'as_samples', 'output_diff', 'judge', 'output_digest',
-           'read_digest', 'digests_agree']
+__all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'DIGEST_PROBES', 'MAX_DIGEST_VALUES',
+           'plugin_backends', 'register', 'get_backend', 'Prepared', 'own', 'RuntimeConfig', 'config_of', 'Backend',
+           'needs_gate', 'tolerance', 'gate_input', 'tiled', 'gate_outputs', 'as_samples', 'output_diff', 'judge',
+           'output_digest', 'read_digest', 'digests_agree']
 
 # %% ../../nbs/16_backends_base.ipynb #2ff71138
 BACKENDS = {  # name -> module defining `BACKEND`; adding a backend adds one line here
@@ -278,6 +278,9 @@ def judge(res:BenchResult, ref:np.ndarray, out:np.ndarray, tol:float)->BenchResu
 # %% ../../nbs/16_backends_base.ipynb #2773cdc9
 DIGEST_PROBES = 4  # fixed random projections a digest keeps
 
+MAX_DIGEST_VALUES = 1 << 21  # outputs a digest may describe (8 images x 262,144 values): the probes' memory is bounded
+
+@functools.lru_cache(maxsize=4)
 def _probes(shape:tuple)->np.ndarray:
     "The digest's projections for outputs of `shape`: the same on every machine (a seeded generator), unit length."
     w = np.random.default_rng(20261127).standard_normal((DIGEST_PROBES, int(np.prod(shape))))
@@ -292,13 +295,15 @@ def output_digest(out:np.ndarray)->str:
             f"probe={','.join(f'{v:.9g}' for v in p)} shape={'x'.join(map(str, a.shape))}")
 
 def read_digest(s)->Optional[dict]:
-    "A digest's parts (`sha256`, `max`, `probe`, `shape`), or None where `s` is not one."
+    "A digest's parts (`sha256`, `max`, `probe`, `shape`), or None where `s` is not one (ASCII only: no '２')."
+    if not str(s).isascii(): return None
     try:
         d = dict(w.split('=', 1) for w in str(s).split())
         out = dict(sha256=d['sha256'], max=float(d['max']), probe=[float(v) for v in d['probe'].split(',')],
                    shape=tuple(int(v) for v in d['shape'].split('x')))
     except (KeyError, ValueError): return None
-    ok = len(out['probe']) == DIGEST_PROBES and 0 < len(out['shape']) <= 4 and math.prod(out['shape']) <= 2**26
+    ok = (len(out['probe']) == DIGEST_PROBES and len(out['shape']) == 2 and min(out['shape']) > 0  # one row an image
+          and math.prod(out['shape']) <= MAX_DIGEST_VALUES)
     return out if ok and math.isfinite(out['max']) and all(map(math.isfinite, out['probe'])) else None
 
 # %% ../../nbs/16_backends_base.ipynb #197216a6
