@@ -1138,7 +1138,8 @@ def _board_row(r, out:Path, gsd_m:float, first:bool, links:Optional[dict]=None)-
     tags = (f'<span class="tag">older {esc(r.older)}</span>' if r.older else '') + \
            ('' if r.checked else '<span class="tag">unchecked: no manifest</span>') + \
            ('<span class="tag">contended</span>' if bool(r.get('contended', False)) else '') + \
-           ('' if not r.checked else f'<span class="tag">unaudited: {esc(r.unaudited)}</span>' if r.unaudited else
+           ('' if not r.checked else f'<span class="tag">unaudited: {esc(r.get("unaudited"))}</span>'
+            if r.get('unaudited', '') else
             '<span class="tag ok">audited</span>') + \
            ('<span class="tag">plausibility unchecked: unknown device</span>' if r.unknown else '') + \
            ('' if not r.checked else '<span class="tag ok">reproduced</span>' if r.reproduced else
