@@ -12,16 +12,9 @@ from throughput_bench.analyse import submit as S
 from throughput_bench.analyse.audit import AuditConfig, audit_row, submit_audited, spec_of_row
 from throughput_bench.backends.base import output_digest
 from test_submit import results
+from test_trust7 import reseal  # each file's checksum in the manifest, as tbench submit writes it
 
 QUICK = AuditConfig(timed_seconds=0.3, cache_seconds=0.2, cache_pairs=3)
-
-def reseal(folder:Path):
-    "Each file's checksum and size in the manifest, as `tbench submit` writes them."
-    m = json.loads((folder / 'manifest.json').read_text())
-    for name in m['files']:
-        b = (folder / name).read_bytes()
-        m['files'][name] = dict(sha256=hashlib.sha256(b).hexdigest(), bytes=len(b))
-    (folder / 'manifest.json').write_text(json.dumps(m))
 
 @pytest.mark.slow
 def test_an_audit_process_computes_the_rows_outputs_again_and_the_checker_agrees_with_its_verdicts():
