@@ -299,13 +299,16 @@ def main():
     failed, rendered, took, render_s = [], {}, {}, {}
     seconds = json.loads(SECONDS.read_text()) if SECONDS.exists() else {}
     home = next((p for p in paths if p.stem == 'index'), None)
+    render_lock = threading.Lock()
     def run(p:Path):
         "Execute `p` (unless --no-execute, or it already ran), then render it: a page is made while others still run."
         if not a.no_execute and p not in took:
             took[p] = execute(p, nbs[p], a.timeout, share_of_cores(a.jobs))
-        t0 = time.monotonic()
-        rendered[p] = render(p, nbs[p], pages)
-        render_s[p] = time.monotonic() - t0
+        with render_lock:  # one page at a time: Python 3.11's ast is not thread-safe (two threads parsing at once
+            # raise "AST constructor recursion depth mismatch"; CPython gh-106905), and rendering holds the GIL anyway
+            t0 = time.monotonic()
+            rendered[p] = render(p, nbs[p], pages)
+            render_s[p] = time.monotonic() - t0
         return p
     def report(p:Path):
         sec, err = took.get(p, (0.0, None))
