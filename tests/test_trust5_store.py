@@ -167,6 +167,29 @@ def test_drift_line_round_trips(m, ref, repeats, run):
     assert d is not None and d['run'] == run
     assert (d['throughput_mean'], d['repeats'], d['ref_gemm_gflops']) == (m, repeats, ref)
 
+@settings(max_examples=100, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True), st.floats(allow_nan=True, allow_infinity=True),
+       st.floats(allow_nan=True, allow_infinity=True), st.floats(allow_nan=True, allow_infinity=True),
+       st.integers(1, 10**6))
+def test_what_record_line_writes_is_never_damage(m, lo, hi, ref, repeats):
+    """The writer never writes a line its reader sets aside: a ConvNeXt-T process of two timed steps had a half-width
+    36.8x its mean, above the reader's old limit of 10, and the next sweep set the whole record aside as damaged."""
+    import csv, io
+    line = record_line(dict(ROW, throughput_mean=m, throughput_ci_low=lo, throughput_ci_high=hi, repeats=repeats,
+                            ref_gemm_gflops=ref), 'r')
+    if line is None: return  # no figure (or one no row can hold): no line
+    buf = io.StringIO()
+    csv.DictWriter(buf, RECORD, lineterminator='\n', delimiter='\t').writerow(line)
+    assert parse_line(buf.getvalue().rstrip('\n').encode()) is not None, line
+
+def test_a_wide_interval_of_one_process_is_a_figure_not_damage(tmp_path):
+    "The line that set a real record aside (within_rel 36.8) now reads back as written, and the record stays in use."
+    p = tmp_path / 'x_drift.tsv'
+    append_record(p, [record_line(dict(ROW, throughput_mean=9.7116, throughput_ci_low=-347.9, throughput_ci_high=367.3,
+                                       repeats=1), 'r')])
+    s = scan_record(p)
+    assert s.bad == [] and s.lines[0]['within_rel'] == pytest.approx(36.83, abs=0.01)
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.text(max_size=30), min_size=1, max_size=4))
 def test_csv_text_cells_round_trip(tmp_path_factory, texts):
