@@ -4,12 +4,13 @@
 
 # %% ../../nbs/14_measure_drift.ipynb #a9fcfac8
 from __future__ import annotations
-import contextlib, csv, datetime, functools, io, math, os, statistics, sys, uuid
+import contextlib, csv, datetime, functools, io, math, os, re, statistics, sys, uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 import numpy as np
 from ..core import BenchError, PRIOR_DRIFT, PRIOR_DOF, config_key, prior_drift, rerun_interval, now_iso, t_quantile
+from ..core import plain_text
 
 # %% auto #0
 __all__ = ['RECORD', 'MAX_RECORD_MB', 'LIMITS', 'LAGS', 'MAX_REF_RUNS', 'MIN_PAIRS', 'record_path', 'versions_text',
@@ -41,22 +42,36 @@ def versions_text(r:dict)->str:
     return ' '.join(f"{k}={r.get(c) or '?'}" for k, c in
                     (('torch', 'pytorch_version'), ('timm', 'timm_version'), ('backend', 'backend_version')))
 
+def _text(v)->str:
+    """A text field as the reader takes it whole: no tab, quote, line break or other control character (a space each),
+    valid UTF-8 (a lone surrogate a `?`), at most 1,000 characters."""
+    s = plain_text(re.sub(r'[\x00-\x1f\x7f"]', ' ', '' if v is None else str(v)))
+    return s.encode('utf-8', 'replace').decode('utf-8')[:1000]
+
+def _when(v)->str:
+    "A row's timestamp as the reader parses it (`fromisoformat`, to a time); now where it is none, or not one."
+    s = _text(v).strip() if isinstance(v, str) else ''
+    try: datetime.datetime.fromisoformat(s).timestamp(); return s
+    except (TypeError, ValueError, OverflowError, OSError): return now_iso()
+
 def record_line(r:dict, # a result row (`BenchResult.to_row()` or a CSV row)
                 run:str, # the run it belongs to: one sweep, one id
                )->Optional[dict]:
-    """The drift record's line for row `r`; None unless it is an `ok` row with a figure. It never writes what a
-    reader would call damage: a number outside `LIMITS` is left empty (unknown), a figure outside them is no line."""
+    """The drift record's line for row `r`; None unless it is an `ok` row with a figure. It never writes what its
+    reader calls damage: text without tabs, quotes, line breaks or NULs; a time the reader parses (else now); a number
+    outside `LIMITS` left empty (unknown), and a figure outside them no line."""
     m, (least, most) = _f(r.get('throughput_mean')), LIMITS['throughput_mean']
     if r.get('status') != 'ok' or not m or not least <= m < most: return None
     lo, hi = _f(r.get('throughput_ci_low')), _f(r.get('throughput_ci_high'))
-    line = dict(timestamp=r.get('timestamp') or now_iso(), run=run, run_id=r.get('run_id') or '',
-                key='|'.join(config_key(r)), versions=versions_text(r), threads=r.get('threads') or '',
+    line = dict(timestamp=_when(r.get('timestamp')), run=_text(run), run_id=_text(r.get('run_id') or ''),
+                key=_text('|'.join(config_key(r))), versions=_text(versions_text(r)),
+                threads=_text(r.get('threads') or ''),
                 throughput_mean=m, within_rel=(hi - lo) / 2 / m if lo is not None and hi is not None else '',
                 repeats=r.get('repeats') or 1, ref_gemm_gflops=r.get('ref_gemm_gflops') or '',
-                ref_copy_gbs=r.get('ref_copy_gbs') or '', contended=bool(r.get('contended')))
-    for c, (least, most) in LIMITS.items():
+                ref_copy_gbs=r.get('ref_copy_gbs') or '', contended=str(r.get('contended')).lower() == 'true')
+    for c, (least, most) in LIMITS.items():  # each number as the float it was checked as (True is 1.0, not 'True')
         v = _f(line[c]) if line[c] != '' else None
-        if line[c] != '' and (v is None or not least <= v < most): line[c] = ''
+        line[c] = '' if v is None or not least <= v < most else (int(v) if c == 'repeats' and v.is_integer() else v)
     return line
 
 # %% ../../nbs/14_measure_drift.ipynb #8a119729
