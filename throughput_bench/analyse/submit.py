@@ -6,6 +6,7 @@
 from __future__ import annotations
 import json, hashlib, datetime, math, re, subprocess, shutil, functools
 from dataclasses import dataclass
+from fastcore.basics import patch
 from pathlib import Path
 from typing import Optional, Callable
 from ..core import *
@@ -103,44 +104,6 @@ class Submission:
         if isinstance(s, Exception): raise s
         return s
 
-    @classmethod
-    def read_many(cls, specs:list)->list:
-        """A `Submission` (or the error that stopped it) for each `(csv, hardware json, contended share allowed)`: the
-        files that share a header parsed together (`frame_groups`), all their rows typed in one pass."""
-        import numpy as np, pandas as pd
-        alone, groups = frame_groups([csv for csv, *_ in specs])
-        out = []
-        for i, (csv, hardware, allow) in enumerate(specs):
-            try:
-                try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
-                except (OSError, ValueError, RecursionError) as e:
-                    raise BenchError(f"{hardware}: not readable as JSON ({e})")
-                if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
-                if isinstance(alone[i], Exception): raise alone[i]
-                out.append(cls(None, alone[i], hw, allow, Path(csv), Path(csv).read_text(errors='replace')))
-            except Exception as e: out.append(e)
-        # where each file's rows are: in its group's frame, and among every group's rows in order
-        pieces, start = {}, 0
-        for g, (df, members) in enumerate(groups):
-            at = 0
-            for i, n in members: pieces[i] = (g, at, start + at, n); at += n
-            start += len(df)
-        # each file its own source, so that `latest` never crosses files
-        name = lambda i: f"{i}/{Path(specs[i][0]).name}"
-        every = tidy_results([(np.repeat(np.array([name(i) for i, _ in m], dtype=object), [n for _, n in m]), df)
-                              for df, m in groups])
-        newest = latest(every).to_numpy()
-        every['source'] = every.source.str.split('/', n=1).str[1]
-        kept = every[newest]  # one selection of every file's newest rows, then a view a file
-        at = np.r_[0, np.cumsum(newest)]  # where each file's rows start among those kept
-        for i, s in enumerate(out):
-            if not isinstance(s, Submission): continue
-            if i not in pieces: s.rows = every.iloc[0:0]; continue  # a file of no rows
-            g, local, first, n = pieces[i]
-            s.raw = rows_of(groups[g][0], local, local + n)
-            s.rows = kept.iloc[at[first]:at[first + n]].set_axis(s.raw.index[newest[first:first + n]], axis=0)
-        return out
-
     def lines(self, mask)->list:
         "The CSV line numbers of the rows where `mask` holds."
         return [int(i) + 2 for i in self.rows.index[mask]]
@@ -171,6 +134,45 @@ class Submission:
             study = r['study'].astype(str).ne('') if 'study' in r else False
             return r['mode'].isin(['inference', 'training']) & ~study
         return self.memo('plain', make)
+
+# %% ../../nbs/36_analyse_submit.ipynb #26d4e473
+@patch(cls_method=True)
+def read_many(cls:Submission, specs:list)->list:
+    """A `Submission` (or the error that stopped it) for each `(csv, hardware json, contended share allowed)`: the
+    files that share a header parsed together (`frame_groups`), all their rows typed in one pass."""
+    import numpy as np, pandas as pd
+    alone, groups = frame_groups([csv for csv, *_ in specs])
+    out = []
+    for i, (csv, hardware, allow) in enumerate(specs):
+        try:
+            try: hw = json.loads(Path(hardware).read_text()) if hardware and Path(hardware).is_file() else {}
+            except (OSError, ValueError, RecursionError) as e:
+                raise BenchError(f"{hardware}: not readable as JSON ({e})")
+            if not isinstance(hw, dict): raise BenchError(f"{hardware}: not a JSON object")
+            if isinstance(alone[i], Exception): raise alone[i]
+            out.append(cls(None, alone[i], hw, allow, Path(csv), Path(csv).read_text(errors='replace')))
+        except Exception as e: out.append(e)
+    # where each file's rows are: in its group's frame, and among every group's rows in order
+    pieces, start = {}, 0
+    for g, (df, members) in enumerate(groups):
+        at = 0
+        for i, n in members: pieces[i] = (g, at, start + at, n); at += n
+        start += len(df)
+    # each file its own source, so that `latest` never crosses files
+    name = lambda i: f"{i}/{Path(specs[i][0]).name}"
+    every = tidy_results([(np.repeat(np.array([name(i) for i, _ in m], dtype=object), [n for _, n in m]), df)
+                          for df, m in groups])
+    newest = latest(every).to_numpy()
+    every['source'] = every.source.str.split('/', n=1).str[1]
+    kept = every[newest]  # one selection of every file's newest rows, then a view a file
+    at = np.r_[0, np.cumsum(newest)]  # where each file's rows start among those kept
+    for i, s in enumerate(out):
+        if not isinstance(s, Submission): continue
+        if i not in pieces: s.rows = every.iloc[0:0]; continue  # a file of no rows
+        g, local, first, n = pieces[i]
+        s.raw = rows_of(groups[g][0], local, local + n)
+        s.rows = kept.iloc[at[first]:at[first + n]].set_axis(s.raw.index[newest[first:first + n]], axis=0)
+    return out
 
 # %% ../../nbs/36_analyse_submit.ipynb #c1c73d60
 def _dtype(row:dict, kind:str)->str:
@@ -214,6 +216,7 @@ def stated_peak(hw:dict, # the hardware record
         p = max(ps) if ps else None
     return p
 
+# %% ../../nbs/36_analyse_submit.ipynb #7a8f07be
 RECORD = ('precision', 'tf32_enabled', 'threads', 'quant', 'gflops_per_sample', 'throughput_mean', 'mfu', 'repeats',
           'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high')
 
@@ -816,6 +819,7 @@ def submit(results='results', # a results folder (or one device's CSV)
     if not quiet: print(next_steps(dest, m))
     return dest
 
+# %% ../../nbs/36_analyse_submit.ipynb #872e2b5a
 def _pack(tmp:Path, dest:Path, sub, csv, hw, label, who, audits, audit_summary, unaudited)->dict:
     "Write the submission into `tmp`, then rename it to `dest` (replacing an earlier one): its manifest."
     files = {csv.name: tmp / csv.name}; shutil.copyfile(csv, files[csv.name])
