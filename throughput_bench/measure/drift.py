@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Callable, Optional
 import numpy as np
 from ..core import BenchError, PRIOR_DRIFT, PRIOR_DOF, config_key, prior_drift, rerun_interval, now_iso, t_quantile
-from ..core import plain_text
 
 # %% auto #0
 __all__ = ['RECORD', 'MAX_RECORD_MB', 'LIMITS', 'LAGS', 'MAX_REF_RUNS', 'MIN_PAIRS', 'record_path', 'versions_text',
@@ -43,9 +42,9 @@ def versions_text(r:dict)->str:
                     (('torch', 'pytorch_version'), ('timm', 'timm_version'), ('backend', 'backend_version')))
 
 def _text(v)->str:
-    """A text field as the reader takes it whole: no tab, quote, line break or other control character (a space each),
-    valid UTF-8 (a lone surrogate a `?`), at most 1,000 characters."""
-    s = plain_text(re.sub(r'[\x00-\x1f\x7f"]', ' ', '' if v is None else str(v)))
+    """A text field as the reader takes it whole: no tab, line break, NUL or other C0 control (a space each), valid
+    UTF-8 (a lone surrogate a `?`), at most 1,000 characters (a quoted field stays within csv's limit); quotes kept."""
+    s = re.sub(r'[\x00-\x1f\x7f]', ' ', '' if v is None else str(v))
     return s.encode('utf-8', 'replace').decode('utf-8')[:1000]
 
 def _when(v)->str:
@@ -58,12 +57,13 @@ def record_line(r:dict, # a result row (`BenchResult.to_row()` or a CSV row)
                 run:str, # the run it belongs to: one sweep, one id
                )->Optional[dict]:
     """The drift record's line for row `r`; None unless it is an `ok` row with a figure. It never writes what its
-    reader calls damage: text without tabs, quotes, line breaks or NULs; a time the reader parses (else now); a number
+    reader calls damage: text without tabs, line breaks or NULs; a time the reader parses (else now); a number
     outside `LIMITS` left empty (unknown), and a figure outside them no line."""
     m, (least, most) = _f(r.get('throughput_mean')), LIMITS['throughput_mean']
     if r.get('status') != 'ok' or not m or not least <= m < most: return None
     lo, hi = _f(r.get('throughput_ci_low')), _f(r.get('throughput_ci_high'))
-    line = dict(timestamp=_when(r.get('timestamp')), run=_text(run), run_id=_text(r.get('run_id') or ''),
+    line = dict(timestamp=_when(r.get('timestamp')), run=_text(run) or '?',
+                run_id=_text(r.get('run_id') or ''),  # run: the reader takes no line without one
                 key=_text('|'.join(config_key(r))), versions=_text(versions_text(r)),
                 threads=_text(r.get('threads') or ''),
                 throughput_mean=m, within_rel=(hi - lo) / 2 / m if lo is not None and hi is not None else '',
