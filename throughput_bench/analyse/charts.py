@@ -1026,15 +1026,22 @@ CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons, 'm
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
 
 # %% ../../nbs/15_analyse_charts.ipynb #59bf453e
+def _halves(labels:list, k:int)->list:
+    "`labels` split `k` ways (a power of two) as halving splits them: interleaved by speed, then each half again."
+    return [labels] if k <= 1 or len(labels) < 2 else _halves(labels[0::2], k // 2) + _halves(labels[1::2], k // 2)
+
 def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     """The figures of one chart: one, or, where it would be taller than `max_in` inches, the models split in halves
-    (interleaved by speed) until each page fits."""
+    (interleaved by speed) until each page fits. A chart grows with its models, so the first drawing's height says how
+    many halvings it needs: each page is drawn once, not again at every halving (a page still too tall is halved)."""
     fig = _fig if _fig is not None else make(best)
     if fig is None: return []
     labels = list(dict.fromkeys(best.sort_values('throughput_mean', ascending=False).label)) if 'label' in best else []
-    if fig.get_size_inches()[1] <= max_in or len(labels) < 2: return [fig]
+    height = fig.get_size_inches()[1]
+    if height <= max_in or len(labels) < 2: return [fig]
     plt.close(fig)
-    return [f for half in (labels[0::2], labels[1::2]) for f in paged(make, best[best.label.isin(half)], max_in)]
+    k = 2 ** int(np.ceil(np.log2(height / max_in)))
+    return [f for part in _halves(labels, k) for f in paged(make, best[best.label.isin(part)], max_in)]
 
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'), charts=None)->list:
     """Write every chart that has data (or those named in `charts`; PNG and SVG; a chart too tall for one page as
