@@ -116,9 +116,10 @@ def test_no_audit_packs_a_folder_the_check_and_the_board_call_unaudited(cli, tmp
 @pytest.mark.slow
 def test_submit_audits_each_configuration_and_packs_nothing_when_the_figures_are_not_this_machines(tmp_path):
     """The three rows' figures were written, not measured here: each configuration's audit process measures it, the
-    made-up figures land outside, and nothing is packed; each failed configuration is a line."""
+    made-up figures land outside, and nothing is packed; each failed configuration is a line. The rows are of 32 px at
+    batch 2: the audits measure what the rows say, and those are the cheapest to measure."""
     from throughput_bench.scale.sweep import run_spec
-    root = results(tmp_path / 'results')
+    root = results(tmp_path / 'results', size=32, batch=2)
     said = []
     with pytest.raises(S.BenchError) as e:
         submit_audited(root, output=tmp_path / 'subs', by='tester', cfg=QUICK, log=said.append, runner=run_spec)

@@ -2,7 +2,6 @@
 import shlex
 import numpy as np, pandas as pd
 import pytest
-from conftest import tbench
 from throughput_bench.analyse.store import read_results
 from throughput_bench.core import BenchSpec
 
@@ -138,13 +137,14 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work, cli):
                 (study.backend_options == row.backend_options) & (study.channels_last == row.channels_last)]
     assert len(won) and won.status.eq('ok').all() and (won.backend.eq('pytorch') | (won.max_rel_diff <= won.tolerance)).all()
 
-def test_rounds_beside_other_work_give_no_verdict(work):
+def test_rounds_beside_other_work_give_no_verdict(work, cli):
     "A busy loop beside every round: the rounds are stored and counted, none is used, and the table says 'no verdict' instead of a ratio (it once printed 52x, significant)."
     import subprocess, sys, time
     busy = subprocess.Popen([sys.executable, '-c', 'import time\nt = time.time()\nwhile time.time() - t < 300: pass'])
     try:
         time.sleep(0.3)
-        r = tbench('compare', 'resnet18', 'batch=1', 'batch=2', *TINY, '--min-rounds', '2', '--max-rounds', '2', cwd=work)
+        # in this process (the module's fork server): the busy loop is not in the sweep's own tree (its fork servers)
+        r = cli('compare', 'resnet18', 'batch=1', 'batch=2', *TINY, '--min-rounds', '2', '--max-rounds', '2', cwd=work)
     finally: busy.kill(); busy.wait()
     assert r.returncode == 0 and 'Traceback' not in r.stderr, r.stderr[-2000:]
     rows = read_results(only_csv(work))

@@ -51,8 +51,15 @@ def test_the_cache_is_reused_by_a_new_sweep(sweep_dir, tmp_path):
     assert df.export_cached.tolist() == [True] and df.status.tolist() == ['ok']
     assert len([p for p in (d / 'results' / 'exported').iterdir() if p.is_dir()]) == 1
 
-def test_rows_written_before_the_backend_column_resume_as_pytorch(tmp_path):
+def exported(sweep_dir, to):
+    "The module sweep's resnet18 export, copied into the cache folder `to`: a test not about exporting finds it."
+    import shutil
+    src = next(p for p in (sweep_dir[0] / 'results' / 'exported').iterdir() if p.is_dir())
+    shutil.copytree(src, to / src.name)
+
+def test_rows_written_before_the_backend_column_resume_as_pytorch(tmp_path, sweep_dir):
     res = tmp_path / 'results'
+    exported(sweep_dir, res / 'exported')  # ONNX Runtime's row finds its graph, as a second sweep would
     api.infer(['resnet18'], results_dir=str(res), **IN_PROCESS)
     f = next(res.glob('*.csv'))
     old = pd.read_csv(f, dtype=str, keep_default_na=False).drop(columns=['backend', 'backend_settings', 'backend_version'])
@@ -62,7 +69,8 @@ def test_rows_written_before_the_backend_column_resume_as_pytorch(tmp_path):
     assert df.measured.tolist() == ['stored', 'now'] and df.backend.tolist() == ['pytorch', 'onnxruntime']
     assert len(read_results(f)) == 2  # the old row was not measured again
 
-def test_a_model_that_does_not_export_is_one_row_and_the_sweep_goes_on(tmp_path, monkeypatch):
+def test_a_model_that_does_not_export_is_one_row_and_the_sweep_goes_on(tmp_path, monkeypatch, sweep_dir):
+    exported(sweep_dir, tmp_path / 'r' / 'exported')  # resnet18's graph made already: only the failing export runs
     real = export._export
     def fails_for_vit(model, spec, path):
         if spec.model_name.startswith('vit'): raise RuntimeError("Unsupported operator: aten::made_up\nand a long traceback")
@@ -107,8 +115,9 @@ def test_asking_for_an_unknown_or_missing_runtime_is_one_line(cli, tmp_path, mon
     assert r.returncode == 2  # training has no runtimes: the flag is not there
 
 @pytest.mark.slow
-def test_a_served_runtime_answers_what_the_measured_model_computes(tmp_path):
+def test_a_served_runtime_answers_what_the_measured_model_computes(tmp_path, sweep_dir):
     "`tbench serve --backend onnxruntime`: the server's answer is the fp32 eager model's output (the same seeded weights, the same graph `tbench infer` measures)."
+    exported(sweep_dir, tmp_path / 'exported')  # the very graph the module's sweep exported and measured
     import io, httpx, torch
     from throughput_bench.serve.serving import ServerProcess, npy_bytes
     from throughput_bench.backends.model import build_model

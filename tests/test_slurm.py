@@ -10,7 +10,7 @@ from throughput_bench.scale.slurm import load_manifest, make_executor, sbatch_pa
 
 pytestmark = pytest.mark.slow  # servers, browsers, launches: the full run, not the fast tier
 
-MODELS = ['resnet18', 'vit_tiny_patch16_224', 'mobilenetv3_small_100']
+MODELS = ['resnet18', 'mobilenetv3_small_100']  # two jobs: each is a fresh process importing torch and timm
 LOCAL = dict(slurm='debug', slurm_executor='local', slurm_group_by='config')
 
 def keys_of(folder):
@@ -18,19 +18,19 @@ def keys_of(folder):
     return [row_key(r) for r in rows]
 
 def test_jobs_collect_into_what_a_local_sweep_writes_and_a_second_submission_submits_nothing(tmp_path):
-    local = infer(MODELS, results_dir=tmp_path / 'here', **FAST_API)
+    local = infer(MODELS, results_dir=tmp_path / 'here', isolate=False, **FAST_API)  # the keys a local sweep writes
     assert (local.status == 'ok').all()
     jobs = infer(MODELS, results_dir=tmp_path / 'cluster', slurm_wait=True, **LOCAL, **FAST_API)
-    assert len(jobs) == 3 and jobs.new.all() and (jobs.state == 'COMPLETED').all(), jobs
+    assert len(jobs) == 2 and jobs.new.all() and (jobs.state == 'COMPLETED').all(), jobs
     got = keys_of(tmp_path / 'cluster')
-    assert sorted(got) == sorted(keys_of(tmp_path / 'here')) and len(set(got)) == 3   # the same keys, one row each
+    assert sorted(got) == sorted(keys_of(tmp_path / 'here')) and len(set(got)) == 2   # the same keys, one row each
     df = read_results(tmp_path / 'cluster')
     assert (df.status == 'ok').all() and (df.throughput_mean > 0).all()
     # collecting again adds nothing; a second submission submits nothing
     assert collect(tmp_path / 'cluster', quiet=True)['added'] == 0
     again = infer(MODELS, results_dir=tmp_path / 'cluster', slurm_wait=True, **LOCAL, **FAST_API)
-    assert len(again) == 3 and not again.new.any()
-    assert len(load_manifest(tmp_path / 'cluster')['submissions']) == 1 and len(keys_of(tmp_path / 'cluster')) == 3
+    assert len(again) == 2 and not again.new.any()
+    assert len(load_manifest(tmp_path / 'cluster')['submissions']) == 1 and len(keys_of(tmp_path / 'cluster')) == 2
 
 def test_a_killed_job_takes_its_workers_with_it_and_leaves_one_error_row(tmp_path):
     "`kill -KILL` of the job alone (the local executor's controller): its task and workers end too, so no orphan stores a row beside the error row."

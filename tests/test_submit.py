@@ -8,9 +8,10 @@ from conftest import static_server
 
 REF = Path(__file__).parent / 'fixtures' / 'throughput-bench' / 'nvidia_h100_nvl.csv'  # the seed tool's file
 
-def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, digest=None, **kw)->Path:
-    """A results folder as a sweep writes it: three rows through `ResultStore`, this machine's hardware record
-    (`digest(i)`: row i's output digest)."""
+def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, digest=None, size=224, batch=8,
+            **kw)->Path:
+    """A results folder as a sweep writes it: three rows through `ResultStore` (`size` px, batch `batch`), this
+    machine's hardware record (`digest(i)`: row i's output digest)."""
     import torch as T, numpy as np
     from throughput_bench.core import BenchResult, ci_halfwidth
     from throughput_bench.analyse.store import ResultStore
@@ -23,8 +24,8 @@ def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, di
         n = kw.pop('n', 5) if i == 1 else 5  # worker processes; their figures and interval as a sweep makes them
         xs = [v * (1 + 0.01 * k) for k in np.linspace(-2, 2, n)]
         h = ci_halfwidth(float(np.std(xs, ddof=1)), n)
-        row = dict(model_name=m, precision='fp32', gpu_name=label, device='cpu', device_type='cpu', batch_size=8,
-                   input_channels=3, input_size=224, throughput_mean=float(np.mean(xs)), throughput_ci_low=v - h,
+        row = dict(model_name=m, precision='fp32', gpu_name=label, device='cpu', device_type='cpu', batch_size=batch,
+                   input_channels=3, input_size=size, throughput_mean=float(np.mean(xs)), throughput_ci_low=v - h,
                    throughput_ci_high=v + h, throughput_repeats=';'.join(map(str, xs)), repeats=n,
                    pytorch_version=torch or hw['pytorch_version'],
                    timm_version=hw['timm_version'], tbench_version='0.1.0', command=f'tbench infer --models {m}',

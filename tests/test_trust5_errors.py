@@ -141,12 +141,12 @@ def test_serve_on_a_runtime_without_settings_refuses_any_word():
 
 @pytest.mark.slow
 def test_ctrl_c_on_serve_is_one_line_and_leaves_no_process(tmp_path):
-    "The terminal's SIGINT goes to the whole process group: the API servers and model workers get it too."
+    "The terminal's SIGINT goes to the whole process group: the API server and its model worker get it too."
     import httpx
     from throughput_bench.serve.serving import free_port
     port = free_port()
     cmd = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', '--model', 'resnet18',
-           '--device', 'cpu', '--input-size', '32', '--workers', '2', '--port', str(port)]
+           '--device', 'cpu', '--input-size', '32', '--workers', '1', '--port', str(port)]
     p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
