@@ -2,7 +2,9 @@
 
 A chart too tall for one page is split into halves of its models until each page fits (`analyse.charts.paged`). It
 used to draw the whole chart, then each half, then each quarter...: every level drawn and thrown away. Now the first
-drawing's height says how many halvings are needed and each page is drawn once. This script draws the report of the
+drawing's height says how many halvings it would need were every model as tall; each of those parts is drawn once, and
+two halves that fit one page together are drawn together (a model with many bars beside light ones: the same pages as
+halving level by level). This script draws the report of the
 seed tool's H100 file beside the committed CPU results (the charts that page: speedup, coverage) both ways, in
 alternating rounds in one process, checks that the pages are pixel for pixel the same, and prints the CPU seconds of
 each and their ratio.
@@ -23,7 +25,8 @@ def every_level(make, best, max_in=C.MAX_HEIGHT_IN, _fig=None):
     "The paging as it was: draw, and where too tall, halve and draw each half again (every level drawn)."
     fig = _fig if _fig is not None else make(best)
     if fig is None: return []
-    labels = list(dict.fromkeys(best.sort_values('throughput_mean', ascending=False).label)) if 'label' in best else []
+    by_speed = best.sort_values('throughput_mean', ascending=False, kind='stable') if 'label' in best else best
+    labels = list(dict.fromkeys(by_speed.label)) if 'label' in best else []
     if fig.get_size_inches()[1] <= max_in or len(labels) < 2: return [fig]
     plt.close(fig)
     return [f for half in (labels[0::2], labels[1::2]) for f in every_level(make, best[best.label.isin(half)], max_in)]

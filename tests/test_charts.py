@@ -73,3 +73,28 @@ def test_an_int8_figure_says_the_units_it_ran_on():
                        tbench_version='0.1.0', quant='int8', int8_units='avx2 (no int8 dot product)'))
     from pathlib import Path
     assert 'openvino · eager · int8 on avx2 · batch 16' in _board_row(r, Path('/tmp/board'), 10.0, True)
+
+def test_paging_draws_each_part_once_and_gives_the_pages_of_halving_level_by_level():
+    "A model far taller than the others (many bars) among light ones: the pages halving gives, every model once."
+    import matplotlib.pyplot as plt
+    from throughput_bench.analyse.charts import paged
+    tall = {'m00': 30.0}  # inches of bars: one heavy model, 39 light ones (0.4 in each)
+    height = lambda labels: 1 + sum(tall.get(l, 0.4) for l in labels)
+    best = pd.DataFrame(dict(label=[f"m{i:02d}" for i in range(40)], throughput_mean=np.linspace(100, 1, 40)))
+    draws = []
+    def make(b):
+        draws.append(len(b)); fig = plt.figure(figsize=(4, height(b.label))); fig.labels = sorted(b.label)
+        return fig
+    def level_by_level(b):  # the old paging: draw, and where too tall halve, drawing every level
+        labels = list(b.sort_values('throughput_mean', ascending=False, kind='stable').label)
+        if height(labels) <= 38 or len(labels) < 2: return [sorted(labels)]
+        return [p for half in (labels[0::2], labels[1::2]) for p in level_by_level(b[b.label.isin(half)])]
+    figs = paged(make, best, 38.0)
+    assert [f.labels for f in figs] == level_by_level(best)  # 20, 10, 5 and 5 models: not 8 pages of 5
+    assert all(f.get_size_inches()[1] <= 38 for f in figs) and sorted(sum((f.labels for f in figs), [])) == list(best.label)
+    for f in figs: plt.close(f)
+    # models alike: each page drawn once, after the first drawing
+    draws.clear(); tall.clear()
+    figs = paged(make, best.assign(label=[f"n{i:03d}" for i in range(40)]), 5.0)
+    assert len(draws) == 1 + len(figs) and all(f.get_size_inches()[1] <= 5 for f in figs)
+    for f in figs: plt.close(f)

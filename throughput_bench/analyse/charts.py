@@ -1026,22 +1026,42 @@ CHARTS_OF_ROWS = {'serving': chart_serving, 'comparisons': chart_comparisons, 'm
 MAX_HEIGHT_IN = 38.0  # at 100 dpi: about 4,000 px once the title and labels are added
 
 # %% ../../nbs/15_analyse_charts.ipynb #59bf453e
-def _halves(labels:list, k:int)->list:
-    "`labels` split `k` ways (a power of two) as halving splits them: interleaved by speed, then each half again."
-    return [labels] if k <= 1 or len(labels) < 2 else _halves(labels[0::2], k // 2) + _halves(labels[1::2], k // 2)
+def _halves(labels:list, k:int):
+    "`labels` halved as paging halves them (interleaved by speed), `k` ways (a power of two): a list, or two halves."
+    return labels if k <= 1 or len(labels) < 2 else (_halves(labels[0::2], k // 2), _halves(labels[1::2], k // 2))
+
+def _flat(part)->list: return part if isinstance(part, list) else _flat(part[0]) + _flat(part[1])
+
+def _height(fig)->float: return fig.get_size_inches()[1]
+
+def _drawn(make, best:pd.DataFrame, part, max_in:float)->list:
+    """The pages of `part` (`_halves`): each list drawn once (halved again if still too tall); two halves whose pages
+    are one each and could share one (their heights sum within `max_in`) are drawn together, kept where that fits."""
+    if isinstance(part, list): return paged(make, best[best.label.isin(part)], max_in)
+    a, b = _drawn(make, best, part[0], max_in), _drawn(make, best, part[1], max_in)
+    if len(a) == 1 and len(b) == 1 and _height(a[0]) + _height(b[0]) <= max_in:
+        both = make(best[best.label.isin(_flat(part))])
+        if both is not None and _height(both) <= max_in:
+            for f in a + b: plt.close(f)
+            return [both]
+        if both is not None: plt.close(both)
+    return a + b
 
 def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     """The figures of one chart: one, or, where it would be taller than `max_in` inches, the models split in halves
-    (interleaved by speed) until each page fits. A chart grows with its models, so the first drawing's height says how
-    many halvings it needs: each page is drawn once, not again at every halving (a page still too tall is halved)."""
+    (interleaved by speed) until each page fits. The first drawing's height says how many halvings it would need were
+    every model as tall: each of those parts is drawn once, and two halves that fit one page together are drawn
+    together, so the pages are those of halving one level at a time without drawing every level."""
     fig = _fig if _fig is not None else make(best)
     if fig is None: return []
-    labels = list(dict.fromkeys(best.sort_values('throughput_mean', ascending=False).label)) if 'label' in best else []
-    height = fig.get_size_inches()[1]
-    if height <= max_in or len(labels) < 2: return [fig]
+    by_speed = best.sort_values('throughput_mean', ascending=False, kind='stable') if 'label' in best else best
+    labels = list(dict.fromkeys(by_speed.label)) if 'label' in best else []
+    if not _height(fig) > max_in or len(labels) < 2: return [fig]  # (a NaN limit: one page, as a chart that fits)
+    ratio, most = _height(fig) / max_in if max_in > 0 else np.inf, np.ceil(np.log2(len(labels)))  # most: one a page
+    k = 2 ** int(max(1, most if not np.isfinite(ratio) else min(np.ceil(np.log2(ratio)), most)))
     plt.close(fig)
-    k = 2 ** int(np.ceil(np.log2(height / max_in)))
-    return [f for part in _halves(labels, k) for f in paged(make, best[best.label.isin(part)], max_in)]
+    top = _halves(labels, k)
+    return _drawn(make, best, top[0], max_in) + _drawn(make, best, top[1], max_in)  # the whole is too tall: no merge
 
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'), charts=None)->list:
     """Write every chart that has data (or those named in `charts`; PNG and SVG; a chart too tall for one page as
