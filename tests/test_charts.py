@@ -1,4 +1,5 @@
 "Charts never merge two configurations into one bar: rows that differ in one field of the configuration's key alone are both drawn, labelled apart, or the faster is."
+from pathlib import Path
 import numpy as np, pandas as pd, pytest
 import matplotlib; matplotlib.use('Agg')
 import matplotlib.pyplot as plt
@@ -98,3 +99,17 @@ def test_paging_draws_each_part_once_and_gives_the_pages_of_halving_level_by_lev
     figs = paged(make, best.assign(label=[f"n{i:03d}" for i in range(40)]), 5.0)
     assert len(draws) == 1 + len(figs) and all(f.get_size_inches()[1] <= 5 for f in figs)
     for f in figs: plt.close(f)
+
+def test_a_report_leaves_out_an_img_s_no_measurement_makes_and_says_so(tmp_path, cli):
+    "Rows edited to 0, below 0, infinite or 1e300 img/s: one warning line, the rest charted, no traceback."
+    src = Path(__file__).resolve().parents[1] / 'results' / 'cpu_amd_epyc.csv'
+    df = pd.read_csv(src, dtype=str, keep_default_na=False)
+    ok = df.index[df.status.eq('ok')][:4]
+    df.loc[ok, 'throughput_mean'] = ['0', '-5', 'inf', '1e300']
+    df.to_csv(tmp_path / 'edited.csv', index=False)
+    r = cli('report', tmp_path / 'edited.csv', '-o', tmp_path / 'rep', '--formats', 'png', '--charts', 'overview',
+            'speedup', cwd=tmp_path)
+    assert r.returncode == 0 and 'Traceback' not in r.stderr, r.stderr[-2000:]
+    said = [l for l in r.stderr.splitlines() if 'no measurement makes' in l]
+    assert len(said) == 1 and said[0].startswith('warning: 4 row(s)'), r.stderr
+    assert (tmp_path / 'rep' / 'overview.png').stat().st_size > 1000

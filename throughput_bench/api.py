@@ -20,8 +20,9 @@ from .machine.contention import Contention
 from .analyse.globe import write_globe
 
 # %% auto #0
-__all__ = ['VIEW', 'infer', 'train', 'view', 'models', 'hw', 'source_list', 'report', 'history_section', 'history', 'globe',
-           'sync', 'repair', 'check_serve', 'serve', 'check_latency', 'client_store', 'client_cost_ms', 'latency']
+__all__ = ['VIEW', 'IMG_S_RANGE', 'infer', 'train', 'view', 'models', 'hw', 'drop_impossible', 'source_list', 'report',
+           'history_section', 'history', 'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency',
+           'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/32_api.ipynb #07898664
 @delegates(sweep, but=['mode', 'models', 'geo_compare', 'optimizers', 'lr', 'breakdown'])
@@ -104,6 +105,24 @@ def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
         'hardware_json': str(store.hw_path)
     }
 
+# %% ../nbs/32_api.ipynb #cbcc2e56
+# img/s no measurement makes: an H200 makes about 1e5 with the smallest backbones; 1e-6 is an image in 11 days
+IMG_S_RANGE = (1e-6, 1e9)
+
+def drop_impossible(df:'pd.DataFrame', log:Callable=lambda s: print(s, file=sys.stderr))->'pd.DataFrame':
+    """`df` without the measured rows whose img/s no measurement makes (outside `IMG_S_RANGE`: 0 or below, infinite):
+    a hand edit or a damaged file, left out of the charts and said in one line, not drawn on a log axis."""
+    import pandas as pd
+    if df.empty or 'throughput_mean' not in df: return df
+    tp = pd.to_numeric(df.throughput_mean, errors='coerce')
+    lo, hi = IMG_S_RANGE
+    bad = df.status.eq('ok') & tp.notna() & ~((tp >= lo) & (tp <= hi))
+    if bad.any():
+        first = df[bad].iloc[0]
+        log(f"warning: {int(bad.sum())} row(s) with an img/s no measurement makes (outside {lo:g} to {hi:g}) left out "
+            f"of the report, the first {str(first.model_name)!r} at {float(tp[bad].iloc[0]):g}")
+    return df[~bad].reset_index(drop=True)
+
 # %% ../nbs/32_api.ipynb #6aa5642e
 def source_list(sources, wandb_project:Optional[str]=None)->list:
     "What `report` and `history` read: the paths given (default `results`), and the W&B project as `wandb:...`."
@@ -124,7 +143,7 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     if out.exists() and not out.is_dir(): raise BenchError(f"output {str(out)!r} is a file, not a folder")
     if not 1e-3 <= gsd <= 1e5:  # 1e308 m made the km²/s axis infinite
         raise BenchError(f"--gsd {gsd:g}: a ground sample distance in metres, from 0.001 to 100000")
-    df = load_results(*sources)
+    df = drop_impossible(load_results(*sources))
     if df.empty: raise BenchError(f"no result rows in {', '.join(sources)}")
     bad = [f for f in formats if f not in ('png', 'svg', 'pdf')]
     if bad or not formats: raise BenchError(f"--formats {' '.join(bad) or '(none)'}: use png, svg and/or pdf")
