@@ -1057,12 +1057,14 @@ def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     by_speed = best.sort_values('throughput_mean', ascending=False, kind='stable') if 'label' in best else best
     labels = list(dict.fromkeys(by_speed.label)) if 'label' in best else []
     if not _height(fig) > max_in or len(labels) < 2: return [fig]  # (a NaN limit: one page, as a chart that fits)
-    ratio, most = _height(fig) / max_in if max_in > 0 else np.inf, np.ceil(np.log2(len(labels)))  # most: one a page
-    k = 2 ** int(max(1, most if not np.isfinite(ratio) else min(np.ceil(np.log2(ratio)), most)))
+    ratio = _height(fig) / max_in if max_in > 0 else np.inf  # a limit of 0 or below: a page a model
+    k = 2 ** int(max(1, min(np.ceil(np.log2(ratio)), np.ceil(np.log2(len(labels))))))
     plt.close(fig)
     top = _halves(labels, k)
     return _drawn(make, best, top[0], max_in) + _drawn(make, best, top[1], max_in)  # the whole is too tall: no merge
 
+
+# %% ../../nbs/15_analyse_charts.ipynb #40530b1b
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'), charts=None)->list:
     """Write every chart that has data (or those named in `charts`; PNG and SVG; a chart too tall for one page as
     `name_1`, `name_2`, ...) and `summary.md` into `out`; returns the files written."""
@@ -1089,6 +1091,7 @@ def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'),
             save(name, [fig] if fig is not None else [])
     md = out / 'summary.md'; md.write_text(summary_markdown(df, best, gsd_m)); files.append(md)
     return files
+
 
 # %% ../../nbs/15_analyse_charts.ipynb #0bee207d
 HEAT_ROWS = 30  # models per column of cells: 60 models fit one screen as two columns
