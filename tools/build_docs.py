@@ -19,13 +19,15 @@ Where the time goes: the notebooks start longest first (`tools/notebook_seconds.
 in the last build; the build writes the new ones to `notebook_seconds.json` in its output, `--save-seconds`
 keeps them), each page is rendered as soon as its notebook has run (beside the notebooks still running, not
 all at the end), each of the `--jobs` kernels running at once gets its share of the cores (`OMP_NUM_THREADS`; the
-home example, alone, all of them), and the build prints how long executing and rendering took.
+home example, alone, all of them), each job keeps its kernel from notebook to notebook, reset between them (names,
+environment, working folder), as `nbdev_test`'s worker processes are: Python's start and the imports of torch and
+timm once a job, not once a notebook (`--fresh-kernels`: a kernel each), and the build prints how long executing and
+rendering took.
 
-    python tools/build_docs.py [--out _site] [--no-execute] [--jobs 2]
+    python tools/build_docs.py [--out _site] [--no-execute] [--jobs 2] [--fresh-kernels]
 """
-import argparse, ast, html, importlib, inspect, json, os, re, shutil, sys, threading, time
+import argparse, ast, html, importlib, inspect, json, os, queue, re, shutil, sys, threading, time
 from html.parser import HTMLParser
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
@@ -243,17 +245,56 @@ def skip_unevaluated(nb):
             c.metadata.setdefault('tags', []).append('skip-execution')
     return nb
 
-def execute(p:Path, nb, timeout:int, threads:int=0):
-    """Run `nb` in a fresh kernel in nbs/; `(seconds, None)` or `(seconds, the error's text)`. `threads`: the kernel's
-    OpenMP threads (`OMP_NUM_THREADS`, which its worker processes inherit; 0: PyTorch's default, every core)."""
-    t0 = time.monotonic()
-    env = dict(os.environ) | ({'OMP_NUM_THREADS': str(threads)} if threads else {})
-    try:
-        NotebookClient(skip_unevaluated(nb), timeout=timeout, kernel_name='python3', skip_cells_with_tag='skip-execution',
-                       store_widget_state=True, resources={'metadata': {'path': str(NBS)}}).execute(env=env)
-        return time.monotonic() - t0, None
-    except CellExecutionError as e: return time.monotonic() - t0, str(e)
-    except Exception as e: return time.monotonic() - t0, f"{type(e).__name__}: {e}"
+# What runs before each notebook in a kernel that ran another: its names gone, its environment and working folder as
+# the kernel started
+RESET = """import os as _os, sys as _sys
+if not hasattr(_sys, '_tb_env'): _sys._tb_env = dict(_os.environ)
+_os.environ.clear(); _os.environ.update(_sys._tb_env); _os.chdir({nbs!r})
+get_ipython().run_line_magic('reset', '-f')"""
+
+# notebooks whose examples are about the process itself, each in a kernel of its own: what it imports first (preload),
+# its memory's high-water mark (devices: after the model notebook ran in the same kernel, 64 MiB more did not raise it)
+FRESH = {'42_scale_preload', '02_machine_devices'}
+
+class Kernel:
+    """One job's kernel, kept for notebook after notebook and reset between them (as `nbdev_test`'s worker processes
+    are): the interpreter's start and the imports of torch and timm (about 9 s of CPU here) once a job, not once a
+    notebook. `threads`: its OpenMP threads (`OMP_NUM_THREADS`, which its worker processes inherit; 0: PyTorch's
+    default, every core). `fresh`: a new kernel for each notebook. A kernel that failed a notebook is not reused."""
+    def __init__(self, threads:int=0, fresh:bool=False):
+        self.env = dict(os.environ) | ({'OMP_NUM_THREADS': str(threads)} if threads else {})
+        self.km, self.fresh = None, fresh
+
+    def execute(self, nb, timeout:int):
+        "Run `nb` in nbs/; `(seconds, None)` or `(seconds, the error's text)`."
+        import nbformat.v4 as v4
+        t0 = time.monotonic()
+        nb.cells.insert(0, v4.new_code_cell(RESET.format(nbs=str(NBS))))
+        c = NotebookClient(skip_unevaluated(nb), km=self.km, timeout=timeout, kernel_name='python3',
+                           skip_cells_with_tag='skip-execution', store_widget_state=True,
+                           resources={'metadata': {'path': str(NBS)}})
+        err = None
+        try: c.execute(env=self.env, cwd=str(NBS), cleanup_kc=False)
+        except CellExecutionError as e: err = str(e)
+        except Exception as e: err = f"{type(e).__name__}: {e}"
+        finally:
+            del nb.cells[0]
+            for cell in nb.cells:  # nbclient numbers the cells it ran, the reset first: the page's prompts from 1
+                if cell.get('execution_count'): cell.execution_count -= 1
+                for o in cell.get('outputs', []):
+                    if o.get('execution_count'): o.execution_count -= 1
+            if c.kc is not None: c.kc.stop_channels()
+            self.km = c.km
+        if err is not None or self.fresh: self.close()
+        return time.monotonic() - t0, err
+
+    def close(self):
+        "Shut the kernel down (in the thread that runs it: its sockets belong to this thread's event loop)."
+        if self.km is not None and self.km.has_kernel:
+            from jupyter_core.utils import run_sync
+            try: run_sync(self.km.shutdown_kernel)(now=True)
+            except Exception: pass
+        self.km = None
 
 def share_of_cores(jobs:int)->int:
     """The threads each of `jobs` notebooks executing at once gets: its share of the cores (0: all, when one runs).
@@ -284,7 +325,9 @@ def main():
     ap.add_argument('--out', default=str(ROOT / '_site')); ap.add_argument('--no-execute', action='store_true')
     ap.add_argument('--timeout', type=int, default=900, help="seconds a cell may run")
     ap.add_argument('--jobs', type=int, default=1,
-                    help="notebooks executed at once (each in its own kernel, on its share of the cores)")
+                    help="notebooks executed at once (each job in a kernel of its own, on its share of the cores)")
+    ap.add_argument('--fresh-kernels', action='store_true',
+                    help="a new kernel for each notebook (a job's kernel is otherwise reset and reused)")
     ap.add_argument('--publish', action='store_true', help="refuse to write a site whose home example ran on a busy host")
     ap.add_argument('--save-seconds', action='store_true',
                     help=f"keep what each notebook took in tools/{SECONDS.name} (the next build's order)")
@@ -300,24 +343,25 @@ def main():
     seconds = json.loads(SECONDS.read_text()) if SECONDS.exists() else {}
     home = next((p for p in paths if p.stem == 'index'), None)
     render_lock = threading.Lock()
-    def run(p:Path):
+    def run(p:Path, kernel:Kernel):
         "Execute `p` (unless --no-execute, or it already ran), then render it: a page is made while others still run."
         if not a.no_execute and p not in took:
-            took[p] = execute(p, nbs[p], a.timeout, share_of_cores(a.jobs))
+            k = Kernel(share_of_cores(a.jobs), fresh=True) if p.stem in FRESH else kernel
+            took[p] = k.execute(nbs[p], a.timeout)
         with render_lock:  # one page at a time: Python 3.11's ast is not thread-safe (two threads parsing at once
             # raise "AST constructor recursion depth mismatch"; CPython gh-106905), and rendering holds the GIL anyway
             t0 = time.monotonic()
             rendered[p] = render(p, nbs[p], pages)
             render_s[p] = time.monotonic() - t0
-        return p
     def report(p:Path):
         sec, err = took.get(p, (0.0, None))
         if not a.no_execute: print(f"{p.name}: {'ok' if err is None else 'FAILED'} ({sec:.0f} s)", flush=True)
         if err is not None: failed.append((p, err))
     if not a.no_execute and home:
         # the home page's example measures first, alone (a notebook executing beside it would make its host busy), on
-        # every core; then the rest, `jobs` at once, each kernel on its share of the cores
-        sec, err = took[home] = execute(home, nbs[home], a.timeout)
+        # every core, in a kernel of its own; then the rest, `jobs` at once, each job's kernel on its share of the cores
+        solo = Kernel(fresh=True)
+        sec, err = took[home] = solo.execute(nbs[home], a.timeout)
         report(home)
         why = busy_example(nbs[home]) if err is None else ''
         if why and a.publish: failed.append((home, f"the home example ran on a busy host ({why}): re-run the build on a quiet machine before publishing"))
@@ -326,15 +370,29 @@ def main():
                   "--publish would refuse this site", flush=True)
             withhold_example(nbs[home], why)
     # then the rest, the longest first, each page rendered as soon as its notebook has run (the home page's among them);
-    # the results notebook writes the Globe Race page the site links to
-    order = ([home] if home else []) + longest_first([p for p in paths if p != home], seconds)
-    with ThreadPoolExecutor(max(1, a.jobs)) as ex:
-        for f in as_completed([ex.submit(run, p) for p in order]):
-            p = f.result()
-            if p != home: report(p)
+    # the results notebook writes the Globe Race page the site links to. Each job takes the next notebook in its kernel.
+    todo, done = queue.SimpleQueue(), queue.SimpleQueue()
+    for p in ([home] if home else []) + longest_first([p for p in paths if p != home], seconds): todo.put(p)
+    def job():
+        kernel = Kernel(share_of_cores(a.jobs), fresh=a.fresh_kernels)
+        try:
+            while True:
+                try: p = todo.get_nowait()
+                except queue.Empty: return
+                try: run(p, kernel)
+                except BaseException as e: took[p] = (took.get(p, (0.0, None))[0], f"{type(e).__name__}: {e}")
+                done.put(p)
+        finally: kernel.close()
+    workers = [threading.Thread(target=job, name=f'build_docs-job{i}', daemon=True) for i in range(max(1, a.jobs))]
+    for w in workers: w.start()
+    for _ in range(len(paths)):
+        p = done.get()
+        if p != home: report(p)
+    for w in workers: w.join()
     t_exec = time.monotonic() - t_start
     index = []
     for p in paths:  # pages in their order (the search index's order)
+        if p not in rendered: continue  # its rendering failed (named below)
         name, body, entry = rendered[p]
         index.append(entry)
         (out / name).write_text(body)

@@ -46,10 +46,14 @@ def frozen(model:torch.nn.Module):
         for p, r in req: p.requires_grad_(r)
 
 def gflops_per_sample(model:torch.nn.Module, channels:int, size:int, backward:bool=False)->Optional[float]:
-    "GFLOPs per sample at `channels` x `size`, counted at batch 2 on the CPU (None if the model cannot be counted)."
+    """GFLOPs per sample at `channels` x `size`, counted at batch 2 on the CPU (None if the model cannot be counted), on
+    a copy of the model in fp32; a forward count of a model already in fp32 on the CPU counts the model itself (eval
+    mode, no gradient: nothing in it changes), not a copy (a large encoder's copy cost seconds and its memory again)."""
     try:
+        own = not backward and all(t.device.type == 'cpu' and t.dtype == torch.float32
+                                   for t in [*model.parameters(), *model.buffers()] if t.is_floating_point())
+        m = model if own else copy.deepcopy(model).float().cpu()
         # batch 2: batch norm in train mode needs more than one value per channel
-        m = copy.deepcopy(model).float().cpu()
         return count_flops(m, torch.randn(2, channels, size, size), backward) / 2 / 1e9
     except Exception: return None
 
@@ -241,12 +245,16 @@ def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
     return None
 
 # %% ../../nbs/09_measure_flops.ipynb #1d0a00ad
-def ceilings_cache(device:torch.device)->Path:
+def ceilings_cache(device:torch.device, # the device measured
+                   threads:Optional[int]=None, # the process's threads they were measured at (default: this one's)
+                  )->Path:
     """Where this machine's ceilings for `device` are kept between results folders (a ceiling belongs to the machine):
-    `$TB_CACHE_DIR/ceilings/`, else ~/.cache/throughput_bench/ceilings/, one file per device and PyTorch version."""
+    `$TB_CACHE_DIR/ceilings/`, else ~/.cache/throughput_bench/ceilings/, one file per device, PyTorch version and
+    thread count (a process of 1 thread and one of 2 each keep theirs, not measure again over the other's)."""
     from throughput_bench.machine.hardware import device_name
     root = cache_root() / 'ceilings'
-    name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch_versions()['version']}")
+    t = threads or torch_threads()[0]
+    name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch_versions()['version']}-{t}threads")
     return root / f"{name}.json"
 
 def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
@@ -262,7 +270,7 @@ def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
 
 def keep_ceilings(device:torch.device, c:dict)->dict:
     "Write ceilings `c` to this machine's cache (`ceilings_cache`), whole or not at all; returns `c`."
-    keep_json(ceilings_cache(device), c)  # a read-only home: measured again next time
+    keep_json(ceilings_cache(device, c.get('threads')), c)  # a read-only home: measured again next time
     return c
 
 # %% ../../nbs/09_measure_flops.ipynb #67e264b7
