@@ -245,16 +245,24 @@ def skip_unevaluated(nb):
             c.metadata.setdefault('tags', []).append('skip-execution')
     return nb
 
-# What runs before each notebook in a kernel that ran another: its names gone, its environment and working folder as
-# the kernel started
-RESET = """import os as _os, sys as _sys
-if not hasattr(_sys, '_tb_env'): _sys._tb_env = dict(_os.environ)
+# What runs before each notebook in a kernel that ran another: its names gone (`%reset`), and as the kernel started its
+# environment, working folder, import path and warning filters; where torch is imported, its threads (the kernel's
+# `OMP_NUM_THREADS`), default dtype and gradient mode. Not reset (as in `nbdev_test`'s workers): what a notebook patched
+# in a module, other libraries' options (matplotlib's, pandas', NumPy's), and a thread it left running.
+RESET = """import os as _os, sys as _sys, warnings as _warnings
+if not hasattr(_sys, '_tb_env'): _sys._tb_env, _sys._tb_path, _sys._tb_warn = dict(_os.environ), list(_sys.path), list(_warnings.filters)
 _os.environ.clear(); _os.environ.update(_sys._tb_env); _os.chdir({nbs!r})
+_sys.path[:] = _sys._tb_path; _warnings.filters[:] = _sys._tb_warn
+if 'torch' in _sys.modules:
+    _t = _sys.modules['torch']; _t.set_default_dtype(_t.float32); _t.set_grad_enabled(True)
+    if _os.environ.get('OMP_NUM_THREADS', '').isdigit(): _t.set_num_threads(int(_os.environ['OMP_NUM_THREADS']))
 get_ipython().run_line_magic('reset', '-f')"""
 
 # notebooks whose examples are about the process itself, each in a kernel of its own: what it imports first (preload),
-# its memory's high-water mark (devices: after the model notebook ran in the same kernel, 64 MiB more did not raise it)
-FRESH = {'42_scale_preload', '02_machine_devices'}
+# its memory's high-water mark (devices; inference's memory guard, which predicts a batch's peak from those of batches
+# 2 and 4): in a kernel that ran other notebooks, memory it already holds serves small allocations, and the high-water
+# mark does not rise (64 MiB more did not raise it after the model notebook; the guard predicted no peak)
+FRESH = {'42_scale_preload', '02_machine_devices', '23_measure_inference'}
 
 class Kernel:
     """One job's kernel, kept for notebook after notebook and reset between them (as `nbdev_test`'s worker processes
@@ -371,7 +379,7 @@ def main():
             withhold_example(nbs[home], why)
     # then the rest, the longest first, each page rendered as soon as its notebook has run (the home page's among them);
     # the results notebook writes the Globe Race page the site links to. Each job takes the next notebook in its kernel.
-    todo, done = queue.SimpleQueue(), queue.SimpleQueue()
+    todo, done, unrendered = queue.SimpleQueue(), queue.SimpleQueue(), []  # a page that failed to render: failed
     for p in ([home] if home else []) + longest_first([p for p in paths if p != home], seconds): todo.put(p)
     def job():
         kernel = Kernel(share_of_cores(a.jobs), fresh=a.fresh_kernels)
@@ -380,7 +388,7 @@ def main():
                 try: p = todo.get_nowait()
                 except queue.Empty: return
                 try: run(p, kernel)
-                except BaseException as e: took[p] = (took.get(p, (0.0, None))[0], f"{type(e).__name__}: {e}")
+                except BaseException as e: unrendered.append((p, f"rendering failed: {type(e).__name__}: {e}"))
                 done.put(p)
         finally: kernel.close()
     workers = [threading.Thread(target=job, name=f'build_docs-job{i}', daemon=True) for i in range(max(1, a.jobs))]
@@ -389,6 +397,7 @@ def main():
         p = done.get()
         if p != home: report(p)
     for w in workers: w.join()
+    failed.extend(unrendered)
     t_exec = time.monotonic() - t_start
     index = []
     for p in paths:  # pages in their order (the search index's order)
