@@ -132,6 +132,24 @@ def test_exports_are_cached_under_tb_cache_dir(tmp_path, monkeypatch):
     assert cache_root(BenchSpec('resnet18')) == tmp_path / 'exported'
     assert cache_root(BenchSpec('resnet18', cache_dir=str(tmp_path / 'mine'))) == tmp_path / 'mine'
 
+def test_ceilings_are_kept_per_thread_count_and_only_under_tb_cache_dir(tmp_path, monkeypatch):
+    "A ceilings record of 1 thread and one of 2 are two files; a record whose thread count is no process's is kept nowhere."
+    import json, torch
+    from pathlib import Path
+    from throughput_bench.measure.flops import ceilings_cache, keep_ceilings
+    monkeypatch.setenv('TB_CACHE_DIR', str(tmp_path))
+    cpu = torch.device('cpu')
+    for t in (1, 2): keep_ceilings(cpu, dict(threads=t, gemm_tflops={'fp32': t}))
+    assert ceilings_cache(cpu, 1) != ceilings_cache(cpu, 2) and ceilings_cache(cpu, 2).parent == tmp_path / 'ceilings'
+    assert [json.loads(ceilings_cache(cpu, t).read_text())['threads'] for t in (1, 2)] == [1, 2]
+    before = sorted(tmp_path.rglob('*'))
+    for bad in ('../x', '/etc/passwd', 0, -3, 2.0, True, None, '2', 10**30):
+        keep_ceilings(cpu, dict(threads=bad, gemm_tflops={'fp32': 9}))
+    assert sorted(tmp_path.rglob('*')) == before and json.loads(ceilings_cache(cpu, 2).read_text())['gemm_tflops'] == {'fp32': 2}
+    monkeypatch.setenv('TB_CACHE_DIR', '~/tb-cache')  # quoted: the shell did not expand it
+    from throughput_bench.core import cache_root
+    assert cache_root() == Path.home() / 'tb-cache'
+
 def test_serve_on_a_runtime_without_settings_refuses_any_word():
     from throughput_bench.serve.serving import serve_spec
     with pytest.raises(BenchError, match='unknown setting'):

@@ -98,9 +98,10 @@ def cpu_features()->set:
     return set()
 
 def cache_root()->'Path':
-    "Where this package keeps what it made for this machine: `$TB_CACHE_DIR`, else ~/.cache/throughput_bench."
+    "What this package made is kept for this machine: `$TB_CACHE_DIR` (`~`: home), else ~/.cache/throughput_bench."
     from pathlib import Path
-    return Path(os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench')
+    root = os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench'
+    return Path(root).expanduser()
 
 def keep_json(path, obj)->bool:
     "Write `obj` as JSON to `path`, whole or not at all (a temporary file renamed); False where it cannot be written."

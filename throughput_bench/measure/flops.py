@@ -245,6 +245,8 @@ def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
     return None
 
 # %% ../../nbs/09_measure_flops.ipynb #1d0a00ad
+def _threads_ok(t)->bool: return type(t) is int and 0 < t <= 65536  # a process's thread count
+
 def ceilings_cache(device:torch.device, # the device measured
                    threads:Optional[int]=None, # the process's threads they were measured at (default: this one's)
                   )->Path:
@@ -253,7 +255,7 @@ def ceilings_cache(device:torch.device, # the device measured
     thread count (a process of 1 thread and one of 2 each keep theirs, not measure again over the other's)."""
     from throughput_bench.machine.hardware import device_name
     root = cache_root() / 'ceilings'
-    t = threads or torch_threads()[0]
+    t = threads if _threads_ok(threads) else torch_threads()[0]
     name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch_versions()['version']}-{t}threads")
     return root / f"{name}.json"
 
@@ -270,7 +272,8 @@ def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
 
 def keep_ceilings(device:torch.device, c:dict)->dict:
     "Write ceilings `c` to this machine's cache (`ceilings_cache`), whole or not at all; returns `c`."
-    keep_json(ceilings_cache(device, c.get('threads')), c)  # a read-only home: measured again next time
+    # a read-only home: measured again next time; ceilings of no thread count a process has: kept nowhere
+    if _threads_ok(c.get('threads')): keep_json(ceilings_cache(device, c['threads']), c)
     return c
 
 # %% ../../nbs/09_measure_flops.ipynb #67e264b7
