@@ -13,7 +13,7 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'INT8_UNITS', 'AVX2_INT8', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'SEED_COLUMNS',
            'BenchResult', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'BACKEND_GROUP', 'CONTROL', 'ALPHA', 'PRIOR_DRIFT',
            'PRIOR_DOF', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'quoted', 'whole',
-           'error_text', 'rss_mb', 'cpu_features', 'cache_root', 'keep_json', 'LazyModule', 'cpu_ids', 'int8_units',
+           'error_text', 'rss_mb', 'cpu_features', 'cpu_ids', 'cache_root', 'keep_json', 'LazyModule', 'int8_units',
            'int8_on', 'int8_said', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec',
            'fields_in', 'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
            'with_field_columns', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock',
@@ -97,8 +97,24 @@ def cpu_features()->set:
     except OSError: pass
     return set()
 
+def cpu_ids()->dict:
+    "This CPU's vendor, family and model numbers (from /proc/cpuinfo; empty elsewhere)."
+    out = {}
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                k, _, v = line.partition(':'); k, v = k.strip(), v.strip()
+                if k == 'vendor_id': out['cpu_vendor'] = v
+                elif k == 'cpu family' and v.isdigit(): out['cpu_family'] = int(v)
+                elif k == 'model' and v.isdigit(): out['cpu_model_number'] = int(v)
+                if k == 'flags': break  # the first core's lines are enough
+    except OSError: pass
+    return out
+
+
+# %% ../nbs/00_core.ipynb #c3e995ca
 def cache_root()->'Path':
-    "What this package made is kept for this machine: `$TB_CACHE_DIR` (`~`: home), else ~/.cache/throughput_bench."
+    "Where this package keeps what it made here: `$TB_CACHE_DIR` (`~`: home), else ~/.cache/throughput_bench."
     from pathlib import Path
     root = os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench'
     return Path(root).expanduser()
@@ -118,6 +134,8 @@ def keep_json(path, obj)->bool:
         except OSError: pass
         return False
 
+
+# %% ../nbs/00_core.ipynb #b43b3e80
 class LazyModule:
     """A module imported at its first attribute (`torch = LazyModule('torch')`): a module whose torch serves the worker
     processes imports it there, and a command's own process, which plans, stores and reports, never does."""
@@ -127,19 +145,6 @@ class LazyModule:
         return getattr(sys.modules.get(self._name) or importlib.import_module(self._name), attr)
     def __repr__(self): return f"LazyModule({self._name!r})"
 
-def cpu_ids()->dict:
-    "This CPU's vendor, family and model numbers (from /proc/cpuinfo; empty elsewhere)."
-    out = {}
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                k, _, v = line.partition(':'); k, v = k.strip(), v.strip()
-                if k == 'vendor_id': out['cpu_vendor'] = v
-                elif k == 'cpu family' and v.isdigit(): out['cpu_family'] = int(v)
-                elif k == 'model' and v.isdigit(): out['cpu_model_number'] = int(v)
-                if k == 'flags': break  # the first core's lines are enough
-    except OSError: pass
-    return out
 
 # %% ../nbs/00_core.ipynb #44df45ce
 INT8_UNITS = ('amx_int8', 'avx512_vnni', 'avx_vnni')  # x86's int8 dot-product units (their flags), fastest first

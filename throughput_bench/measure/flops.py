@@ -111,7 +111,7 @@ from ..machine.peaks import _COLS
 
 # %% ../../nbs/09_measure_flops.ipynb #fbaa4ffe
 from ..machine.devices import synchronize, set_tf32, compute_dtype, precision_support, device_type
-from ..machine.devices import torch_threads, torch_versions
+from ..machine.devices import torch_threads, torch_versions, _threads_bound
 
 _DT = {'fp32': 'float32', 'tf32': 'float32', 'bf16': 'bfloat16', 'fp16': 'float16'}  # torch's dtype of each name
 
@@ -245,7 +245,7 @@ def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
     return None
 
 # %% ../../nbs/09_measure_flops.ipynb #1d0a00ad
-def _threads_ok(t)->bool: return type(t) is int and 0 < t <= 65536  # a process's thread count
+def _threads_ok(t)->bool: return type(t) is int and 0 < t <= _threads_bound()  # a thread count torch can have here
 
 def ceilings_cache(device:torch.device, # the device measured
                    threads:Optional[int]=None, # the process's threads they were measured at (default: this one's)
