@@ -676,19 +676,21 @@ class MapPlan:
     out:Path            # the embedding map to write (never the input, never the store's files)
 
 def plan_map(o:MapOptions)->MapPlan:
-    "The model, device, store, output and tile size checked against the raster's header; the row's `BenchSpec`."
+    """The model, output, tile size and raster checked against the raster's header, then the device and store (the
+    first to import torch: a wrong file is said in a second, not after it); the row's `BenchSpec`."""
     from throughput_bench.machine.devices import resolve_device
     from throughput_bench.backends.base import get_backend
     info = get_model(o.model); check_model(info)
-    dev = resolve_device(o.device)
-    store = ResultStore(o.results_dir, device_slug(dev), device_name(dev))
-    default_out = Path(o.results_dir) / 'maps' / f"{Path(o.raster).stem}.{o.model}.tif"
-    out = check_output(o.output_raster or default_out, o.raster, (store.csv_path, store.hw_path, store.index_path))
-    remove_stale_partials(out.parent)
+    out = check_output(o.output_raster or Path(o.results_dir) / 'maps' / f"{Path(o.raster).stem}.{o.model}.tif",
+                       o.raster)
     size = check_header(o.raster, info, o.bands, o.size or info.size, o.overlap, o.workers, o.prefetch,
                         o.out_channels, out.parent)
     facts = raster_facts(o.raster)
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
+    dev = resolve_device(o.device)
+    store = ResultStore(o.results_dir, device_slug(dev), device_name(dev))
+    out = check_output(out, o.raster, (store.csv_path, store.hw_path, store.index_path))  # nor the results' files
+    remove_stale_partials(out.parent)
     bands = list(o.bands) if o.bands else list(range(1, facts.bands + 1))
     words = map_options_text(o.overlap, o.workers, o.prefetch, facts.name, bands if len(bands) != facts.bands else None)
     from throughput_bench.scale.launch import backend_words
@@ -797,12 +799,12 @@ def map_facts(res:BenchResult, o:MapOptions, mp:MapPlan, stats:list, written:boo
 def map_raster(*args, **kwargs)->BenchResult:
     """Map a raster end to end and store the `mode = mapping` row; bad input is a one-line `BenchError` before anything
     is measured."""
+    o = check_map_options(make_options(MapOptions, args, kwargs))
+    say = Messages(o.quiet).log
+    mp = plan_map(o)  # bad input said before torch is imported
     from throughput_bench.machine.devices import result_from_spec
     from throughput_bench.backends.model import describe_device, one_line, is_oom
     from throughput_bench.measure.inference import Refused
-    o = check_map_options(make_options(MapOptions, args, kwargs))
-    say = Messages(o.quiet).log
-    mp = plan_map(o)
     if not o.rerun and (old := stored_row(mp.store, mp.spec)) is not None:
         say(f"already measured ({mp.store.csv_path}); rerun=True (--rerun) to measure again")
         return old
