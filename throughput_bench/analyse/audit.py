@@ -12,7 +12,8 @@ from ..core import *
 from ..measure.timing import TimingConfig
 from .store import row_key
 from .submit import (Submission, BadOption, device_files, check, submit, submitter,
-                                             audited_rows, audit_failures, AUDITS_FILE)
+                                             audited_rows, audit_failures, seed_interval,
+                                             AUDITS_FILE, CACHE_GAIN)
 
 # %% auto #0
 __all__ = ['spec_of_row', 'AuditConfig', 'audit_row', 'describe', 'run_audits', 'submit_audited']
@@ -39,16 +40,25 @@ def spec_of_row(row:dict)->BenchSpec:
 # %% ../../nbs/37_analyse_audit.ipynb #c5749e4b
 @dataclass
 class AuditConfig:
-    """How an audit process runs: the seed of its inputs (the rows': 0) and how long each of its parts takes. Short:
-    each call is at the row's batch (about 2 s for a ResNet-18 at batch 32 on a 2-vCPU VM), and audits should cost a
-    small share of what the sweep spent (`run_audits` says how much)."""
-    seed:int = 7                # its timed inputs come from this seed
-    timed_seconds:float = 1.0   # its timed phase (its img/s against the row's re-run interval), after one warm-up call
-    cache_seconds:float = 1.0   # repeated against distinct inputs, pairs of calls for about this long...
-    cache_pairs:int = 3         # ...and at least this many pairs
+    """How an audit process runs: the seed of its inputs (the rows': 0), how many pairs of calls it makes (each at the
+    row's batch: about 2 s for a ResNet-18 at batch 32 on a 2-vCPU VM), and a GPU's timed phase."""
+    seed:int = 7                # its inputs come from this seed
+    pairs:int = 2               # repeated against distinct inputs: at least this many pairs of calls...
+    most_pairs:int = 8          # ...and up to this many while a verdict is close
+    timed_seconds:float = 1.0   # on a GPU, its img/s from a timed phase this long, after one warm-up call...
+    timed_phase:Optional[bool] = None  # ...and on a CPU too where True (None: on a GPU only)
 
     def timing(self)->TimingConfig:
         return TimingConfig(warmup=1, warmup_seconds=0.0, timed_seconds=self.timed_seconds)
+
+    def plan(self, row:dict)->dict:
+        "What its process is told (`measure.inference.run_inference`'s `audit`): the seed, the pairs, the limits."
+        lo, hi = seed_interval(row)
+        on_gpu = not str(row.get('device', 'cpu')).startswith('cpu')
+        timed = self.timed_phase if self.timed_phase is not None else on_gpu
+        return dict(seed=self.seed, timed=timed, least=self.pairs, most=max(self.pairs, self.most_pairs),
+                    limit=CACHE_GAIN,
+                    interval=(lo, hi) if lo == lo and hi == hi else None)
 
 def _finite(v)->Optional[float]:
     try: return float(v) if v is not None and math.isfinite(float(v)) else None
@@ -62,8 +72,7 @@ def audit_row(row:dict, # a stored row (`status` ok)
     from throughput_bench.scale.sweep import run_isolated
     cfg, runner = cfg or AuditConfig(), runner or run_isolated
     spec, t = spec_of_row(row), time.monotonic()
-    res = runner(spec, cfg.timing(), audit=dict(seed=cfg.seed, cache_seconds=cfg.cache_seconds,
-                                                   cache_pairs=cfg.cache_pairs))
+    res = runner(spec, cfg.timing(), audit=cfg.plan(row))
     cache = (getattr(res, 'extra', None) or {}).get('cache') or {}
     rec = dict(key=list(row_key(row)), config=spec.short(), seed=cfg.seed, status=res.status,
                error=shorten(str(res.error or ''), 300), output_digest=res.output_digest,

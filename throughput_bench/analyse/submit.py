@@ -20,10 +20,10 @@ __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LO
            'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'AUDITS_FILE',
            'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS',
            'Rule', 'Problem', 'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range',
-           'fingerprints', 'released', 'pd_num', 'read_audits', 'audit_failures', 'audited_rows', 'unaudited', 'check',
-           'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps', 'shown',
-           'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing', 'board_rows',
-           'esc', 'page_link', 'leaderboard']
+           'fingerprints', 'released', 'pd_num', 'read_audits', 'audit_failures', 'seed_interval', 'audited_rows',
+           'unaudited', 'check', 'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps',
+           'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing',
+           'board_rows', 'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/36_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
@@ -600,18 +600,23 @@ def audit_failures(row:dict, rec:dict)->list:
     gain = _float(rec.get('cache_gain'))
     if not gain == gain or gain > CACHE_GAIN: out.append(f"caching: a repeated input ran {gain:.3g}x distinct inputs "
                                                          f"(at most {CACHE_GAIN:g})")
-    lo, hi = (_float(row.get(f'throughput_rerun_{s}')) for s in ('low', 'high'))
-    if not (lo == lo and hi == hi): lo, hi = (_float(row.get(f'throughput_ci_{s}')) for s in ('low', 'high'))
+    lo, hi = seed_interval(row)
     x = _float(rec.get('throughput'))
     if not lo <= x <= hi: out.append(f"seeds: another seed's process measured {x:.4g} img/s, outside the row's "
                                      f"[{lo:.4g}, {hi:.4g}]")
     return out
 
+def seed_interval(row:dict)->tuple:
+    "`(low, high)`: where another seed's process must land, the row's re-run interval (else its 95% interval)."
+    lo, hi = (_float(row.get(f'throughput_rerun_{s}')) for s in ('low', 'high'))
+    if lo == lo and hi == hi: return lo, hi
+    return tuple(_float(row.get(f'throughput_ci_{s}')) for s in ('low', 'high'))
+
 def _float(v)->float:
     "A record's number: a JSON int or float, finite; anything else (a string, a bool, Infinity) is NaN."
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else float('nan')
 
-MIN_CACHE_PAIRS = 3  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig`)
+MIN_CACHE_PAIRS = 2  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig.pairs`)
 
 def _record_faults(rec:dict)->list:
     "What a record's own fields get wrong: types, ranges, another seed than the rows', its verdict said as failed."

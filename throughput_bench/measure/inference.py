@@ -8,14 +8,14 @@ import gc, re, json, time, math, hashlib, contextlib, dataclasses, psutil, torch
 import numpy as np
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 from ..core import *
 from ..machine.devices import *
 from ..backbones.registry import get_model, build, n_params
 from ..backends.model import build_model, is_oom, one_line, describe_device, describe_model
 from ..backends.base import (get_backend, needs_gate, tolerance, gate_input, gate_outputs,
                                             as_samples, judge, output_digest, GATE_SAMPLES)
-from .timing import TimingConfig, measure
+from .timing import Timing, TimingConfig, measure
 from ..backends.export import (image_files, split_images, read_images, files_digest, export_key,
                                              weights_digest, cache_root)
 from ..machine.energy import Meter
@@ -27,7 +27,8 @@ from ..machine.contention import gpu_clocks
 __all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'wilson',
            'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference',
            'judge_accuracy', 'reference_output', 'Refused', 'int8_refusal', 'Checks', 'prepare_checked',
-           'describe_prepared', 'cache_gain', 'gate_prepared', 'run_inference']
+           'describe_prepared', 'LastInput', 'cache_gain', 'gate_prepared', 'timed_phase', 'audit_undecided',
+           'audit_phase', 'run_inference']
 
 # %% ../../nbs/23_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -245,25 +246,40 @@ def describe_prepared(res:BenchResult, spec:BenchSpec, prep)->BenchResult:
     return res
 
 # %% ../../nbs/23_measure_inference.ipynb #8860665c
+class LastInput:
+    "A backend's `output` that remembers its last call's input (`x`): what an audit then repeats."
+    def __init__(self, run): self.run, self.x = run, None
+    def __call__(self, x): self.x = x; return self.run(x)
+
 def cache_gain(run, # a backend's `output` (a float32 CPU batch in, its outputs out)
-               spec:BenchSpec, batch:int, seed:int=1, seconds:float=1.0, least:int=3)->dict:
-    """`gain`: how much faster a call on one input repeated runs than a call on distinct inputs (3 to 8 other batches
-    from `seed`, in turn): the ratio of their fastest tenths (a busy host only adds time to a call, so the fastest calls
-    say what each costs). The calls are interleaved in pairs, each pair's order swapped, for about `seconds` and at
-    least `least` pairs. Above 1.1 (`analyse.submit.CACHE_GAIN`): outputs were reused, not computed."""
-    g, shape = torch.Generator().manual_seed(seed), (batch, spec.in_chans, spec.input_size, spec.input_size)
-    k = int(min(8, max(3, (256 << 20) // (4 * math.prod(shape)))))  # distinct batches: up to 8, within 256 MiB
-    xs = [torch.randn(*shape, generator=g) for _ in range(k + 1)]  # xs[0] repeated; the others each in turn
-    run(xs[1])  # the model is warm (its timed phase ran): one call, so that the first pair pays no first-call cost
+               spec:BenchSpec, batch:int, seed:int=1,
+               least:int=2, # pairs of calls at least...
+               most:int=8,  # ...and at most, while `undecided(figures)` says the verdict is not yet clear
+               undecided:Optional[Callable]=None, # default: a gain above 1.05, half-way to the limit
+               repeated=None, # the input repeated: `run`'s last call's (None or not `batch` images: drawn, run first)
+              )->dict:
+    """`gain`: how much faster a call on one input repeated runs than a call on distinct inputs (other batches from
+    `seed`, in turn): the ratio of their fastest tenths (a busy host only adds time to a call, so the fastest calls
+    say what each costs). `distinct`: each distinct call's seconds. Above 1.1 (`analyse.submit.CACHE_GAIN`): outputs
+    were reused, not computed."""
+    g = torch.Generator().manual_seed(seed)
+    if repeated is not None and len(repeated) != batch: repeated = None  # e.g. the accuracy check's last, short batch
+    shape = tuple(repeated.shape) if repeated is not None else (batch, spec.in_chans, spec.input_size, spec.input_size)
+    k = int(min(8, max(2, (256 << 20) // (4 * math.prod(shape)))))  # distinct batches: up to 8, within 256 MiB
+    xs = [torch.randn(*shape, generator=g) for _ in range(k)]
+    if repeated is None: repeated = torch.randn(*shape, generator=g); run(repeated)  # warm, and the call repeated
+    undecided = undecided or (lambda f: f['gain'] > 1.05)
     def timed(x):
         t = time.perf_counter(); run(x); return time.perf_counter() - t
-    rep, dis, t0 = [], [], time.perf_counter()
-    while len(rep) < least or time.perf_counter() - t0 < seconds and len(rep) < 10 * least:
-        i = len(rep)
-        if i % 2: dis.append(timed(xs[1 + i % k])); rep.append(timed(xs[0]))
-        else: rep.append(timed(xs[0])); dis.append(timed(xs[1 + i % k]))
-    r, d = np.quantile(rep, 0.1), np.quantile(dis, 0.1)
-    return dict(gain=float(d / max(r, 1e-9)), repeated_s=float(r), distinct_s=float(d), pairs=len(rep), batch=batch)
+    rep, dis, f = [], [], {}
+    while len(rep) < least or len(rep) < most and undecided(f):
+        i = len(rep)  # pairs R D, D R, R D...: the first R follows the call on the same input
+        if i % 2: dis.append(timed(xs[i % k])); rep.append(timed(repeated))
+        else: rep.append(timed(repeated)); dis.append(timed(xs[i % k]))
+        r, d = np.quantile(rep, 0.1), np.quantile(dis, 0.1)
+        f = dict(gain=float(d / max(r, 1e-9)), repeated_s=float(r), distinct_s=float(d), pairs=len(rep), batch=batch,
+                 distinct=list(dis))
+    return f
 
 # %% ../../nbs/23_measure_inference.ipynb #551a0aa7
 def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device)->BenchResult:
@@ -277,11 +293,60 @@ def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:in
     return judge_accuracy(res, spec, checks.acc, prep.output, batch)
 
 # %% ../../nbs/23_measure_inference.ipynb #c670373e
+def timed_phase(res:BenchResult, spec:BenchSpec, prep, batch:int, device, timing:TimingConfig,
+                about:tuple)->BenchResult:
+    """The row's timed phase: `prep`'s step at `batch` under `timing`, with the device's energy counter and clocks
+    read where it starts; `about` is `(info, params, gflops)` for `finish_result`."""
+    step, per_step = prep.step(batch)
+    res.backend_settings = prep.settings  # a runtime settles some at its step (OpenVINO's hint for the batch)
+    meter = Meter.of(device)  # the device's energy counter, read where the timed phase starts and ends
+    with int8_refusal(spec):  # PyTorch's int8 is lowered to oneDNN's kernels at its first call
+        tm = measure(step, device, per_step, timing,
+                     on_warm=lambda: (res.__dict__.update(gpu_clocks(device)), meter.start()))
+    energy = meter.stop(tm.iterations * per_step)
+    res = finish_result(res, tm, *about, device)
+    res.__dict__.update(energy)
+    res.batch_size = batch
+    # building the runtime's executable; its first call (a TensorRT engine) is in `compile_seconds`
+    if spec.backend != 'pytorch':
+        res.compile_seconds = (prep.build_seconds or 0) + tm.first_call_seconds
+        # the runtime's allocator is not PyTorch's: not measured, not wrong
+        if device.type == 'cuda': res.peak_memory_mb = None
+    return res
+
+# %% ../../nbs/23_measure_inference.ipynb #51458076
+def audit_undecided(audit:dict, batch:int, seed_figure:bool):
+    """`cache_gain`'s `undecided` for an audit: its gain above half-way to the limit (`audit['limit']`), or, where
+    the pairs' distinct calls are its img/s (`seed_figure`), that img/s outside the row's interval
+    (`audit['interval']`)."""
+    half, (lo, hi) = (1 + audit.get('limit', 1.1)) / 2, audit.get('interval') or (0.0, math.inf)
+    def undecided(f):
+        ips = batch * len(f['distinct']) / max(sum(f['distinct']), 1e-12)
+        return f['gain'] > half or seed_figure and not lo <= ips <= hi
+    return undecided
+
+def audit_phase(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device, about:tuple,
+                audit:dict)->BenchResult:
+    """An audit's process on a CPU, where a call on a host batch costs what the row's step does (no copy to a
+    device): the gate's call first (its outputs' digest; it warms the model at this batch), then `cache_gain`'s pairs,
+    its input repeated against distinct ones from the audit's seed, whose distinct calls are its timed phase
+    (`res.iterations`, `throughput_mean`)."""
+    prep = dataclasses.replace(prep, output=LastInput(prep.output))
+    res = gate_prepared(res, spec, prep, checks, batch, device)
+    c = cache_gain(prep.output, spec, batch, int(audit['seed']), audit.get('least', 2), audit.get('most', 8),
+                   audit_undecided(audit, batch, True), repeated=prep.output.x)
+    d = np.asarray(c.pop('distinct'))
+    res = finish_result(res, Timing(latencies=d, seconds=float(d.sum()), batch_size=batch, warmup_iters=1), *about,
+                        device)
+    res.extra = dict(cache=c)
+    return res
+
+# %% ../../nbs/23_measure_inference.ipynb #e10ea51a
 def run_inference(spec:BenchSpec, timing:TimingConfig=None,
-                  audit:Optional[dict]=None # an audit's process (`{'seed': s}`): its inputs from seed `s`, `cache_gain`
+                  audit:Optional[dict]=None # an audit's process (`AuditConfig.plan`): `audit_phase` on a CPU
                  )->BenchResult:
     """Measure one inference configuration through its backend; failures come back as rows, never as exceptions. An
-    audit's process also times repeated against distinct inputs (`res.extra`)."""
+    audit's process also times repeated against distinct inputs (`res.extra`); on a CPU those calls are its timing."""
     t_start, device = time.perf_counter(), torch.device(spec.device)
     # PyTorch's switch
     res = describe_device(
@@ -293,8 +358,8 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None,
         # fp32, on the device: the reference, then the backend's to cast or export
         device, info, model = build_model(spec); model.eval()
         describe_model(res, info)
-        params = n_params(model)
-        gflops = known_gflops(spec, lambda: gflops_per_sample(model, spec.in_chans, spec.input_size))
+        about = (info, n_params(model), known_gflops(spec, lambda: gflops_per_sample(model, spec.in_chans,
+                                                                                   spec.input_size)))
         prep, checks = prepare_checked(model, spec, device, res)
         batch = spec.batch_size
         if device.type == 'cpu' and prep.probe and spec.compile_mode == 'none' and spec.probe_batch:
@@ -302,26 +367,16 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None,
                 prep.probe, batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb
             )
         gc.collect(); reset_peak_memory(device)
-        if audit: torch.manual_seed(int(audit['seed']))  # its timed inputs: another seed's
-        step, per_step = prep.step(batch)
-        res.backend_settings = prep.settings  # a runtime settles some at its step (OpenVINO's hint for the batch)
-        meter = Meter.of(device)  # the device's energy counter, read where the timed phase starts and ends
-        with int8_refusal(spec):  # PyTorch's int8 is lowered to oneDNN's kernels at its first call
-            tm = measure(step, device, per_step, timing,
-                         on_warm=lambda: (res.__dict__.update(gpu_clocks(device)), meter.start()))
-        energy = meter.stop(tm.iterations * per_step)
-        res = finish_result(res, tm, info, params, gflops, device)
-        res.__dict__.update(energy)
-        res.batch_size = batch
-        # building the runtime's executable; its first call (a TensorRT engine) is in `compile_seconds`
-        if spec.backend != 'pytorch':
-            res.compile_seconds = (prep.build_seconds or 0) + tm.first_call_seconds
-            # the runtime's allocator is not PyTorch's: not measured, not wrong
-            if device.type == 'cuda': res.peak_memory_mb = None
-        res = gate_prepared(res, spec, prep, checks, batch, device)
-        if audit:
-            res.extra = dict(cache=cache_gain(prep.output, spec, batch, int(audit['seed']),
-                                              audit.get('cache_seconds', 1.0), audit.get('cache_pairs', 3)))
+        if audit and not audit.get('timed', device.type != 'cpu'):  # its img/s from its pairs (a CPU's default)
+            res = audit_phase(res, spec, prep, checks, batch, device, about, audit)
+        else:
+            if audit:  # its timed inputs: another seed's; the gate's input then repeated
+                torch.manual_seed(int(audit['seed'])); prep = dataclasses.replace(prep, output=LastInput(prep.output))
+            res = gate_prepared(timed_phase(res, spec, prep, batch, device, timing, about), spec, prep, checks, batch,
+                                device)
+            if audit: res.extra = dict(cache=cache_gain(prep.output, spec, batch, int(audit['seed']),
+                                                        audit.get('least', 2), audit.get('most', 8),
+                                                        audit_undecided(audit, batch, False), prep.output.x))
     except Exception as e:
         # this backend cannot run it (the plan skips these first), or its runtime refused the int8 model (`Refused`)
         if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)

@@ -113,7 +113,7 @@ def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=Fals
 
 # %% ../../nbs/28_scale_sweep.ipynb #61c8cf6a
 def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
-    "Measure `spec` in this process, then the machine's yardstick beside it (`flops.reference_speed`)."
+    "Measure `spec` in this process, then the machine's yardstick beside it (`flops.reference_speed`; an audit: none)."
     if spec.world_size:  # data parallel: torchrun starts the ranks
         from throughput_bench.scale.distributed import launch_ddp
         return launch_ddp(spec, timing, breakdown=kw.get('breakdown', False))
@@ -123,7 +123,7 @@ def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
     else:
         from throughput_bench.measure.inference import run_inference
         res = run_inference(spec, timing, audit=kw.get('audit'))
-    if res.status == 'ok':  # at the row's threads, right after its timed phase
+    if res.status == 'ok' and not kw.get('audit'):  # at the row's threads, right after its timed phase (an audit: none)
         import torch
         t = timing or TimingConfig()
         ref = reference_speed(torch.device(spec.device), min(0.1, (t.timed_seconds or t.min_seconds) / 5))
