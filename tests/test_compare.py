@@ -73,10 +73,30 @@ def test_bad_input_is_one_line(work, cli, args, msg):
     r = cli('compare', *args, *TINY, cwd=work)
     assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
+def test_tune_space_screens_each_native_precision_or_the_ones_asked(work):
+    """Without --precisions: each precision this CPU has units for; with it: those, emulated ones said so. Per
+    precision: eager and NHWC, and OpenVINO's 2 hints where it runs that precision natively (fp32 always), and in fp32
+    OpenVINO's int8 (PyTorch's is compiled: no compile under a 1-minute CPU budget). Nothing is measured."""
+    import torch
+    from throughput_bench.machine.devices import precision_support
+    from throughput_bench.backends.ov import BACKEND as OV
+    from throughput_bench.scale import launch as L
+    from throughput_bench.studies.tune import tune_space
+    su = L.setup(L.check(L.SweepOptions.of(models=['resnet18'], device='cpu', input_size=32, threads=1, quiet=True,
+                                           progress=False, wandb='disabled', results_dir=str(work / 'results'))))
+    native_here = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, torch.device('cpu')) is None]
+    for asked, precs in ((None, native_here), (['fp32'], ['fp32']), (['fp16', 'fp32'], ['fp16', 'fp32'])):
+        specs, said = tune_space(su, ['pytorch', 'openvino'], [2], None, 1, asked)
+        ov_native = [p for p in precs if p != 'fp32' and OV.UNITS[p] in OV.capabilities()]
+        assert len(specs) == 2 * len(precs) + 2 * (1 + len(ov_native)) + 1, (asked, [s.short() for s in specs])
+        assert sorted({s.precision for s in specs}) == sorted(precs)
+        emulated = [p for p in precs if precision_support(p, torch.device('cpu')) is not None]
+        assert ('emulated: no units here' in said) == bool(emulated), said
+
 def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work, cli):
     args = ['tune', 'resnet18', '--device', 'cpu', '--budget-minutes', '1', '--batch-sizes', '2', '--backends', 'pytorch', 'openvino',
             '--input-size', '32', '--screen-seconds', '0.2', '--wait-idle', '0', '--no-progress', '--allocators', 'glibc', 'glibc-retain',
-            '--threads', '1']
+            '--threads', '1', '--precisions', 'fp32']  # each native precision's screens: test_tune_space_screens_...
     r = cli(*args, cwd=work)  # in this process: the module's fork server (torch and timm imported once) serves it
     assert r.returncode == 0, r.stderr[-3000:]
     rows = read_results(only_csv(work))
@@ -88,7 +108,7 @@ def test_tune_stores_its_screens_names_a_correct_winner_and_resumes(work, cli):
     screens = study[study.stage == 'screen']
     import torch
     from throughput_bench.machine.devices import precision_support
-    precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, torch.device('cpu')) is None]  # bf16 too on a CPU with AVX-512 bf16 or AMX
+    precs = ['fp32']  # as asked (--precisions fp32)
     # 1 batch x 1 thread count (--threads 1: int8 is screened on every CPU now, so one thread count keeps the test short)
     # x (fp32: eager, NHWC, OpenVINO x 2 hints, OpenVINO int8; each other precision: eager, NHWC, and OpenVINO x 2 hints
     # where the CPU runs it natively): every one screened

@@ -664,6 +664,7 @@ def tune_parser(parser=None)->Parser:
         ('--backends', dict(nargs='+', metavar='BACKEND')),
         ('--input-size', dict(type=positive_int)),
         ('--compile-modes', dict(nargs='+', choices=COMPILE_MODES)),
+        ('--precisions', dict(nargs='+', choices=T.TUNE_PRECISIONS)),
         ('--allocators', dict(nargs='+', choices=ALLOCATORS)),
         ('--screen-seconds', dict(type=positive_float)),
         ('--results-dir', {}),

@@ -13,8 +13,9 @@ from ..scale import launch
 from .compare import parse_config, study_id, run_rounds, one_spec, _stored, _num
 
 # %% auto #0
-__all__ = ['CPU_COMPILE_MINUTES', 'candidates', 'front', 'TuneResult', 'best_eager', 'accuracy_said', 'tune_space', 'search',
-           'versus_eager', 'allocator_screen', 'tune_table', 'compile_payback', 'tune', 'draw_front']
+__all__ = ['CPU_COMPILE_MINUTES', 'TUNE_PRECISIONS', 'candidates', 'front', 'TuneResult', 'best_eager', 'accuracy_said',
+           'tune_precisions', 'tune_space', 'search', 'versus_eager', 'allocator_screen', 'tune_table',
+           'compile_payback', 'tune', 'draw_front']
 
 # %% ../../nbs/34_studies_tune.ipynb #a4cf9a6f
 def candidates(device_type:str, # `cpu` or `cuda`
@@ -136,13 +137,26 @@ def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     got = _stored(store, ss)
     return {s.key(): got.get(t.key(), {}) for s, t in zip(specs, ss)}
 
-# %% ../../nbs/34_studies_tune.ipynb #0d0d1f3e
+# %% ../../nbs/34_studies_tune.ipynb #9189c4a1
 CPU_COMPILE_MINUTES = 20  # a CPU budget from which torch.compile is screened (a compile takes a minute or more there)
 
+TUNE_PRECISIONS = ('fp32', 'bf16', 'fp16')  # what `tune` screens: a cast of the whole model each
+
+def tune_precisions(dev, precisions:Optional[list]=None)->list:
+    """The precisions `tune` screens on `dev`: `precisions` as asked (in `TUNE_PRECISIONS`, once each, one on a CPU
+    without its units emulated), else each with native units here."""
+    from throughput_bench.machine.devices import precision_support
+    if not precisions: return [p for p in TUNE_PRECISIONS if precision_support(p, dev) is None]
+    bad = [p for p in precisions if p not in TUNE_PRECISIONS]
+    if bad: raise BenchError(f"--precisions {shorten(str(bad[0]), 40)!r}: tune screens {', '.join(TUNE_PRECISIONS)}")
+    return list(dict.fromkeys(precisions))
+
+
+# %% ../../nbs/34_studies_tune.ipynb #0d0d1f3e
 def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None,
-               compile_modes:Optional[list]=None, budget_minutes:float=10.0)->tuple:
-    """The configurations `tune` screens on `su`'s device (each backend's `tune_words` × batches × the precisions the
-    device runs), and what was chosen, in words."""
+               compile_modes:Optional[list]=None, budget_minutes:float=10.0, precisions:Optional[list]=None)->tuple:
+    """The configurations `tune` screens on `su`'s device (each backend's `tune_words` × batches × `tune_precisions`),
+    and what was chosen, in words."""
     import torch
     from throughput_bench.backends.base import BACKENDS, get_backend
     from throughput_bench.machine.devices import precision_support
@@ -152,7 +166,8 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
                     and b != 'onnxruntime-trt']
     else: backends = launch.check_backends(backends, 'inference')
     batches = batch_sizes or ([1, 4, 16] if dev.type == 'cpu' else [1, 64, 256])
-    precs = [p for p in ('fp32', 'bf16', 'fp16') if precision_support(p, dev) is None]
+    precs = tune_precisions(dev, precisions)
+    emulated = [p for p in precs if precision_support(p, dev) is not None]
     cpu = dev.type == 'cpu'
     cms = compile_modes if compile_modes is not None else (
         [] if cpu and budget_minutes < CPU_COMPILE_MINUTES else ['default'])
@@ -166,7 +181,8 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
         specs = [s for s in specs if s.compile_mode == 'none' or
                  (cms and s.batch_size == max(batches) and s.threads == top)]
     said = (f"{', '.join(backends)}; batches {' '.join(map(str, batches))}; "
-            f"threads {' '.join(sorted({str(s.threads) for s in specs}))}; {' '.join(precs)}; "
+            f"threads {' '.join(sorted({str(s.threads) for s in specs}))}; {' '.join(precs)}"
+            + (f" ({' '.join(emulated)} emulated: no units here)" if emulated else '') + "; "
             + (f"compile {' '.join(cms)}" if cms else
                f"no torch.compile, nor PyTorch's int8, which needs it: its compile time would take the budget (from "
                f"{CPU_COMPILE_MINUTES} min, or "
@@ -286,6 +302,7 @@ def tune(model:str, # a registry or timm name
          input_size:Optional[int]=None, # default: the model's native size
          # default: none on a CPU under a 20-minute budget (compiling costs minutes there), default on a GPU
          compile_modes:Optional[list]=None,
+         precisions:Optional[list]=None, # fp32, bf16, fp16 (default: each this device has units for)
          allocators:Optional[list]=None, # the C allocators screened on a CPU (default: every one installed)
          screen_seconds:Optional[float]=None, # each screen's timed phase (default 1 s on CPU, 2 s on GPU)
          results_dir:str='results', # rows go to <results_dir>/<device>.csv; the chart beside it (default results)
@@ -309,7 +326,7 @@ def tune(model:str, # a registry or timm name
         su = dataclasses.replace(
             su, timing=dataclasses.replace(su.timing, timed_seconds=1.0 if su.device.type == 'cpu' else 2.0)
         )
-    specs, said = tune_space(su, backends, batch_sizes, compile_modes, budget_minutes)
+    specs, said = tune_space(su, backends, batch_sizes, compile_modes, budget_minutes, precisions)
     tid = study_id('tune', model, str(su.device), [s.key() for s in specs], su.timing.timed_seconds)
     su.msg.log(f"tune {model} on {su.device} within {budget_minutes:g} min: {len(specs)} configurations ({said}); "
                f"study {tid} in {su.store.csv_path}")
