@@ -15,12 +15,12 @@ __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 
            'PRIOR_DOF', 'PRIOR_DRIFTS', 'STEP_ALPHA', 'VAR_FLOOR', 'SCENARIOS', 'BenchError', 'quoted', 'whole',
            'error_text', 'rss_mb', 'cpu_features', 'cpu_ids', 'cache_root', 'keep_json', 'LazyModule', 'int8_units',
            'int8_on', 'int8_said', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of', 'BenchSpec',
-           'fields_in', 'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'model_task',
-           'with_field_columns', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso', 'clock',
-           'below_floors', 'check_floors', 'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile', 'norm_sf',
-           'norm_logsf', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift', 'z_value',
-           'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of', 'choices_of',
-           'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
+           'fields_in', 'at_default', 'config_key', 'field_words', 'input_words', 'config_words', 'config_columns',
+           'model_task', 'with_field_columns', 'weights_problem', 'accuracy_checked', 'command_line', 'now_iso',
+           'clock', 'below_floors', 'check_floors', 'shorten', 'plain_text', 't_quantile', 't_sf', 'norm_quantile',
+           'norm_sf', 'norm_logsf', 'ci_halfwidth', 'Ratio', 'paired_ratio', 'verdict', 'sentence', 'prior_drift',
+           'z_value', 'rerun_interval', 'Step', 'step_ratio', 'split_scores', 'find_steps', 'names_of', 'numbers_of',
+           'choices_of', 'as_sweep', 'option_docs', 'settings_asked', 'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -441,6 +441,13 @@ BenchSpec.KEY, BenchSpec.KEY_DEFAULTS = KEY, KEY_DEFAULTS  # as before: `BenchSp
 def fields_in(where:str)->tuple:
     "The fields that summaries of kind `where` say (`fields_in('bar')`: what every chart bar says), in words' order."
     return tuple(f.name for f in FIELDS if f.says(where))
+
+# %% ../nbs/00_core.ipynb #91f21e9c
+def at_default(name:str, # a field of `FIELDS`
+               v)->bool:
+    """Whether `v` (a spec's value, or a stored row's cell) is field `name`'s default: its own default, or empty (what
+    a row written before the field existed, or a CSV's blank cell, meant). One answer for every "is it plain?"."""
+    return _canon(v) in ('', _canon(FIELD[name].default))
 
 # %% ../nbs/00_core.ipynb #74fcd140
 def config_key(d:dict)->tuple:

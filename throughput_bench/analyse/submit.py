@@ -1135,7 +1135,7 @@ def _board_row(r, out:Path, gsd_m:float, first:bool, links:Optional[dict]=None)-
     ci = (f"[{_n(r.throughput_ci_low)}–{_n(r.throughput_ci_high)}]" if r.throughput_ci_low == r.throughput_ci_low
           and r.throughput_ci_high == r.throughput_ci_high else 'no interval')
     how = ' · '.join(x for x in (str(r.get('backend') or 'pytorch'), f"compile {r.compile_mode}"
-                                 if str(r.compile_mode) not in ('none', '') else 'eager',
+                                 if not at_default('compile_mode', r.compile_mode) else 'eager',
                                  int8_on(r.get('quant', ''), r.get('int8_units', '')),  # int8 on its units
                                  f"batch {int(r.batch_size)}") if x)
     km2 = r.throughput_mean * (r.input_size * gsd_m) ** 2 / 1e6

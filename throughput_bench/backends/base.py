@@ -211,7 +211,7 @@ def needs_gate(spec:BenchSpec)->bool:
     return spec.mode == 'inference' and not (
         spec.backend == 'pytorch'
         and spec.precision == 'fp32'
-        and spec.quant in ('none', '')
+        and at_default('quant', spec.quant)
         and spec.compile_mode == 'none'
         and not spec.channels_last
     )

@@ -128,7 +128,7 @@ def paired_drop(ref_ok, # whether fp32 eager got each image right
 # %% ../../nbs/23_measure_inference.ipynb #a07e47ff
 def checks_accuracy(spec:BenchSpec)->bool:
     "Whether `spec` computes in less than fp32 and so gets the accuracy check."
-    return spec.mode == 'inference' and (spec.quant not in ('none', '') or spec.precision != 'fp32')
+    return spec.mode == 'inference' and (not at_default('quant', spec.quant) or spec.precision != 'fp32')
 
 def folder_labels(files:list, folder:str, num_classes:int)->Optional['np.ndarray']:
     """Each image's class from its sub-folder's name, where the names are classes of the model's head: `0`…`N-1`

@@ -99,7 +99,8 @@ def best_eager(last:dict, specs:list)->Optional[BenchSpec]:
     """The fastest eager PyTorch configuration (no compile, no quantization) any stage measured: the screen's too, where
     none reached the last rung."""
     return next((s for s in _rank(last, specs, 'throughput_mean')
-                 if s.backend == 'pytorch' and s.compile_mode == 'none' and s.quant in ('none', '')), None)
+                 if s.backend == 'pytorch' and at_default('compile_mode', s.compile_mode)
+                 and at_default('quant', s.quant)), None)
 
 def accuracy_said(last:dict, specs:list, win:BenchSpec)->list:
     """What the winner's accuracy rests on (an int8 one: on what units it ran, what calibrated it, its gate), and the
@@ -109,7 +110,7 @@ def accuracy_said(last:dict, specs:list, win:BenchSpec)->list:
     text = str(row.get('accuracy_check') or '')
     if UNCHECKED in text:
         why = text.split(UNCHECKED, 1)[1].lstrip(': ')
-        out.append(f"the winner computes in {win.quant if win.quant not in ('none', '') else win.precision} and its "
+        out.append(f"the winner computes in {win.precision if at_default('quant', win.quant) else win.quant} and its "
                    f"accuracy is unchecked ({why})" + ("; --weights (or --pretrained) with --images DIR checks it"
                                                        if 'random' in why or 'no --images' in why else ''))
     elif text: out.append(f"the winner's accuracy: {text}")
@@ -146,6 +147,7 @@ def tune_precisions(dev, precisions:Optional[list]=None)->list:
     """The precisions `tune` screens on `dev`: `precisions` as asked (in `TUNE_PRECISIONS`, once each, one on a CPU
     without its units emulated), else each with native units here."""
     from throughput_bench.machine.devices import precision_support
+    if isinstance(precisions, str): precisions = [precisions]
     if not precisions: return [p for p in TUNE_PRECISIONS if precision_support(p, dev) is None]
     bad = [p for p in precisions if p not in TUNE_PRECISIONS]
     if bad: raise BenchError(f"--precisions {shorten(str(bad[0]), 40)!r}: tune screens {', '.join(TUNE_PRECISIONS)}")
