@@ -30,3 +30,20 @@ def test_a_setting_that_would_not_run_as_keyed_is_one_line(cli, work, words):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and 'Traceback' not in r.stderr and 'inter_threads' in lines[0], r.stderr
     assert not list((work / 'out').glob('*.csv'))  # refused before anything ran
+
+@pytest.mark.parametrize('backends,words', [(['onnxruntime'], 'mode=parallel inter_threads=2'),
+    (['onnxruntime', 'openvino'], 'onnxruntime.mode=parallel onnxruntime.inter_threads=2')])
+def test_settings_that_need_each_other_plan_together(backends, words):
+    """`inter_threads` is read only with `mode=parallel`: said together they plan (each word was once checked alone,
+    and `tbench tune` on a CPU with ONNX Runtime installed, which screens `mode=parallel inter_threads=N`, stopped at
+    once); `mode=parallel inter_threads=1` says the rule it breaks."""
+    import torch
+    from throughput_bench.scale.launch import SweepOptions, check, configurations
+    from throughput_bench.core import BenchError
+    o = check(SweepOptions.of(models=['resnet18'], backends=backends, precisions=['fp32'],
+                              batch_sizes=[2], input_size=32, backend_options=words))
+    specs = configurations(o, torch.device('cpu'))
+    assert [s.backend_options for s in specs if s.backend == 'onnxruntime'] == ['mode=parallel inter_threads=2']
+    with pytest.raises(BenchError, match='needs inter_threads of at least 2'):
+        configurations(check(SweepOptions.of(models=['resnet18'], backends=['onnxruntime'], input_size=32,
+                                             backend_options='mode=parallel inter_threads=1')), torch.device('cpu'))

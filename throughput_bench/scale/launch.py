@@ -277,21 +277,23 @@ def backend_words(options:str, backends:list)->dict:
         for t in ([b] if dot else [t for t in backends if get_backend(t).options]):
             out[t].append(f"{key}={v}" if dot else w)
     for b, words in out.items():
-        for w in words: _accepts(get_backend(b), w, [t for t in backends if t != b])
-        get_backend(b).parse_options(' '.join(words))  # together: a setting said twice (`streams=2 openvino.streams=3`)
+        try: get_backend(b).parse_options(' '.join(words))  # together: what one word needs of another (ORT's
+        except BenchError as e:  # `mode=parallel inter_threads=2`), a setting said twice (`streams=2
+            # openvino.streams=3`)
+            for w in words:  # a word this runtime refuses and another takes: say how to give it to that one
+                who = _taker(get_backend(b), w, [t for t in backends if t != b])
+                if who: raise BenchError(f"{e}; to give a setting to one runtime, name it: {who}.{w}") from None
+            raise
     return {b: ' '.join(words) for b, words in out.items()}
 
-def _accepts(be, word:str, others:list):
-    "Nothing if runtime `be` takes `word`; else its one-line error, naming the runtime of `others` that takes it."
+def _taker(be, word:str, others:list)->Optional[str]:
+    "The first runtime of `others` that takes `word` alone where runtime `be` does not (None: `be` takes it, or none)."
     from throughput_bench.backends.base import get_backend
-    try: be.parse_options(word)
-    except BenchError as e:
-        def takes(t):
-            try: return bool(get_backend(t).parse_options(word))
-            except BenchError: return False
-        who = next((t for t in others if takes(t)), None)
-        if who is None: raise
-        raise BenchError(f"{e}; to give a setting to one runtime, name it: {who}.{word}") from None
+    def takes(t):
+        try: return bool(get_backend(t).parse_options(word))
+        except BenchError: return False
+    if takes(be.name): return None
+    return next((t for t in others if takes(t)), None)
 
 # %% ../../nbs/31_scale_launch.ipynb #2794be44
 def with_backends(
@@ -487,6 +489,9 @@ def make_options(cls, args:tuple, kwargs:dict):
             raise BenchError(f"unknown option {k!r}" + (f"; did you mean {' or '.join(close)}?" if close else ''))
     given = dict(zip(places, args))
     if twice := set(given) & set(kwargs): raise BenchError(f"{sorted(twice)[0]} given twice (by position and by name)")
+    need = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING and (given | kwargs).get(f.name) is None]
+    if need: raise BenchError(f"no {need[0].replace('_', ' ')} given: it has no default")
     return cls(**given, **kwargs)
 
 def flag(name:str)->str:
