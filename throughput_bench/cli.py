@@ -198,7 +198,7 @@ def option_flag(name:str, O=None, helped:bool=True)->tuple:
         if name in O.CHOICES: kw['choices'] = O.CHOICES[name]
         # `--precisions PRECISION [PRECISION ...]`: the help lists the choices
         if kw.get('nargs') == '+' and name.endswith('s'): kw['metavar'] = name[:-1].upper()
-    extra = dict(SPELLINGS.get(name, {}))
+    extra = dict(SPELLINGS.get(name, {})) | getattr(O, 'SPELLINGS', {}).get(name, {})  # the class's own too
     flags = extra.pop('flags', (api.flag(name),))
     kw |= extra
     if not flags[0].startswith('-'): kw = {k: v for k, v in kw.items() if k not in ('dest', 'default', 'required')}
@@ -655,33 +655,16 @@ def cmd_compare(a):
 def tune_parser(parser=None)->Parser:
     from throughput_bench.studies import tune as T
     p = parser or Parser(prog='tbench tune')
-    p.add_argument('model', help="a registry or timm name")
-    S = argparse.SUPPRESS
-    for name, kw in (
-        ('--device', {}),
-        ('--budget-minutes', dict(type=positive_float)),
-        ('--batch-sizes', dict(nargs='+', type=positive_int)),
-        ('--backends', dict(nargs='+', metavar='BACKEND')),
-        ('--input-size', dict(type=positive_int)),
-        ('--compile-modes', dict(nargs='+', choices=COMPILE_MODES)),
-        ('--precisions', dict(nargs='+', choices=T.TUNE_PRECISIONS)),
-        ('--allocators', dict(nargs='+', choices=ALLOCATORS)),
-        ('--screen-seconds', dict(type=positive_float)),
-        ('--results-dir', {}),
-        ('--wait-idle', dict(type=nonneg_float)),
-        ('--threads',
-         dict(type=positive_int, help="the most CPU threads a configuration may use (default: PyTorch's)")),
-    ):
-        p.add_argument(name, default=S, **kw)
-    p.add_argument('--no-progress', dest='progress', action='store_false', default=S, help="no progress bar")
-    api_help(p, T.tune)
+    add_options(p, T.TuneOptions)
+    examples(p, """  tbench tune resnet18 --device cpu --budget-minutes 5
+  tbench tune resnet50 --precisions fp32 --backends pytorch openvino --batch-sizes 1 16""")
     return p
 
 # %% ../nbs/38_cli.ipynb #ea2abbb6
 def cmd_tune(a):
     from throughput_bench.studies import tune as T
     import pandas as pd
-    r = T.tune(**_kw(a, drop=('model',)) | {'model': a.model})
+    r = T.tune(**_kw(a))
     t = r.table.sort_values('throughput_mean', ascending=False)
     cols = ['config', 'stage', 'throughput_mean', 'latency_p50_ms', 'latency_p99_ms', 'peak_memory_mb', 'status']
     with pd.option_context('display.max_colwidth', 70, 'display.width', 200):

@@ -5,6 +5,7 @@
 # %% ../../nbs/34_studies_tune.ipynb #f0e0bcd8
 from __future__ import annotations
 import dataclasses, math, os, shlex, time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 import numpy as np
@@ -15,7 +16,7 @@ from .compare import parse_config, study_id, run_rounds, one_spec, _stored, _num
 # %% auto #0
 __all__ = ['CPU_COMPILE_MINUTES', 'TUNE_PRECISIONS', 'candidates', 'front', 'TuneResult', 'best_eager', 'accuracy_said',
            'tune_precisions', 'tune_space', 'search', 'versus_eager', 'allocator_screen', 'tune_table',
-           'compile_payback', 'tune', 'draw_front']
+           'compile_payback', 'TuneOptions', 'tune', 'draw_front']
 
 # %% ../../nbs/34_studies_tune.ipynb #a4cf9a6f
 def candidates(device_type:str, # `cpu` or `cuda`
@@ -295,40 +296,60 @@ def compile_payback(table:'pd.DataFrame')->list:
                    f"{when}")
     return out
 
+# %% ../../nbs/34_studies_tune.ipynb #02491660
+@dataclass(frozen=True)
+class TuneOptions:
+    """Every option of `tbench tune` (`tune`'s parameters are these fields, its flags made from them): the model and
+    where it runs, what is screened, the budget, the store."""
+    model:str # a registry or timm name
+    device:str='auto' # auto | cpu | cuda | cuda:N (default auto)
+    budget_minutes:float=10.0 # the whole search, the comparison with eager included (default 10)
+    batch_sizes:Optional[list]=None # default: 1, 4, 16 on a CPU; 1, 64, 256 on a GPU
+    backends:Optional[list]=None # default: every backend installed that runs on the device
+    input_size:Optional[int]=None # default: the model's native size
+    input_channels:Optional[int]=None # default: the model's own (3 for RGB)
+    # default: none on a CPU under a 20-minute budget (compiling costs minutes there), default on a GPU
+    compile_modes:Optional[list]=None
+    precisions:Optional[list]=None # fp32, bf16, fp16 (default: each this device has units for)
+    allocators:Optional[list]=None # the C allocators screened on a CPU (default: every one installed)
+    threads:Optional[int]=None # the most CPU threads a configuration may use (default: PyTorch's)
+    screen_seconds:Optional[float]=None # each screen's timed phase (default 1 s on CPU, 2 s on GPU)
+    results_dir:str='results' # rows go to <results_dir>/<device>.csv; the chart beside it (default results)
+    wait_idle:float=10.0 # seconds to wait for a busy host to go quiet before each run (default 10)
+    progress:bool=True # a progress bar per stage
+    quiet:bool=False # no messages
+
+    NUMBERS = dict(budget_minutes=(float, False), batch_sizes=(int, False), input_size=(int, False),
+                   input_channels=(int, False), threads=(int, False), screen_seconds=(float, False),
+                   wait_idle=(float, True))
+    CHOICES = dict(compile_modes=COMPILE_MODES, precisions=TUNE_PRECISIONS, allocators=ALLOCATORS)
+    GROUPS = {'the model': 'model device input_size input_channels',
+              'the search': 'budget_minutes batch_sizes backends compile_modes precisions allocators threads '
+                            'screen_seconds',
+              'the store and the host': 'results_dir wait_idle progress quiet'}
+    TEXTS = ('model', 'device', 'results_dir')
+    SPELLINGS = {'model': dict(flags=('model',))}  # `tbench tune resnet18`
+    SWEPT = ('device', 'input_size', 'input_channels', 'threads', 'allocators', 'results_dir', 'wait_idle',
+             'progress', 'quiet')  # the sweep options every screen shares
+
 # %% ../../nbs/34_studies_tune.ipynb #f710d949
-def tune(model:str, # a registry or timm name
-         device:str='auto', # auto | cpu | cuda | cuda:N (default auto)
-         budget_minutes:float=10.0, # the whole search, the comparison with eager included (default 10)
-         batch_sizes:Optional[list]=None, # default: 1, 4, 16 on a CPU; 1, 64, 256 on a GPU
-         backends:Optional[list]=None, # default: every backend installed that runs on the device
-         input_size:Optional[int]=None, # default: the model's native size
-         # default: none on a CPU under a 20-minute budget (compiling costs minutes there), default on a GPU
-         compile_modes:Optional[list]=None,
-         precisions:Optional[list]=None, # fp32, bf16, fp16 (default: each this device has units for)
-         allocators:Optional[list]=None, # the C allocators screened on a CPU (default: every one installed)
-         screen_seconds:Optional[float]=None, # each screen's timed phase (default 1 s on CPU, 2 s on GPU)
-         results_dir:str='results', # rows go to <results_dir>/<device>.csv; the chart beside it (default results)
-         wait_idle:float=10.0, # seconds to wait for a busy host to go quiet before each run (default 10)
-         progress:bool=True, # a progress bar per stage
-         quiet:bool=False, # no messages
-         **sweep_kw # any other `launch.sweep` argument (e.g. input_channels, threads to cap the cores)
-        )->TuneResult:
+@launch.takes_options(TuneOptions)
+def tune(*args, **kwargs)->TuneResult:
     """Search the configurations of `model` that can matter on this device within the budget; the best, the front, and
-    the winner against eager."""
+    the winner against eager. Its parameters are `TuneOptions`'."""
     # torch: not at import (`tbench tune --help` starts without it)
     from throughput_bench.scale.sweep import hardware_record
-    if budget_minutes <= 0: raise BenchError(f"--budget-minutes must be positive, got {budget_minutes}")
-    t0, budget = time.monotonic(), budget_minutes * 60
-    o = launch.check(launch.SweepOptions.of(**sweep_kw | dict(
-        models=[model], device=device, input_size=input_size, results_dir=results_dir, wait_idle=wait_idle,
-        allocators=allocators,
-        progress=progress, quiet=quiet, wandb='disabled', repeats=1, timed_seconds=screen_seconds)))
+    t = launch.make_options(TuneOptions, args, kwargs)
+    launch.check_words(t); launch.check_numbers(t)
+    model, budget_minutes, t0, budget = t.model, t.budget_minutes, time.monotonic(), t.budget_minutes * 60
+    o = launch.check(launch.SweepOptions.of(**{k: getattr(t, k) for k in TuneOptions.SWEPT}, models=[model],
+                                            wandb='disabled', repeats=1, timed_seconds=t.screen_seconds))
     su = launch.setup(o)
-    if screen_seconds is None:
+    if t.screen_seconds is None:
         su = dataclasses.replace(
             su, timing=dataclasses.replace(su.timing, timed_seconds=1.0 if su.device.type == 'cpu' else 2.0)
         )
-    specs, said = tune_space(su, backends, batch_sizes, compile_modes, budget_minutes, precisions)
+    specs, said = tune_space(su, t.backends, t.batch_sizes, t.compile_modes, budget_minutes, t.precisions)
     tid = study_id('tune', model, str(su.device), [s.key() for s in specs], su.timing.timed_seconds)
     su.msg.log(f"tune {model} on {su.device} within {budget_minutes:g} min: {len(specs)} configurations ({said}); "
                f"study {tid} in {su.store.csv_path}")
@@ -345,7 +366,7 @@ def tune(model:str, # a registry or timm name
     ok = table[table.status.eq('ok')].reset_index(drop=True)
     fr = front(ok).sort_values('throughput_mean', ascending=False)
     chart = draw_front(ok, fr, f"{model} on {su.store.label}: tuned within {budget_minutes:g} min",
-                       Path(results_dir) / f"tune-{model}-{su.store.slug}.png")
+                       Path(t.results_dir) / f"tune-{model}-{su.store.slug}.png")
     best_b1 = dict(last[b1[0].key()], config=b1[0].settings()) if b1 else None
     res = TuneResult(table, dict(last[win.key()], config=win.settings()), best_b1, fr, win.command(str(su.device)),
                      vs, chart, tid, alloc_said, compile_payback(table), accuracy_said(last, specs, win))
