@@ -173,3 +173,18 @@ def test_replace_onto_a_file_or_a_link_writes_nothing_and_check_refuses_packing_
     assert sorted(p.name for p in (tmp_path / 'subs').iterdir()) == ['cpu_t']  # no .partial left behind
     r = cli('submit', '--check', 'subs', '--by', 'x', cwd=tmp_path)
     assert r.returncode == 2 and 'not used with --check' in r.stderr, r.stderr
+
+@pytest.mark.parametrize('kw,msg', [(dict(pairs=0), 'at least 2'), (dict(pairs=1), 'at least 2'), (dict(pairs=2.0), 'whole number'),
+                                    (dict(seed=0), "differ from the rows'"), (dict(most_pairs='8'), 'whole number')])
+def test_an_audit_config_the_checker_would_refuse_is_one_line(kw, msg):
+    "An audit of fewer pairs than `--check` accepts, or of the rows' own seed, is refused before any process starts."
+    from throughput_bench.core import BenchError
+    with pytest.raises(BenchError, match=msg): AuditConfig(**kw)
+
+def test_cache_gain_makes_at_least_one_pair_whatever_it_is_told():
+    import torch
+    from throughput_bench.measure.inference import cache_gain
+    net = torch.nn.Linear(12, 4)
+    for least in (0, -1):
+        g = cache_gain(lambda x: net(x.flatten(1)).detach().numpy(), BenchSpec('m', input_channels=3, input_size=2), 2, least=least)
+        assert g['pairs'] >= 1 and g['gain'] > 0

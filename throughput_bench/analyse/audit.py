@@ -13,7 +13,7 @@ from ..measure.timing import TimingConfig
 from .store import row_key
 from .submit import (Submission, BadOption, device_files, check, submit, submitter,
                                              audited_rows, audit_failures, seed_interval,
-                                             AUDITS_FILE, CACHE_GAIN)
+                                             AUDITS_FILE, CACHE_GAIN, MIN_CACHE_PAIRS)
 
 # %% auto #0
 __all__ = ['spec_of_row', 'AuditConfig', 'audit_row', 'describe', 'run_audits', 'submit_audited']
@@ -48,13 +48,19 @@ class AuditConfig:
     timed_seconds:float = 1.0   # on a GPU, its img/s from a timed phase this long, after one warm-up call...
     timed_phase:Optional[bool] = None  # ...and on a CPU too where True (None: on a GPU only)
 
+    def __post_init__(self):
+        for k in ('seed', 'pairs', 'most_pairs'):
+            if type(getattr(self, k)) is not int: raise BenchError(f"audit {k} must be a whole number")
+        if self.pairs < MIN_CACHE_PAIRS: raise BenchError(f"audit pairs must be at least {MIN_CACHE_PAIRS}")
+        if self.seed == 0: raise BenchError("audit seed must differ from the rows' (0)")
+
     def timing(self)->TimingConfig:
         return TimingConfig(warmup=1, warmup_seconds=0.0, timed_seconds=self.timed_seconds)
 
     def plan(self, row:dict)->dict:
         "What its process is told (`measure.inference.run_inference`'s `audit`): the seed, the pairs, the limits."
         lo, hi = seed_interval(row)
-        on_gpu = not str(row.get('device', 'cpu')).startswith('cpu')
+        on_gpu = not str(row.get('device') or 'cpu').startswith('cpu')
         timed = self.timed_phase if self.timed_phase is not None else on_gpu
         return dict(seed=self.seed, timed=timed, least=self.pairs, most=max(self.pairs, self.most_pairs),
                     limit=CACHE_GAIN,

@@ -268,7 +268,7 @@ def cache_gain(run, # a backend's `output` (a float32 CPU batch in, its outputs 
     k = int(min(8, max(2, (256 << 20) // (4 * math.prod(shape)))))  # distinct batches: up to 8, within 256 MiB
     xs = [torch.randn(*shape, generator=g) for _ in range(k)]
     if repeated is None: repeated = torch.randn(*shape, generator=g); run(repeated)  # warm, and the call repeated
-    undecided = undecided or (lambda f: f['gain'] > 1.05)
+    undecided, least = undecided or (lambda f: f['gain'] > 1.05), max(1, int(least))  # a figure needs a pair
     def timed(x):
         t = time.perf_counter(); run(x); return time.perf_counter() - t
     rep, dis, f = [], [], {}
