@@ -125,7 +125,7 @@ def test_an_output_that_is_the_input_is_refused_before_anything_is_read(how, sce
         csv.write_text('model_name,status\nx,ok\n'); out, before, src = str(csv), csv.read_bytes(), csv
     r = tbench('in.tif', '--model', 'resnet18', '--size', '32', '--output-raster', out, '--results-dir', 'results', '--device', 'cpu', '--no-progress', cwd=tmp_path)
     err = r.stderr.strip().splitlines()
-    assert r.returncode == 2 and len(err) == 1 and ('is the input raster' in err[0] or 'is the results file' in err[0]), r.stderr
+    assert r.returncode == 2 and len(err) == 1 and ('is the input raster' in err[0] or 'is the results file' in err[0] or 'is not a GeoTIFF' in err[0]), r.stderr
     assert src.read_bytes() == before and not list(tmp_path.rglob('*.partial'))
     if how != 'the results file': assert not list(tmp_path.rglob('*.csv'))
 

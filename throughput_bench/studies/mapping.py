@@ -45,6 +45,7 @@ def open_raster(path):
     p = Path(path)
     if not str(path) or not p.exists(): raise BenchError(f"{quoted(path)}: no such file")
     if p.is_dir(): raise BenchError(f"{path}: is a folder, not a raster")
+    if not p.is_file(): raise BenchError(f"{path}: not a regular file (a device, FIFO or socket), not a raster")
     try: return rio.open(p)
     except Exception as e:  # RasterioIOError: not a format GDAL reads, or unreadable
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -378,6 +379,9 @@ def check_output(out, raster, protected=())->Path:
     if hit := next((p for p in protected if _same(out, p)), None):
         raise BenchError(f"{out} is the results file {hit}: name another file to write the map to")
     if out.is_dir(): raise BenchError(f"{out}: is a folder; name the GeoTIFF to write")
+    if out.exists() and not out.is_file(): raise BenchError(f"{out}: not a regular file (a device, FIFO or socket)")
+    if out.is_file() and out.suffix.lower() not in ('.tif', '.tiff'):  # a drift record, a chart: never replaced
+        raise BenchError(f"{out} exists and is not a GeoTIFF: name another file to write the map to")
     folder = out.parent
     try: folder.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise BenchError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
