@@ -175,7 +175,9 @@ def test_replace_onto_a_file_or_a_link_writes_nothing_and_check_refuses_packing_
     assert r.returncode == 2 and 'not used with --check' in r.stderr, r.stderr
 
 @pytest.mark.parametrize('kw,msg', [(dict(pairs=0), 'at least 2'), (dict(pairs=1), 'at least 2'), (dict(pairs=2.0), 'whole number'),
-                                    (dict(seed=0), "differ from the rows'"), (dict(most_pairs='8'), 'whole number')])
+                                    (dict(seed=0), "differ from the rows'"), (dict(most_pairs='8'), 'whole number'),
+                                    (dict(most_pairs=10**12), 'more than 64'), (dict(timed_seconds=float('nan')), 'timed_seconds'),
+                                    (dict(timed_seconds=0), 'timed_seconds'), (dict(timed_phase='no'), 'timed_phase')])
 def test_an_audit_config_the_checker_would_refuse_is_one_line(kw, msg):
     "An audit of fewer pairs than `--check` accepts, or of the rows' own seed, is refused before any process starts."
     from throughput_bench.core import BenchError

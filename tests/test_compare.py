@@ -170,3 +170,15 @@ def test_rounds_beside_other_work_give_no_verdict(work, cli):
     rows = read_results(only_csv(work))
     assert len(rows) == 4 and rows.contended.all()  # kept in the store
     assert 'no verdict (busy host)' in r.stdout and 'significant' not in r.stdout and 'not used for the verdict' in r.stderr, r.stdout + r.stderr[-1500:]
+
+R = dict(model='resnet18')
+@pytest.mark.parametrize('kw,msg', [(R | dict(precisions=5), 'takes a word or a list'),
+                                    (R | dict(precisions=(p for p in ['fp32'])), 'takes a word or a list'),
+                                    (R | dict(batch_sizes=['abc']), 'whole number'), (R | dict(batch_sizes=[[1]]), 'whole number'),
+                                    (R | dict(batch_sizes=[1j]), 'whole number'), (dict(), 'no model given'),
+                                    (dict(model=None), 'no model given')])
+def test_tune_api_values_of_the_wrong_type_are_one_line(kw, msg):
+    "From Python, a number or a generator for a list of words, or a non-number in a list of numbers: one line, no run."
+    from throughput_bench.core import BenchError
+    from throughput_bench.studies.tune import tune
+    with pytest.raises(BenchError, match=msg): tune(device='cpu', results_dir='unused', **kw)

@@ -117,8 +117,8 @@ def _positive(name:str, v, kind=int, allow_zero=False):
     "Check an option: a positive, finite number no larger than `LIMITS[name]` (or a list of them)."
     for x in (v if isinstance(v, (list, tuple)) else [v]):
         if x is None: continue
-        fraction = kind is int and not isinstance(x, int) and not float(x).is_integer()
-        if not isinstance(x, (int, float)) or isinstance(x, bool) or fraction:
+        if not isinstance(x, (int, float)) or isinstance(x, bool) or kind is int and isinstance(x, float) and \
+                not x.is_integer():  # checked before any float(): a string, a list, a complex, a 400-digit int
             raise BenchError(f"{name} must be a {'whole ' if kind is int else ''}number, got {quoted(x)}")
         if isinstance(x, float) and not math.isfinite(x): raise BenchError(f"{name} must be a finite number, got {x}")
         if x < 0 or (x == 0 and not allow_zero):
@@ -507,6 +507,8 @@ def check_words(o):
     "Every word of options `o` one of its `CHOICES`, and every text option of its `TEXTS` non-empty."
     for name, choices in o.CHOICES.items():
         v = getattr(o, name)
+        if v is not None and not isinstance(v, (str, list, tuple)):  # a number, a generator (used up by this check)
+            raise BenchError(f"{flag(name)} takes a word or a list of words, got {quoted(v)}")
         for w in ([v] if isinstance(v, str) else v or []):
             if w not in choices:
                 raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {quoted(w)}: use {', '.join(choices)}")
