@@ -55,7 +55,7 @@ class AuditConfig:
         if self.seed == 0: raise BenchError("audit seed must differ from the rows' (0)")
         if self.most_pairs > 64: raise BenchError(f"audit most_pairs {self.most_pairs} is more than 64")
         if not (isinstance(self.timed_seconds, (int, float)) and 0 < self.timed_seconds <= 60):
-            raise BenchError(f"audit timed_seconds must be a number in (0, 60], got {quoted(self.timed_seconds)}")
+            raise BenchError(f"audit timed_seconds must be in (0, 60], got {quoted(self.timed_seconds)}")
         if self.timed_phase not in (None, True, False): raise BenchError("audit timed_phase must be True, False or None")
 
     def timing(self)->TimingConfig:
