@@ -56,7 +56,7 @@ class AuditConfig:
         if self.most_pairs > 64: raise BenchError(f"audit most_pairs {self.most_pairs} is more than 64")
         if not (isinstance(self.timed_seconds, (int, float)) and 0 < self.timed_seconds <= 60):
             raise BenchError(f"audit timed_seconds must be in (0, 60], got {quoted(self.timed_seconds)}")
-        if self.timed_phase not in (None, True, False): raise BenchError("audit timed_phase must be True, False or None")
+        if self.timed_phase not in (None, True, False): raise BenchError("audit timed_phase: True, False or None")
 
     def timing(self)->TimingConfig:
         return TimingConfig(warmup=1, warmup_seconds=0.0, timed_seconds=self.timed_seconds)
