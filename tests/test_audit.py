@@ -1,7 +1,7 @@
 """Rules v3's audits: an audit process computes a row's outputs again (its digest), times a repeated input against
 distinct ones and measures with another seed; `tbench submit` packs the records and `--check` works every verdict out
 again, so that a forgery re-sealed with fresh checksums is refused by the audit rule alone."""
-import hashlib, json
+import hashlib, json, re
 from pathlib import Path
 import numpy as np
 import pytest
@@ -71,6 +71,10 @@ FORGED = {  # what a forger changes in the audit records, then re-seals: each re
     'the rows own seed': lambda r: r | dict(seed=0),
     'no pairs': lambda r: r | dict(cache_pairs=0),
     'a record that says it failed': lambda r: r | dict(passed=False, failures=['caching: 9x']),
+    'a gain no machine measures': lambda r: r | dict(cache_gain=0.01),
+    'a billion pairs': lambda r: r | dict(cache_pairs=10**9),
+    'a digest with another largest value': lambda r: r | dict(output_digest=re.sub(r'max=\S+', 'max=1e30',
+                                                                                 r['output_digest'])),
 }
 
 @pytest.mark.parametrize('forgery', sorted(FORGED) + ['a record left out', 'a record of no row', 'no audits at all'])
@@ -91,8 +95,9 @@ def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, fo
     if forgery not in ('a record of no row', 'no audits at all'): assert lines[0].endswith('(line 3)'), lines
     words = {'another model': 'outputs', 'a cache': 'caching', 'a lucky process': 'seeds',
              'a process that failed': 'did not measure', 'passed said of a failure': 'caching',
-             'a record left out': 'no audit record', 'a gain of minus infinity': 'cache_gain is not a positive',
-             'a gain as text': 'cache_gain is not a positive', 'the rows own seed': 'seed is not another seed',
+             'a record left out': 'no audit record', 'a gain of minus infinity': 'cache_gain is not a number',
+             'a gain as text': 'cache_gain is not a number', 'a gain no machine measures': 'cache_gain is not a number',
+             'a billion pairs': 'cache_pairs is not a count', 'a digest with another largest value': 'digest was edited', 'the rows own seed': 'seed is not another seed',
              'no pairs': 'cache_pairs is not a count', 'a record that says it failed': 'does not say it passed', 'a record of no row': 'of no measured row',
              'no audits at all': 'no audits'}
     assert words[forgery] in lines[0], lines

@@ -148,3 +148,47 @@ def test_a_single_submission_and_an_unknown_device_say_so(tmp_path):
         set(d[d.unknown].folder.map(lambda f: f.name)) == {'gpu_x'}
     page = leaderboard(u, output=tmp_path / 'board').read_text()
     assert 'plausibility unchecked: unknown device' in page and 'single submission' in page
+
+# ---- what a fifth probe re-sealed and --check passed ----
+
+def _widened(k):
+    "An edit that widens each row's re-run interval `k` times around its mean: any seed's process then lands inside."
+    def edit(r):
+        m = float(r['throughput_mean'])
+        r['throughput_rerun_low'], r['throughput_rerun_high'] = str(m / k), str(m * k)
+    return edit
+
+@pytest.mark.parametrize('name', ['cpu_amd_epyc', 'nvidia_h200'])
+def test_a_rerun_interval_widened_so_that_any_seed_lands_inside(tmp_path, name):
+    lines = check_folder(forge(copy(tmp_path, name), _widened(10)))
+    assert rules_said(lines) == ['recomputed'] and 're-run interval is not what its drift' in lines[0], lines
+
+def test_a_rerun_interval_on_a_drift_no_machine_has(tmp_path):
+    "The interval is what a drift of 300% gives: its arithmetic holds, the drift does not."
+    from throughput_bench.core import rerun_interval
+    def edit(r):
+        lo, hi = rerun_interval(float(r['throughput_mean']), r['throughput_ci_low'], r['throughput_ci_high'], 3.0)
+        r.update(throughput_rerun_low=str(lo), throughput_rerun_high=str(hi), rerun_drift='3.0')
+    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), edit))
+    assert rules_said(lines) == ['recomputed'] and 'without a drift within [0, 0.25]' in lines[0], lines
+
+def test_cuda_rows_in_a_cpus_folder(tmp_path):
+    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), lambda r: r.update(device='cuda:0')))
+    assert rules_said(lines) == ['device'] and 'another kind of device' in lines[0], lines
+
+def test_a_row_of_many_worker_processes_is_submittable(tmp_path):
+    "25 per-process figures are over 200 characters: the text rule refused a row for being well measured."
+    from test_submit import results
+    from throughput_bench.analyse.submit import Submission, check
+    root = results(tmp_path / 'results', n=25)
+    sub = Submission.read(root / 'cpu_t.csv', root / 'cpu_t_hardware.json')
+    assert len(str(sub.rows.throughput_repeats[1])) > 200
+    assert [p for p in check(sub) if p.rule in ('text', 'recomputed')] == []
+
+def test_the_seed_interval_of_a_row_with_numpy_numbers():
+    "A row from a DataFrame holds NumPy scalars: the interval was (nan, nan), so every audit of it failed."
+    import numpy as np
+    from throughput_bench.analyse.submit import seed_interval
+    row = dict(throughput_rerun_low=np.float32(90), throughput_rerun_high=np.int64(110))
+    assert seed_interval(row) == (90.0, 110.0)
+    assert seed_interval(dict(throughput_ci_low=np.float64(95), throughput_ci_high=np.float64(105))) == (95.0, 105.0)

@@ -17,20 +17,22 @@ from ..machine.peaks import device_peak, gpu_peak_tflops, gpu_facts, matmul_dtyp
 __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LONG_TEXT_LIMIT', 'LONG_TEXT', 'HW_REQUIRED',
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
-           'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'AUDITS_FILE',
-           'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS',
-           'Rule', 'Problem', 'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range',
-           'fingerprints', 'released', 'pd_num', 'read_audits', 'audit_failures', 'seed_interval', 'audited_rows',
-           'unaudited', 'check', 'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps',
-           'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing',
-           'board_rows', 'esc', 'page_link', 'leaderboard']
+           'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'MAX_DRIFT',
+           'AUDITS_FILE', 'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS', 'MOST_CACHE_PAIRS',
+           'MIN_CACHE_GAIN', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'hw_num',
+           'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints', 'rerun_fault', 'released',
+           'pd_num', 'read_audits', 'audit_failures', 'seed_interval', 'audited_rows', 'unaudited', 'check',
+           'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps', 'shown',
+           'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing', 'board_rows',
+           'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/36_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
 MAX_HALF_WIDTH = 0.10  # a row's 95% interval: half-width at most this share of its figure
 MIN_PROCESSES = {'cuda': 3, 'cpu': 5}  # worker processes behind a row's interval (the sweep's defaults; others: 3)
 TEXT_LIMIT, LONG_TEXT_LIMIT = 200, 2000  # characters in a text field; in an error message or a command line
-LONG_TEXT = ('error', 'command', 'invalid_reason', 'backend_settings', 'server_metadata', 'map_options', 'process_env')
+LONG_TEXT = ('error', 'command', 'invalid_reason', 'backend_settings', 'server_metadata', 'map_options', 'process_env',
+             'throughput_repeats')  # the last: one figure per worker process (a row of 20 is over 200 characters)
 HW_REQUIRED = ('gpu_name', 'device_type', 'pytorch_version', 'timm_version', 'throughput_bench_version',
                'python_version', 'os', 'torch_threads', 'cpu')
 HW_REQUIRED_CUDA = ('driver_version', 'cuda_version', 'clock_max_sm_mhz', 'power_limit_w')
@@ -218,7 +220,8 @@ def stated_peak(hw:dict, # the hardware record
 
 # %% ../../nbs/36_analyse_submit.ipynb #7a8f07be
 RECORD = ('precision', 'tf32_enabled', 'threads', 'quant', 'gflops_per_sample', 'throughput_mean', 'mfu', 'repeats',
-          'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high')
+          'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high', 'throughput_rerun_low',
+          'throughput_rerun_high', 'rerun_drift')
 
 def _ok(s:Submission):
     "Which rows are `ok`, a NumPy mask."
@@ -476,7 +479,24 @@ def _recomputed(s:Submission)->list:
             lo, hi = pd_num(row['throughput_ci_low']), pd_num(row['throughput_ci_high'])
             if not ((hi - lo) / 2 >= (1 - SLACK) * min(h, m) if hi == hi and lo == lo else False):
                 out.setdefault("the interval is narrower than its per-process figures give", []).append(line)
+        fault = rerun_fault(row)
+        if fault: out.setdefault(fault, []).append(line)
     return [(lines, msg) for msg, lines in out.items()]
+
+MAX_DRIFT = 0.25  # the most run-to-run drift (a relative SD) a row's re-run interval may rest on
+
+def rerun_fault(row:dict)->str:
+    """What is wrong with a row's re-run interval ('' where nothing is, or it has none): a drift that is not a share
+    within [0, `MAX_DRIFT`], or bounds other than that drift gives around the row's 95% interval (`core.rerun_interval`:
+    between a known drift and Student's t at the prior's degrees of freedom, the fewest a drift rests on)."""
+    lo, hi = (_float(row.get(f'throughput_rerun_{s}')) for s in ('low', 'high'))
+    if lo != lo and hi != hi: return ''
+    d = _float(row.get('rerun_drift'))
+    if not 0 <= d <= MAX_DRIFT: return f"a re-run interval without a drift within [0, {MAX_DRIFT:g}] (rerun_drift)"
+    m, cl, ch = row['throughput_mean'], row.get('throughput_ci_low'), row.get('throughput_ci_high')
+    (nlo, nhi), (wlo, whi) = rerun_interval(m, cl, ch, d), rerun_interval(m, cl, ch, d, dof=PRIOR_DOF)
+    if wlo * (1 - SLACK) <= lo <= nlo * (1 + SLACK) and nhi * (1 - SLACK) <= hi <= whi * (1 + SLACK): return ''
+    return "the re-run interval is not what its drift (rerun_drift) and its 95% interval give"
 
 def _plausible(s:Submission)->list:
     r, ok = s.rows, _measured(s)
@@ -499,6 +519,8 @@ def _device(s:Submission)->list:
     r, hw = s.rows, s.hardware
     kind, name = str(hw.get('device_type', '')), str(hw.get('gpu_name', ''))
     other_kind = np.array([str(v) != kind for v in s.col('device_type')], bool) if 'device_type' in r else False
+    if 'device' in r:  # `cuda:0` in a CPU's folder, or `cpu` in a GPU's
+        other_kind = other_kind | np.array([str(v).split(':')[0] not in ('', kind) for v in s.col('device')], bool)
     gpus = [str(v) for v in s.col('gpu_name')]
     ran = (s.col('status') != 'skipped') & np.array([v.strip() != '' for v in gpus], bool)
     other_name = ran & np.array([v != name for v in gpus], bool)
@@ -613,18 +635,24 @@ def seed_interval(row:dict)->tuple:
     return tuple(_float(row.get(f'throughput_ci_{s}')) for s in ('low', 'high'))
 
 def _float(v)->float:
-    "A record's number: a JSON int or float, finite; anything else (a string, a bool, Infinity) is NaN."
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else float('nan')
+    """A record's number: an int or a float (Python's or NumPy's), finite; anything else (a string, a bool, Infinity)
+    is NaN."""
+    import numbers, numpy as np
+    ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v)
+    return float(v) if ok else float('nan')
 
 MIN_CACHE_PAIRS = 2  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig.pairs`)
+MOST_CACHE_PAIRS = 64  # the most an audit makes (`analyse.audit.AuditConfig.most_pairs`)
+MIN_CACHE_GAIN = 0.5  # a repeated input at under half the speed of distinct ones measured no cache: a made-up figure
 
 def _record_faults(rec:dict)->list:
     "What a record's own fields get wrong: types, ranges, another seed than the rows', its verdict said as failed."
     out = []
-    if not _float(rec.get('cache_gain')) > 0: out.append("cache_gain is not a positive number")
+    if not _float(rec.get('cache_gain')) >= MIN_CACHE_GAIN: out.append(f"cache_gain is not a number >= {MIN_CACHE_GAIN}")
     if not _float(rec.get('throughput')) > 0: out.append("throughput is not a positive number")
     pairs, seed = rec.get('cache_pairs'), rec.get('seed')
-    if type(pairs) is not int or pairs < MIN_CACHE_PAIRS: out.append(f"cache_pairs is not a count >= {MIN_CACHE_PAIRS}")
+    if type(pairs) is not int or not MIN_CACHE_PAIRS <= pairs <= MOST_CACHE_PAIRS:
+        out.append(f"cache_pairs is not a count within [{MIN_CACHE_PAIRS}, {MOST_CACHE_PAIRS}]")
     if type(seed) is not int or seed == 0: out.append("seed is not another seed than the rows' (0)")
     if rec.get('passed') is not True or rec.get('failures') != []: out.append("it does not say it passed")
     return out
@@ -685,7 +713,7 @@ RULES = [
     Rule('readable', "the rows read back through `tbench report` and the Globe Race", "a submission is published "
          "through them", _readable),
     Rule('recomputed', "each measured row's mean, worker-process count and interval are what its per-process figures "
-         f"give (within {SLACK:.0%})", "a figure that its own row contradicts was edited, not measured", _recomputed),
+         f"give, and its re-run interval what its drift (at most {MAX_DRIFT:.0%}) gives around it (within {SLACK:.0%})", "a figure that its own row contradicts was edited, not measured", _recomputed),
     Rule('plausible', f"img/s within (0, {MAX_IMG_S:.0e}], each interval holding its mean, watts within "
          f"(0, {MAX_ROW_WATTS:g}]", "no device measures a negative rate or 10^12 images a second", _plausible),
     Rule('device', "every row is of the one device its hardware record names", "a folder is one machine's results; "
