@@ -73,6 +73,8 @@ FORGED = {  # what a forger changes in the audit records, then re-seals: each re
     'a record that says it failed': lambda r: r | dict(passed=False, failures=['caching: 9x']),
     'a gain no machine measures': lambda r: r | dict(cache_gain=0.01),
     'a billion pairs': lambda r: r | dict(cache_pairs=10**9),
+    'a status in capitals': lambda r: r | dict(status='OK'),
+    'a seed as text': lambda r: r | dict(seed='7'),
     'a digest with another largest value': lambda r: r | dict(output_digest=re.sub(r'max=\S+', 'max=1e30',
                                                                                  r['output_digest'])),
 }
@@ -97,7 +99,8 @@ def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, fo
              'a process that failed': 'did not measure', 'passed said of a failure': 'caching',
              'a record left out': 'no audit record', 'a gain of minus infinity': 'cache_gain is not a number',
              'a gain as text': 'cache_gain is not a number', 'a gain no machine measures': 'cache_gain is not a number',
-             'a billion pairs': 'cache_pairs is not a count', 'a digest with another largest value': 'digest was edited', 'the rows own seed': 'seed is not another seed',
+             'a billion pairs': 'cache_pairs is not a count',
+             'a status in capitals': "did not measure (status 'OK')", 'a seed as text': "seed '7' is not a whole number", 'a digest with another largest value': 'digest was edited', 'the rows own seed': 'seed is not another seed',
              'no pairs': 'cache_pairs is not a count', 'a record that says it failed': 'does not say it passed', 'a record of no row': 'of no measured row',
              'no audits at all': 'no audits'}
     assert words[forgery] in lines[0], lines

@@ -41,12 +41,16 @@ class Parser(argparse.ArgumentParser):
             choices = ', '.join(map(repr, action.choices))
             raise argparse.ArgumentError(action, f"invalid choice: {quoted(value)} (choose from {choices})")
 
+    def command_parser(self, a)->argparse.ArgumentParser:
+        "The parser of the command `a` was parsed for (`tbench map`'s), else this one."
+        if self._subparsers is not None and getattr(a, 'cmd', None):
+            return self._subparsers._group_actions[0].choices.get(a.cmd, self)
+        return self
+
     def unknown(self, a, extra:list):
         "One line for the first word no flag took: the command's own parser says it, with the closest flag it has."
         import difflib
-        p = self
-        if self._subparsers is not None and getattr(a, 'cmd', None):
-            p = self._subparsers._group_actions[0].choices.get(a.cmd, self)
+        p = self.command_parser(a)
         flags = [s for act in p._actions for s in act.option_strings if s.startswith('--') and '_' not in s]
         w = extra[0]
         if not w.startswith('-'): p.error(f"unexpected argument {quoted(w)} (see {p.prog} --help)")
@@ -62,8 +66,12 @@ class Parser(argparse.ArgumentParser):
         for k, v in vars(a).items():
             blank = lambda x: isinstance(x, str) and not x.strip()
             if blank(v) or isinstance(v, list) and any(blank(x) for x in v):
-                name = k if k in ('file', 'url', 'results', 'dir', 'names', 'model') else '--' + k.replace('_', '-')
-                self.error(f"{name} must not be empty")
+                p = self.command_parser(a)  # the command says it, naming the word as its help does
+                act = next((x for x in p._actions if x.dest == k), None)
+                longs = [s for s in getattr(act, 'option_strings', ()) if s.startswith('--') and '_' not in s]
+                word = str(getattr(act, 'metavar', None) or k)
+                name = longs[0] if longs else word if word.isidentifier() else k
+                p.error(f"{name} must not be empty")
         return a
 
     def add_argument(self, *names, **kw):

@@ -614,7 +614,10 @@ def audit_failures(row:dict, rec:dict)->list:
     `CACHE_GAIN` × distinct inputs; its img/s, from another seed, lands inside the row's re-run interval (else its
     95% interval)."""
     from throughput_bench.backends.base import digests_agree
-    if rec.get('status') != 'ok': return [f"the audit's process did not measure: {shorten(str(rec.get('error')), 120)}"]
+    if rec.get('status') != 'ok':
+        why = shorten(str(rec.get('error') or ''), 120)
+        return [f"the audit's process did not measure (status {quoted(shorten(str(rec.get('status')), 20))})"
+                + (f": {why}" if why else '')]
     out = [f"the record: {w}" for w in _record_faults(rec)]
     same, how = digests_agree(row.get('output_digest', ''), rec.get('output_digest', ''), AUDIT_TOL)
     if not same: out.append(f"outputs: {how}" + ('' if str(row.get('output_digest') or '') else
@@ -653,7 +656,8 @@ def _record_faults(rec:dict)->list:
     pairs, seed = rec.get('cache_pairs'), rec.get('seed')
     if type(pairs) is not int or not MIN_CACHE_PAIRS <= pairs <= MOST_CACHE_PAIRS:
         out.append(f"cache_pairs is not a count within [{MIN_CACHE_PAIRS}, {MOST_CACHE_PAIRS}]")
-    if type(seed) is not int or seed == 0: out.append("seed is not another seed than the rows' (0)")
+    if type(seed) is not int: out.append(f"seed {quoted(shorten(str(seed), 20))} is not a whole number")
+    elif seed == 0: out.append("seed is not another seed than the rows' (0)")
     if rec.get('passed') is not True or rec.get('failures') != []: out.append("it does not say it passed")
     return out
 

@@ -369,7 +369,9 @@ def _same(a, b)->bool:
     try: return os.path.samefile(a, b)
     except OSError: return False
 
-def check_output(out, raster, protected=())->Path:
+def check_output(out, raster, protected=(),
+                 make:bool=True, # create its folder and try a write there (False: the checks that write nothing)
+                )->Path:
     """`out` as a Path, or a one-line `BenchError` if it is the input raster or one of `protected` (results files), a
     folder, or in a folder that cannot be written."""
     out = Path(out)
@@ -382,6 +384,7 @@ def check_output(out, raster, protected=())->Path:
     if out.exists() and not out.is_file(): raise BenchError(f"{out}: not a regular file (a device, FIFO or socket)")
     if out.is_file() and out.suffix.lower() not in ('.tif', '.tiff'):  # a drift record, a chart: never replaced
         raise BenchError(f"{out} exists and is not a GeoTIFF: name another file to write the map to")
+    if not make: return out
     folder = out.parent
     try: folder.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise BenchError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
@@ -421,7 +424,8 @@ def check_fits(
     row_tiles = len(tile_offsets(W, size, overlap)) * (bands * 4 + 1) * size * size
     # in flight, the stitcher, the writer's queue
     mem = (max(1, workers) * prefetch + 1) * (row_read + row_tiles) + 2 * k * 2 * size * W * 4 + 4 * k * size * W * 4
-    free = shutil.disk_usage(out_dir).free
+    free = shutil.disk_usage(next(p for p in (Path(out_dir).absolute(), *Path(out_dir).absolute().parents)
+                                  if p.exists())).free  # the folder it will be made in, before it is made
     avail = psutil.virtual_memory().available if available is None else available
     name = Path(ds.name).name
     if tiles > MAX_TILES:
@@ -686,12 +690,12 @@ def plan_map(o:MapOptions)->MapPlan:
     from throughput_bench.backends.base import get_backend
     info = get_model(o.model); check_model(info)
     out = check_output(o.output_raster or Path(o.results_dir) / 'maps' / f"{Path(o.raster).stem}.{o.model}.tif",
-                       o.raster)
+                       o.raster, make=False)  # no folder is made for a map that a wrong raster stops
     size = check_header(o.raster, info, o.bands, o.size or info.size, o.overlap, o.workers, o.prefetch,
                         o.out_channels, out.parent)
     facts = raster_facts(o.raster)
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
-    dev = resolve_device(o.device)
+    out, dev = check_output(out, o.raster), resolve_device(o.device)
     store = ResultStore(o.results_dir, device_slug(dev), device_name(dev))
     out = check_output(out, o.raster, (store.csv_path, store.hw_path, store.index_path))  # nor the results' files
     remove_stale_partials(out.parent)
