@@ -33,6 +33,7 @@ def infer(models:Optional[list]=None, # registry or timm names (default: every t
     "Measure inference throughput, latency and memory; one row per configuration (stored in `results/<device>.csv`)."
     return sweep('inference', models, geo_compare=geo_compare, **kwargs)
 
+# %% ../nbs/32_api.ipynb #56509aab
 @delegates(sweep, but=['mode', 'models', 'geo_compare'])
 def train(models:Optional[list]=None, # registry or timm names
           optimizers:tuple=('sgd',), # sgd (momentum) and/or adamw
@@ -87,6 +88,7 @@ def models(names:Optional[list]=None, # names to show (default: the whole regist
     "The model registry as a table: name, display name, family, type, parameters (M)."
     return model_table(names or None, geo=geo)
 
+# %% ../nbs/32_api.ipynb #a045870d
 def hw(device:str='auto', # `auto`, `cpu`, `cuda`, `cuda:N` or `mps`
        gpu_id:Optional[int]=None, # CUDA device index
        ceilings:bool=False, # measure GEMM TFLOP/s per dtype and copy bandwidth; cache them in the hardware JSON
@@ -129,6 +131,7 @@ def source_list(sources, wandb_project:Optional[str]=None)->list:
     out = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
     return out + ([f"wandb:{wandb_project}"] if wandb_project else [])
 
+# %% ../nbs/32_api.ipynb #23684be5
 def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B run folders (`.../wandb`)
            output:str='report', # folder for the charts and summary.md
            gsd:float=10.0, # ground sample distance (m) for km²/s
@@ -155,6 +158,7 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
         return files + history_section(df, out) if not charts else files
     except OSError as e: raise BenchError(f"cannot write the report to {str(out)!r}: {e.strerror or e}")
 
+# %% ../nbs/32_api.ipynb #51c7e481
 def history_section(df, out:Path)->list:
     "Where a configuration was measured more than once: its history appended to `summary.md`, its charts beside."
     from throughput_bench.analyse.timeline import write_history
@@ -197,6 +201,7 @@ def history(sources:tuple=('results',), # result CSVs, folders of them, or W&B r
     h.drift = [drift_summary(p) for d in folders for p in sorted(d.glob('*_drift.tsv'))]
     return h
 
+# %% ../nbs/32_api.ipynb #a18668d9
 def globe(sources:tuple=('results',), # result CSVs or folders of them: this project's and the seed tool's, side by side
           output:str='globe', # folder for the site (index.html, its scripts, the data)
          )->Path:
@@ -213,6 +218,7 @@ def sync(dir:str='wandb', # the W&B folder holding offline runs
     "Upload offline W&B runs; the number uploaded. Raises `BenchError` naming what is still to upload."
     return _sync(dir, entity, project, timeout=timeout)
 
+# %% ../nbs/32_api.ipynb #26d26ae6
 def repair(path:str # a results CSV, or a drift record (`<device>_drift.tsv`), with lines that cannot be read
           )->dict:
     "Move the unparseable lines of a results CSV or a drift record to `<file>.rejected`, keeping every good row."
@@ -232,6 +238,7 @@ def check_serve(o:ServeOptions)->ServeOptions:
         except OSError as e: raise BenchError(f"cannot listen on {o.host}:{o.port}: {e.strerror or e}")
     return o
 
+# %% ../nbs/32_api.ipynb #37cfbbb9
 @takes_options(ServeOptions)
 def serve(*args, **kwargs):
     "Serve `model` on LitServe with the NIM request format until interrupted."
@@ -269,6 +276,7 @@ def check_latency(o:LatencyOptions)->LatencyOptions:
         raise BenchError(f"--min-duration {o.min_duration} is more than --max-duration {o.max_duration}")
     return o
 
+# %% ../nbs/32_api.ipynb #aa9bead0
 def client_store(o:LatencyOptions, warn:Callable):
     "The client machine's device and results store (its hardware record written; no GEMM ceilings: no MFU here)."
     dev = client_device(o.device)  # the client's CPU needs no torch
@@ -278,6 +286,7 @@ def client_store(o:LatencyOptions, warn:Callable):
     store.write_hardware(fingerprint(dev)); store.update_index()
     return dev, store
 
+# %% ../nbs/32_api.ipynb #2720b369
 def client_cost_ms(o:LatencyOptions, store, payload:bytes, form:dict)->Optional[float]:
     "The client's own p50 cost of a request of this size against /v1/null, measured (and stored) or as stored before."
     if not o.client_cost: return None

@@ -11,6 +11,7 @@ from .core import *
 from .core import PRECISIONS, COMPILE_MODES
 from . import api
 from .backbones.registry import get_model, count_params, UNAVAILABLE, REGISTRY
+from fastcore.basics import patch
 # the studies (`compare`, `tune`, `map`) are imported by their own commands: they bring numpy, which `tbench --help` and
 # every other command's start need not wait for
 
@@ -32,48 +33,6 @@ class Parser(argparse.ArgumentParser):
     # `--output` is not `--output-dir`
     def __init__(self, *args, **kw): super().__init__(*args, **(dict(allow_abbrev=False) | kw))
 
-    def error(self, message):
-        sys.stderr.write(error_text(f"{self.prog}: error: {message}") + '\n'); sys.exit(2)
-
-    def _check_value(self, action, value):
-        "argparse's check of a choice, the value said as `quoted` (a 100,000-character one: 80 characters of it)."
-        if action.choices is not None and value not in action.choices:
-            choices = ', '.join(map(repr, action.choices))
-            raise argparse.ArgumentError(action, f"invalid choice: {quoted(value)} (choose from {choices})")
-
-    def command_parser(self, a)->argparse.ArgumentParser:
-        "The parser of the command `a` was parsed for (`tbench map`'s), else this one."
-        if self._subparsers is not None and getattr(a, 'cmd', None):
-            return self._subparsers._group_actions[0].choices.get(a.cmd, self)
-        return self
-
-    def unknown(self, a, extra:list):
-        "One line for the first word no flag took: the command's own parser says it, with the closest flag it has."
-        import difflib
-        p = self.command_parser(a)
-        flags = [s for act in p._actions for s in act.option_strings if s.startswith('--') and '_' not in s]
-        w = extra[0]
-        if not w.startswith('-'): p.error(f"unexpected argument {quoted(w)} (see {p.prog} --help)")
-        if len(w) > 80 or not w.isprintable(): w = quoted(w)
-        close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
-        p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
-
-    def parse_args(self, args=None, namespace=None):
-        """Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default; an unknown
-        flag is named with the command it was given to and the closest flag it has."""
-        a, extra = self.parse_known_args(args, namespace)
-        if extra: self.unknown(a, extra)
-        for k, v in vars(a).items():
-            blank = lambda x: isinstance(x, str) and not x.strip()
-            if blank(v) or isinstance(v, list) and any(blank(x) for x in v):
-                p = self.command_parser(a)  # the command says it, naming the word as its help does
-                act = next((x for x in p._actions if x.dest == k), None)
-                longs = [s for s in getattr(act, 'option_strings', ()) if s.startswith('--') and '_' not in s]
-                word = str(getattr(act, 'metavar', None) or k)
-                name = longs[0] if longs else word if word.isidentifier() else k
-                p.error(f"{name} must not be empty")
-        return a
-
     def add_argument(self, *names, **kw):
         """Add `names`, and the underscore spelling of each hyphenated long flag as a hidden alias (`--help` lists each
         flag once)."""
@@ -89,8 +48,6 @@ class Parser(argparse.ArgumentParser):
             return {'*': f"[{m} ...]", '+': f"{m} [{m} ...]", '?': f"[{m}]"}.get(a.nargs, m)
         pos = [word(a) for a in self._actions if not a.option_strings and a.help != argparse.SUPPRESS]
         return f"usage: {' '.join([self.prog, *pos, '[flags]'])}\n"
-
-    def format_usage(self): return self.short_usage()
 
     def format_help(self):
         """The help with a short usage line, and without the groups in `self.more` (named at the end) unless
@@ -114,6 +71,62 @@ class Parser(argparse.ArgumentParser):
         g.add_argument = lambda *names, **k: with_alias(add, names, k)
         return g
 
+# %% ../nbs/38_cli.ipynb #eac07093
+@patch
+def error(self:Parser, message):
+    sys.stderr.write(error_text(f"{self.prog}: error: {message}") + '\n'); sys.exit(2)
+
+# %% ../nbs/38_cli.ipynb #2d47f667
+@patch
+def _check_value(self:Parser, action, value):
+    "argparse's check of a choice, the value said as `quoted` (a 100,000-character one: 80 characters of it)."
+    if action.choices is not None and value not in action.choices:
+        choices = ', '.join(map(repr, action.choices))
+        raise argparse.ArgumentError(action, f"invalid choice: {quoted(value)} (choose from {choices})")
+
+# %% ../nbs/38_cli.ipynb #6de51ab4
+@patch
+def command_parser(self:Parser, a)->argparse.ArgumentParser:
+    "The parser of the command `a` was parsed for (`tbench map`'s), else this one."
+    if self._subparsers is not None and getattr(a, 'cmd', None):
+        return self._subparsers._group_actions[0].choices.get(a.cmd, self)
+    return self
+
+# %% ../nbs/38_cli.ipynb #03add1dc
+@patch
+def unknown(self:Parser, a, extra:list):
+    "One line for the first word no flag took: the command's own parser says it, with the closest flag it has."
+    import difflib
+    p = self.command_parser(a)
+    flags = [s for act in p._actions for s in act.option_strings if s.startswith('--') and '_' not in s]
+    w = extra[0]
+    if not w.startswith('-'): p.error(f"unexpected argument {quoted(w)} (see {p.prog} --help)")
+    if len(w) > 80 or not w.isprintable(): w = quoted(w)
+    close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
+    p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
+
+# %% ../nbs/38_cli.ipynb #9ae92aba
+@patch
+def parse_args(self:Parser, args=None, namespace=None):
+    """Parse, then refuse an empty text (`--device ''`, `-o ''`): it would silently become a default; an unknown
+    flag is named with the command it was given to and the closest flag it has."""
+    a, extra = self.parse_known_args(args, namespace)
+    if extra: self.unknown(a, extra)
+    for k, v in vars(a).items():
+        blank = lambda x: isinstance(x, str) and not x.strip()
+        if blank(v) or isinstance(v, list) and any(blank(x) for x in v):
+            p = self.command_parser(a)  # the command says it, naming the word as its help does
+            act = next((x for x in p._actions if x.dest == k), None)
+            longs = [s for s in getattr(act, 'option_strings', ()) if s.startswith('--') and '_' not in s]
+            word = str(getattr(act, 'metavar', None) or k)
+            name = longs[0] if longs else word if word.isidentifier() else k
+            p.error(f"{name} must not be empty")
+    return a
+
+# %% ../nbs/38_cli.ipynb #a639ccc0
+@patch
+def format_usage(self:Parser): return self.short_usage()
+
 # %% ../nbs/38_cli.ipynb #40e5ab36
 def with_alias(add, names, kw):
     """Call `add(*names, **kw)`, then `add` the underscore spellings of `names` and the one-value spellings of a list
@@ -130,21 +143,25 @@ def with_alias(add, names, kw):
         add(*extra, **alias)
     return action
 
+# %% ../nbs/38_cli.ipynb #9136dcff
 def both_spellings(names)->list:
     "`names` plus `--a_b` for each `--a-b`."
     extra = ['--' + n[2:].replace('-', '_') for n in names if n.startswith('--') and '-' in n[2:]]
     return list(names) + [e for e in extra if e not in names]
 
+# %% ../nbs/38_cli.ipynb #87954c00
 def positive_int(s:str)->int:
     v = whole_number(s)
     if v <= 0: raise argparse.ArgumentTypeError(f"must be > 0, got {v}")
     return v
 
+# %% ../nbs/38_cli.ipynb #517c2c7b
 def positive_float(s:str)->float:
     v = number(s)
     if not v > 0 or v == float('inf'): raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {quoted(s)}")
     return v
 
+# %% ../nbs/38_cli.ipynb #8846db7c
 def nonneg_float(s:str)->float:
     v = number(s)
     if not v >= 0 or v == float('inf'):
@@ -160,6 +177,7 @@ def api_help(p:Parser, fn, negated:tuple=('isolate', 'progress')):
         if a.help is None and d.get(a.dest) and a.dest not in negated:
             a.help = ' '.join(d[a.dest].split()).replace('%', '%%')
 
+# %% ../nbs/38_cli.ipynb #d52591d7
 def whole_number(s:str)->int:
     """A flag's whole number, in ASCII digits (`whole`: `²` is a digit to Python, not a number; its bounds are
     `api.check`'s, so the API and the CLI refuse the same values in the same words)."""
@@ -167,6 +185,7 @@ def whole_number(s:str)->int:
     if v is None: raise argparse.ArgumentTypeError(f"{quoted(s)} is not a whole number")
     return v
 
+# %% ../nbs/38_cli.ipynb #7c134c91
 def number(s:str)->float:
     "A flag's number, in ASCII (`１.５` is none; its bounds are `api.check`'s)."
     try:
@@ -174,6 +193,7 @@ def number(s:str)->float:
         return float(s)
     except ValueError: raise argparse.ArgumentTypeError(f"{quoted(s)} is not a number")
 
+# %% ../nbs/38_cli.ipynb #e51a7fb3
 # What an option's name, type and default do not say about its flag: other spellings, a `--no-` form, a metavar.
 SPELLINGS = {'isolate': dict(flags=('--no-isolate',), action='store_false',
                              help="run every configuration in this process (one repeat)"),
@@ -212,6 +232,7 @@ def option_flag(name:str, O=None, helped:bool=True)->tuple:
     if not flags[0].startswith('-'): kw = {k: v for k, v in kw.items() if k not in ('dest', 'default', 'required')}
     return flags, {k: v for k, v in kw.items() if v is not None or k != 'nargs'}
 
+# %% ../nbs/38_cli.ipynb #d782dcff
 def add_options(p:Parser, O=None, drop:tuple=()):
     """Add the flags of options class `O` (default `api.SweepOptions`), in its `GROUPS` (but those in `drop`), each
     made by `option_flag`; a setting `as_sweep` made that no group names goes in the first (a new field's flag)."""
@@ -249,6 +270,7 @@ def print_rows(df, wide:bool=False):
     text = summary_text(df, wide)
     if text: print(text)
 
+# %% ../nbs/38_cli.ipynb #1218fdf4
 def _kw(a, drop=())->dict:
     "The flags given, as keyword arguments (flags left out are absent: the API's defaults apply)."
     return {k: v for k, v in vars(a).items() if k not in ('fn', 'cmd', *drop)}
@@ -272,16 +294,20 @@ def infer_parser(prog='tbench infer', parser=None)->Parser:
     )
     return p
 
+# %% ../nbs/38_cli.ipynb #2ae4671d
 def examples(p:Parser, text:str):
     "End `p`'s `--help` with `text` as written (a few example commands)."
     p.formatter_class, p.epilog = argparse.RawDescriptionHelpFormatter, "examples:\n" + text
 
+# %% ../nbs/38_cli.ipynb #59466558
 def cmd_infer(a):
     api.infer(**_kw(a))  # it prints its summary
 
+# %% ../nbs/38_cli.ipynb #30fb9951
 def cmd_seed_infer(a):
     api.infer(**_kw(a), conventions='throughput-bench')
 
+# %% ../nbs/38_cli.ipynb #4f9b3028
 def throughput_bench(argv=None):
     """Drop-in for the seed tool's `benchmark.py`: `tbench infer` under its name, making its choices (10-class heads,
     its inputs for DOFA and DINOv3-H+, geo models in the default set, `--geo-compare` in fp32 against every timm
@@ -306,9 +332,11 @@ def train_parser(prog='tbench train', parser=None)->Parser:
     add_options(p, drop=('inference',))
     return p
 
+# %% ../nbs/38_cli.ipynb #6e00a949
 def cmd_train(a):
     api.train(**_kw(a))
 
+# %% ../nbs/38_cli.ipynb #ba12f42a
 def rsg_parser()->Parser:
     p = Parser(prog='ready-steady-go', description="Training throughput, as ready-steady-go measures it (samples/s).")
     p.add_argument('--model', default='resnet50', help="timm model name (default resnet50)")
@@ -364,6 +392,7 @@ def cmd_rsg(a):
                  ('throughput', round(float(res.throughput_mean), 4))):
         print(f"{k}: {v}")
 
+# %% ../nbs/38_cli.ipynb #33a06bf8
 def ready_steady_go(argv=None):
     "Drop-in for ready-steady-go's CLI."
     _run(lambda: cmd_rsg(rsg_parser().parse_args(argv)), 'ready-steady-go')
@@ -388,6 +417,7 @@ def stream_models(names:list, out=None):
         n = count_params(i)
         print(line(r, f"{n:.1f}" if n is not None else '?', ' '.join(i.precisions)), file=out, flush=True)
 
+# %% ../nbs/38_cli.ipynb #a980a386
 def geo_cards(df)->str:
     """`tbench models --geo`: a few lines per encoder (its bands and side inputs are sentences, too long for a
     table's cell), each within 100 columns."""
@@ -420,6 +450,7 @@ def cmd_models(a):
         for name, why in UNAVAILABLE.items():
             print(textwrap.fill(f"not available: {name}: {why}", 100, subsequent_indent='    '))
 
+# %% ../nbs/38_cli.ipynb #06618c56
 def hw_facts(fp:dict)->dict:
     """The fingerprint as `tbench hw` shows it: without a GPU, CPU facts under CPU names (the JSON keeps the seed
     tool's keys)."""
@@ -455,13 +486,16 @@ def cmd_sync(a):
     n = api.sync(a.dir, a.entity, a.project, timeout=a.timeout)
     print(f"uploaded {n} run(s)")
 
+# %% ../nbs/38_cli.ipynb #dc282b8f
 def cmd_globe(a):
     page = api.globe(a.results, a.output)
     print(f"Globe Race -> {page}  (serve it: python -m http.server -d {page.parent}, then open http://127.0.0.1:8000/)")
 
+# %% ../nbs/38_cli.ipynb #60b97f05
 def cmd_collect(a):
     api.collect(a.results_dir)
 
+# %% ../nbs/38_cli.ipynb #58cb2f71
 def cmd_submit(a):
     "`tbench submit`: pack a device's results for a pull request, or (`--check`) check folders that arrived."
     from throughput_bench.analyse import submit as S
@@ -489,6 +523,7 @@ def cmd_submit(a):
         # every failing rule, a line each (not one folded line), each cut as any one-line error is
         print('\n'.join(error_text(l) for l in str(e).splitlines()), file=sys.stderr); sys.exit(1)
 
+# %% ../nbs/38_cli.ipynb #d2c1f280
 def cmd_leaderboard(a):
     from throughput_bench.analyse.submit import leaderboard
     folders = [f for p in a.folders for f in ([p] if (Path(p) / 'manifest.json').is_file() else
@@ -498,6 +533,7 @@ def cmd_leaderboard(a):
         raise BenchError(f"no submission folders (with a manifest.json) in {', '.join(a.folders)}")
     leaderboard(*folders, also=tuple(a.also), output=a.output, log=print)
 
+# %% ../nbs/38_cli.ipynb #f0b51c8f
 def cmd_report(a):
     files = api.report(a.results, a.output, a.gsd, a.wandb_project, a.formats, a.charts)
     print(f"report -> {a.output}/")
@@ -527,6 +563,7 @@ def cmd_history(a):
               "ordered, so the newest step is unknown: give them their times", file=sys.stderr)
         sys.exit(1)
 
+# %% ../nbs/38_cli.ipynb #0b56b8b5
 def cmd_repair(a):
     r = api.repair(a.file)
     if not r['lines_moved']:
@@ -541,15 +578,18 @@ def serve_parser(parser=None)->Parser:
     add_options(p, ServeOptions)
     return p
 
+# %% ../nbs/38_cli.ipynb #1db18970
 def cmd_serve(a):
     api.serve(**_kw(a))
 
+# %% ../nbs/38_cli.ipynb #41b823bd
 def latency_parser(parser=None)->Parser:
     p = parser or Parser(prog='tbench latency',
                          description="Request latency of a served model, with MLPerf LoadGen as the load generator.")
     add_options(p, LatencyOptions)
     return p
 
+# %% ../nbs/38_cli.ipynb #e3015c7e
 def latency_table(df)->'pd.DataFrame':
     "A readable table of serving rows."
     import pandas as pd
@@ -582,6 +622,7 @@ def latency_table(df)->'pd.DataFrame':
         )
     return pd.DataFrame(rows)
 
+# %% ../nbs/38_cli.ipynb #2bceb702
 def cmd_latency(a):
     df = api.latency(**_kw(a))
     if not df.empty:
@@ -618,6 +659,7 @@ def compare_parser(parser=None)->Parser:
     api_help(p, C.compare)
     return p
 
+# %% ../nbs/38_cli.ipynb #b26c712b
 # NaN: no verdict, no figure
 def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')
 
@@ -693,6 +735,7 @@ def cmd_tune(a):
     print(f"measure the winner again: {r.command}")
     if r.chart: print(f"chart: {r.chart}")
 
+# %% ../nbs/38_cli.ipynb #526690aa
 # one vocabulary: a command that takes one value also takes the spelling of the commands that take several
 # (from the field table: a swept field's flag less its `s`, and a field's `alias`)
 PLURALS = ({'--' + f.option[:-1].replace('_', '-'): '--' + f.option.replace('_', '-') for f in FIELDS if f.swept}
@@ -707,6 +750,7 @@ def map_parser(parser=None)->Parser:
   tbench map --synthetic --scene-size 1024 --model resnet50 --backend openvino --passes 5""")
     return p
 
+# %% ../nbs/38_cli.ipynb #5e11040d
 def cmd_map(a):
     from throughput_bench.studies import mapping as M
     start_with_allocator(getattr(a, 'allocator', 'glibc'))
@@ -725,6 +769,7 @@ def start_with_allocator(allocator:str):
         again = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', *sys.argv[1:]]
         os.execve(sys.executable, again, server_env(allocator) | {'TBENCH_ALLOCATOR_STARTED': '1'})
 
+# %% ../nbs/38_cli.ipynb #24adbc1d
 def models_parser(m:Parser)->Parser:
     m.add_argument('names', nargs='*', help="names to show (default: the whole registry)")
     m.add_argument(
@@ -732,6 +777,7 @@ def models_parser(m:Parser)->Parser:
     )
     return m
 
+# %% ../nbs/38_cli.ipynb #dd6cd55c
 def hw_parser(h:Parser)->Parser:
     h.add_argument('--device', default='auto', help="auto | cpu | cuda | cuda:N | mps (default auto)")
     h.add_argument('--gpu-id', type=int, default=None, help="CUDA device index (default: that of --device)")
@@ -741,6 +787,7 @@ def hw_parser(h:Parser)->Parser:
                    help="where the hardware JSON is cached with --ceilings (default results)")
     return h
 
+# %% ../nbs/38_cli.ipynb #b9d07157
 def sync_parser(y:Parser)->Parser:
     y.add_argument('dir', nargs='?', default='wandb', help="the folder holding offline runs (default wandb)")
     y.add_argument('--entity', help="W&B entity (default: your default entity)")
@@ -765,6 +812,7 @@ def report_parser(r:Parser)->Parser:
                    help="also read this W&B project (entity/project; needs a key; default: none)")
     return r
 
+# %% ../nbs/38_cli.ipynb #f26724ed
 def history_parser(h:Parser)->Parser:
     h.add_argument(
         'results', nargs='*', help="result CSV files, folders of them, or W&B run folders (default: results/)"
@@ -782,11 +830,13 @@ def history_parser(h:Parser)->Parser:
                    help="also read this W&B project (entity/project; needs a key; default: none)")
     return h
 
+# %% ../nbs/38_cli.ipynb #2f318e26
 def collect_parser(c:Parser)->Parser:
     c.add_argument('--results-dir', default='results',
                    help="the results folder holding shards/ and slurm_manifest.json (default results)")
     return c
 
+# %% ../nbs/38_cli.ipynb #3535e666
 def globe_parser(g:Parser)->Parser:
     g.add_argument('results', nargs='*',
                    help="result CSV files or folders of them, this tool's or throughput-bench's (default: results/)")
@@ -812,6 +862,7 @@ def submit_parser(s:Parser)->Parser:
                         "(default: off)")
     return s
 
+# %% ../nbs/38_cli.ipynb #d6daf46a
 def leaderboard_parser(b:Parser)->Parser:
     b.add_argument('folders', nargs='*', default=['submissions'],
                    help="submission folders, or folders of them (default: submissions/)")
@@ -820,6 +871,7 @@ def leaderboard_parser(b:Parser)->Parser:
     b.add_argument('--output', '-o', default='leaderboard', help="folder for the page (default leaderboard)")
     return b
 
+# %% ../nbs/38_cli.ipynb #71705c86
 def repair_parser(x:Parser)->Parser:
     x.add_argument('file', help="the results CSV (or drift record, <device>_drift.tsv) to repair")
     return x
@@ -904,11 +956,14 @@ def main_parser(argv:Optional[list]=None)->Parser:
         (flags(s) if named is None or named == name else s).set_defaults(fn=globals()[cmd])
     return p
 
+# %% ../nbs/38_cli.ipynb #b487cace
 class Terminated(Exception):
     "SIGTERM arrived (a scheduler or `kill` stopping the command)."
 
+# %% ../nbs/38_cli.ipynb #7cc7b34e
 def _on_sigterm(signum, frame): raise Terminated()
 
+# %% ../nbs/38_cli.ipynb #43b35590
 def _run(fn, prog:str):
     """Run `fn`, turning a `BenchError`, a missing package (`missing_text`) or an `OSError` (a full disk) into one line
     on stderr and exit 2, Ctrl-C into exit 130, SIGTERM into 143."""
@@ -933,6 +988,7 @@ def _run(fn, prog:str):
         where = f": {e.filename}" if e.filename else ''
         sys.stderr.write(error_text(f"{prog}: error: {e.strerror or e}{where}") + '\n'); sys.exit(2)
 
+# %% ../nbs/38_cli.ipynb #8e3b18b0
 def tbench(argv=None):
     "The `tbench` command."
     COMMAND[:] = [shlex.join(['tbench', *(sys.argv[1:] if argv is None else argv)])]  # each row records it

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os, re, sys, datetime, dataclasses, functools, math, shlex
 from dataclasses import dataclass, field, asdict, fields
 from typing import Optional, Iterable
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
@@ -40,6 +41,7 @@ STATUSES = ('ok', 'skipped', 'oom', 'error', 'wrong')
 class BenchError(Exception):
     "An error the user can fix: the CLI prints its message on one line and exits 2."
 
+# %% ../nbs/00_core.ipynb #56e5a392
 def quoted(v, # a value someone gave: a word, a name, a file, a folder
            n:int=80, # at most this many of its characters
            end:bool=False, # keep its end (a path's file name) after `…`, rather than its two ends around `...`
@@ -52,12 +54,14 @@ def quoted(v, # a value someone gave: a word, a name, a file, a folder
     r = reprlib.Repr(); r.maxstring = n
     return r.repr(s)
 
+# %% ../nbs/00_core.ipynb #62f04fbf
 def whole(text)->Optional[int]:
     """`text` as a whole number where it is one in ASCII digits (`'12'`, `'-3'`), else None: `'²'` and `'٣'` are
     digits to `str.isdigit` but not numbers a command takes, `'1.5'` and `''` are none."""
     t = str(text).strip()
     return int(t) if t.isascii() and t.lstrip('+-').isdigit() and len(t) < 4000 else None
 
+# %% ../nbs/00_core.ipynb #9ec54cd9
 _UNSEEN = re.compile('[\x00-\x1f\x7f-\x9f]')  # control characters, tab and line ends included
 _LONG_WORD = re.compile(r'[^\s/]{65,}')  # a word of over 64 characters (a SHA-256 in hex is 64) with no '/' in it
 
@@ -83,11 +87,13 @@ def _vm_status(field:str)->Optional[float]:
     except (OSError, ValueError, IndexError): pass
     return None
 
+# %% ../nbs/00_core.ipynb #d63bec17
 def rss_mb()->float:
     "Resident set size of this process now, MiB."
     import psutil
     return psutil.Process().memory_info().rss / 2**20
 
+# %% ../nbs/00_core.ipynb #ef25f566
 def cpu_features()->set:
     "The CPU's instruction-set flags (from /proc/cpuinfo on Linux; empty elsewhere)."
     try:
@@ -97,6 +103,7 @@ def cpu_features()->set:
     except OSError: pass
     return set()
 
+# %% ../nbs/00_core.ipynb #b0be6720
 def cpu_ids()->dict:
     "This CPU's vendor, family and model numbers (from /proc/cpuinfo; empty elsewhere)."
     out = {}
@@ -111,7 +118,6 @@ def cpu_ids()->dict:
     except OSError: pass
     return out
 
-
 # %% ../nbs/00_core.ipynb #c3e995ca
 def cache_root()->'Path':
     "Where this package keeps what it made here: `$TB_CACHE_DIR` (`~`: home), else ~/.cache/throughput_bench."
@@ -119,6 +125,7 @@ def cache_root()->'Path':
     root = os.environ.get('TB_CACHE_DIR') or Path.home() / '.cache' / 'throughput_bench'
     return Path(root).expanduser()
 
+# %% ../nbs/00_core.ipynb #82ea5bfb
 def keep_json(path, obj)->bool:
     "Write `obj` as JSON to `path`, whole or not at all (a temporary file renamed); False where it cannot be written."
     from pathlib import Path
@@ -133,7 +140,6 @@ def keep_json(path, obj)->bool:
         try: tmp.unlink()  # never left behind (a folder where the file goes left one per process)
         except OSError: pass
         return False
-
 
 # %% ../nbs/00_core.ipynb #b43b3e80
 class LazyModule:
@@ -157,6 +163,7 @@ def int8_units(flags:Optional[set]=None, # the CPU's instruction-set flags (defa
     flags = cpu_features() if flags is None else flags
     return next((u for u in INT8_UNITS if u in flags), AVX2_INT8 if 'avx2' in flags else '')
 
+# %% ../nbs/00_core.ipynb #c1e01888
 def int8_on(quant, # a row's `quant`
             units, # its `int8_units` (blank in a row written before they were recorded)
            )->str:
@@ -194,6 +201,7 @@ def _canon(v)->str:
     except ValueError: pass
     return s
 
+# %% ../nbs/00_core.ipynb #02218c1c
 @dataclass(frozen=True)
 class Field:
     """One field of a configuration's identity and everything the package says of it, declared once (its `_F(...)`)
@@ -235,10 +243,10 @@ class Field:
         "Whether `v` is this field's default (in the canonical text a CSV cell and a spec share)."
         return self.default is not dataclasses.MISSING and _canon(v) == _canon(self.default)
 
+# %% ../nbs/00_core.ipynb #b02c8029
 def _F(default=dataclasses.MISSING, **meta):
     "A field that is part of a configuration's identity: its default and its `Field` metadata."
     return field(default=default, metadata={'field': meta})
-
 
 # %% ../nbs/00_core.ipynb #f72af79e
 @dataclass(kw_only=True)
@@ -271,6 +279,7 @@ class Runtime:
     channels_last:bool = _F(False, at=7, key=5, form='NHWC', said='summary compared served',
                            flag='channels_last', word='channels_last', later=True)
 
+# %% ../nbs/00_core.ipynb #9e0193f4
 @dataclass(kw_only=True)
 class Process:
     "The process that runs the model: its CPU threads and its C allocator. A part of `Settings`: the `process` part."
@@ -294,6 +303,7 @@ class Settings(Process, Runtime):
     weights:str = _F('', part='model', at=12, key=21, form='weights={}', said='summary served', flag='weights',
                      word='weights', later=True)
 
+# %% ../nbs/00_core.ipynb #493e8b51
 @dataclass(kw_only=True)
 class Input:
     "The input a configuration feeds its model: `BenchSpec` and `ServeOptions` embed it."
@@ -307,6 +317,7 @@ class Input:
     timesteps:int = _F(1, at=18, key=11, form='{} frames', said='placed', flag='timesteps',
                       word='timesteps', integer=True, later=True)
 
+# %% ../nbs/00_core.ipynb #57016dbe
 # `docments` of a class reads its own source, then its `__delwrap__`'s: a class that embeds the parts names `Settings`
 # there, and so reads their comments too (`tbench serve --help`'s texts are the parts' comments)
 Settings.__delwrap__, Runtime.__delwrap__, Process.__delwrap__ = Runtime, Process, Input
@@ -364,65 +375,80 @@ class BenchSpec(Settings, Input):
     accuracy_gate:float = 1.0
     __delwrap__ = Settings  # `docments` reads the parts' comments too
 
-    @property
-    def in_chans(self)->int:
-        "Channels of the input tensor: `input_channels` per frame times `timesteps` frames."
-        return self.input_channels * (self.timesteps or 1)
+# %% ../nbs/00_core.ipynb #f26d8aa3
+@patch(as_prop=True)
+def in_chans(self:BenchSpec)->int:
+    "Channels of the input tensor: `input_channels` per frame times `timesteps` frames."
+    return self.input_channels * (self.timesteps or 1)
 
-    def key(self)->tuple:
-        "The resume key: everything that makes two configurations different measurements."
-        return config_key({k: getattr(self, k) for k in KEY})
+# %% ../nbs/00_core.ipynb #056aa3ad
+@patch
+def key(self:BenchSpec)->tuple:
+    "The resume key: everything that makes two configurations different measurements."
+    return config_key({k: getattr(self, k) for k in KEY})
 
-    def short(self)->str:
-        "A compact one-line label for progress bars and warnings: `config_words` of what ran (no study or stage)."
-        return config_words(self, SHORT_WORDS)
+# %% ../nbs/00_core.ipynb #eaa6c743
+@patch
+def short(self:BenchSpec)->str:
+    "A compact one-line label for progress bars and warnings: `config_words` of what ran (no study or stage)."
+    return config_words(self, SHORT_WORDS)
 
-    def parts(self)->dict:
-        """The configuration as the tree its fields declare: `model`, `workload`, `input`, `runtime` (the runtime's own
-        settings are its `backend_options`, typed by the backend's `config`), `process`, `study`; each its fields."""
-        out = {}
-        for f in FIELDS: out.setdefault(f.part, {})[f.name] = getattr(self, f.name)
-        return out
+# %% ../nbs/00_core.ipynb #6509a2a4
+@patch
+def parts(self:BenchSpec)->dict:
+    """The configuration as the tree its fields declare: `model`, `workload`, `input`, `runtime` (the runtime's own
+    settings are its `backend_options`, typed by the backend's `config`), `process`, `study`; each its fields."""
+    out = {}
+    for f in FIELDS: out.setdefault(f.part, {})[f.name] = getattr(self, f.name)
+    return out
 
-    def options(self)->dict:
-        """The `api.sweep` keyword arguments (each field's `flag`) that measure this configuration again; defaults left
-        out but where the sweep's own default depends on the device (`always='command'`)."""
-        out = {}
-        for f in FIELDS:
-            v = getattr(self, f.name)
-            if not f.option or v in (None, '') or (f.usual(v) and 'command' not in f.always): continue
-            if f.name == 'data_mode': v = True  # `--dataloader`
-            out[f.option] = [v] if f.swept else v
-        return out
+# %% ../nbs/00_core.ipynb #096cd116
+@patch
+def options(self:BenchSpec)->dict:
+    """The `api.sweep` keyword arguments (each field's `flag`) that measure this configuration again; defaults left
+    out but where the sweep's own default depends on the device (`always='command'`)."""
+    out = {}
+    for f in FIELDS:
+        v = getattr(self, f.name)
+        if not f.option or v in (None, '') or (f.usual(v) and 'command' not in f.always): continue
+        if f.name == 'data_mode': v = True  # `--dataloader`
+        out[f.option] = [v] if f.swept else v
+    return out
 
-    def command(self, device:Optional[str]=None)->str:
-        "The `tbench infer` (or `train`) command that measures this configuration again, on `device` (default its own)."
-        import shlex
-        w = ['tbench', 'train' if self.mode == 'training' else 'infer']
-        for name, v in {'models': [self.model_name], 'device': device or self.device, **self.options()}.items():
-            flag = '--' + name.replace('_', '-')
-            if v is True: w.append(flag)
-            else: w += [flag, *map(str, v if isinstance(v, list) else [v])]
-        return shlex.join(w)
+# %% ../nbs/00_core.ipynb #683a4b5e
+@patch
+def command(self:BenchSpec, device:Optional[str]=None)->str:
+    "The `tbench infer` (or `train`) command that measures this configuration again, on `device` (default its own)."
+    import shlex
+    w = ['tbench', 'train' if self.mode == 'training' else 'infer']
+    for name, v in {'models': [self.model_name], 'device': device or self.device, **self.options()}.items():
+        flag = '--' + name.replace('_', '-')
+        if v is True: w.append(flag)
+        else: w += [flag, *map(str, v if isinstance(v, list) else [v])]
+    return shlex.join(w)
 
-    def api_call(self, device:Optional[str]=None)->str:
-        "The Python call that measures this configuration again: `throughput_bench.infer([...], ...)` (or `train`)."
-        o = self.options()
-        args = ', '.join(f"{k}={v!r}" for k, v in {'device': device or self.device, **o}.items() if k != 'models')
-        return f"throughput_bench.{'train' if self.mode == 'training' else 'infer'}({o['models']!r}, {args})"
+# %% ../nbs/00_core.ipynb #a427f046
+@patch
+def api_call(self:BenchSpec, device:Optional[str]=None)->str:
+    "The Python call that measures this configuration again: `throughput_bench.infer([...], ...)` (or `train`)."
+    o = self.options()
+    args = ', '.join(f"{k}={v!r}" for k, v in {'device': device or self.device, **o}.items() if k != 'models')
+    return f"throughput_bench.{'train' if self.mode == 'training' else 'infer'}({o['models']!r}, {args})"
 
-    def settings(self, base:Optional[BenchSpec]=None)->str:
-        """The configuration in `key=value` words (each field's `word`, then the runtime's own words): what differs
-        from `base`; without one, all but the defaults (fp32, no compile, NCHW, glibc) and the input."""
-        words = []
-        for f in FIELDS:
-            v = getattr(self, f.name)
-            if not f.word or v is None or f.part == 'input' and base is None: continue
-            differs = not f.usual(v) or 'settings' in f.always if base is None else v != getattr(base, f.name)
-            if differs:
-                words.append(f"{f.word}={int(v) if isinstance(v, bool) else v}")
-        if self.backend_options: words.append(self.backend_options)
-        return ' '.join(words) or 'the default'
+# %% ../nbs/00_core.ipynb #fc9ab1bb
+@patch
+def settings(self:BenchSpec, base:Optional[BenchSpec]=None)->str:
+    """The configuration in `key=value` words (each field's `word`, then the runtime's own words): what differs
+    from `base`; without one, all but the defaults (fp32, no compile, NCHW, glibc) and the input."""
+    words = []
+    for f in FIELDS:
+        v = getattr(self, f.name)
+        if not f.word or v is None or f.part == 'input' and base is None: continue
+        differs = not f.usual(v) or 'settings' in f.always if base is None else v != getattr(base, f.name)
+        if differs:
+            words.append(f"{f.word}={int(v) if isinstance(v, bool) else v}")
+    if self.backend_options: words.append(self.backend_options)
+    return ' '.join(words) or 'the default'
 
 # %% ../nbs/00_core.ipynb #7330f4bb
 _SETTINGS = {f.name for f in fields(Settings) + fields(Input)}
@@ -455,6 +481,7 @@ def config_key(d:dict)->tuple:
     value."""
     return tuple(_canon(d.get(k)) or KEY_DEFAULTS.get(k, '') for k in KEY)
 
+# %% ../nbs/00_core.ipynb #b67a219f
 # `FIELDS` in the order words say them, the input's channels and size as one word (`3x224px`)
 WORDS = tuple(dict.fromkeys('input' if f.part == 'input' and f.name != 'timesteps' else f.name for f in FIELDS))
 # what ran: the mode and the study are said around it
@@ -467,6 +494,7 @@ def field_words(k:str, v)->str:
     if not v or f is not None and f.usual(v) and 'words' not in f.always: return ''
     return (f.form if f is not None else '{}').format(v)
 
+# %% ../nbs/00_core.ipynb #e3bbc109
 def input_words(d, frames:bool=True)->str:
     """The input a configuration (a `BenchSpec`, a row or a dict) feeds its model, the one way the package says it:
     `3x224px`, and `3x224px 2 frames` for a time series (`frames=False`: the shape alone); '' where nothing says it."""
@@ -475,6 +503,7 @@ def input_words(d, frames:bool=True)->str:
     shape = f"{c or '?'}x{s or '?'}px" if c or s else ''
     return ' '.join(w for w in (shape, field_words('timesteps', get('timesteps')) if frames else '') if w)
 
+# %% ../nbs/00_core.ipynb #ae340918
 def config_words(d, fields:Iterable=WORDS)->str:
     """A configuration (a `BenchSpec`, a row or a dict) in words, always in one order: `resnet18 fp32 openvino
     hint=LATENCY threads=2 bs=8 3x224px`. `fields` picks which; `input` is channels x size."""
@@ -488,6 +517,7 @@ def config_words(d, fields:Iterable=WORDS)->str:
         else: out.append(field_words(k, get(k)))
     return ' '.join(w for w in out if w)
 
+# %% ../nbs/00_core.ipynb #4f007633
 def config_columns(batch:bool=True)->list:
     """The columns that tell one configuration from another (the resume key), without `batch_size` where the best batch
     is wanted."""
@@ -713,9 +743,11 @@ class BenchResult:
     # digits), their largest magnitude and 4 fixed random projections (`output_digest`); an audit's process must agree
     output_digest:str = ''
 
-    def to_row(self)->dict:
-        "The row as an ordered dict, in `COLUMNS` order."
-        return asdict(self)
+# %% ../nbs/00_core.ipynb #07d82082
+@patch
+def to_row(self:BenchResult)->dict:
+    "The row as an ordered dict, in `COLUMNS` order."
+    return asdict(self)
 
 # %% ../nbs/00_core.ipynb #083b7f29
 def model_task(source:str)->str:
@@ -723,6 +755,7 @@ def model_task(source:str)->str:
     encoder embeds."""
     return 'feature-extraction' if source == 'geo' else 'classification'
 
+# %% ../nbs/00_core.ipynb #c82f8666
 def with_field_columns(cls):
     """`cls` (the row type) with a column for each field of `FIELDS` it does not declare, after its own: a setting
     added to `Settings` is stored with no other edit, under its name ('' or None on a row written before it). The
@@ -735,6 +768,7 @@ def with_field_columns(cls):
     new.__module__, new.__qualname__, new.__doc__ = cls.__module__, cls.__qualname__, cls.__doc__
     return new
 
+# %% ../nbs/00_core.ipynb #80e63bc6
 BenchResult = with_field_columns(BenchResult)
 COLUMNS = [f.name for f in fields(BenchResult)]
 UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
@@ -745,6 +779,7 @@ def weights_problem(weights:Optional[str])->Optional[str]:
     if weights in (None, '', 'pretrained') or Path(weights).is_file(): return None
     return f"--weights {weights}: no such file (pretrained, or a .safetensors, .pt or .pth file)"
 
+# %% ../nbs/00_core.ipynb #265acd96
 def accuracy_checked(row)->bool:
     "Whether a row (a `BenchResult` or a stored row) had its accuracy checked: words without `UNCHECKED`."
     text = row.get('accuracy_check') if isinstance(row, dict) else getattr(row, 'accuracy_check', '')
@@ -765,6 +800,7 @@ def command_line()->str:
 # %% ../nbs/00_core.ipynb #dbb55f24
 def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
 
+# %% ../nbs/00_core.ipynb #68948cb2
 def clock(seconds:float)->str:
     "A duration as people say it: `45 s`, `4 min 16 s`, `1 h 5 min`."
     s = int(round(max(0.0, seconds)))
@@ -772,6 +808,7 @@ def clock(seconds:float)->str:
     if s < 3600: return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else '')
     return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else '')
 
+# %% ../nbs/00_core.ipynb #3e3f2aee
 def below_floors(dist:str='throughput_bench')->list:
     """`[(requirement, installed version)]`: each requirement of `dist` (not an extra's) installed at a version its
     declared range does not allow, such as pandas below its floor. Read from the installed metadata, nothing
@@ -790,6 +827,7 @@ def below_floors(dist:str='throughput_bench')->list:
         except InvalidVersion: continue
     return out
 
+# %% ../nbs/00_core.ipynb #a1ae9d61
 def check_floors():
     "A one-line `BenchError` naming each requirement installed outside its range, with the pip command that fixes it."
     bad = below_floors()
@@ -798,6 +836,7 @@ def check_floors():
                                    f"installed" for r, v in bad)
                          + ": pip install " + ' '.join(shlex.quote(r.split(';')[0]) for r, _ in bad))
 
+# %% ../nbs/00_core.ipynb #23f44a5b
 def shorten(s:str, n:int)->str:
     "`s` on one line, cut at a word's end within `n` characters, with ' …' where it was cut (never mid-word)."
     s = ' '.join(str(s).split())
@@ -821,26 +860,31 @@ def t_quantile(q:float, dof:float)->float:
     from scipy import special
     return float(special.stdtrit(dof, q))
 
+# %% ../nbs/00_core.ipynb #6cb83eb1
 def t_sf(x:float, dof:float)->float:
     "Student's t upper tail (`scipy.stats.t.sf`)."
     from scipy import special
     return float(special.stdtr(dof, -x))
 
+# %% ../nbs/00_core.ipynb #0d3d158f
 def norm_quantile(q:float)->float:
     "The standard normal quantile (`scipy.stats.norm.ppf`)."
     from scipy import special
     return float(special.ndtri(q))
 
+# %% ../nbs/00_core.ipynb #30c4a006
 def norm_sf(x:float)->float:
     "The standard normal upper tail (`scipy.stats.norm.sf`)."
     from scipy import special
     return float(special.ndtr(-x))
 
+# %% ../nbs/00_core.ipynb #80b665b8
 def norm_logsf(x:float)->float:
     "Its logarithm, exact far in the tail (`scipy.stats.norm.logsf`): never -inf where the tail underflows."
     from scipy import special
     return float(special.log_ndtr(-x))
 
+# %% ../nbs/00_core.ipynb #0c3adb14
 def ci_halfwidth(std:float, n:int, confidence:float=0.95)->float:
     "Half-width of the `confidence` interval of a mean of `n` samples with standard deviation `std`."
     if n < 2 or not math.isfinite(std): return math.nan
@@ -867,6 +911,7 @@ class Ratio:
         "The CI's relative half-width on the log scale (0.03: about ±3%)."
         return math.inf if self.low != self.low else (math.log(self.high) - math.log(self.low)) / 2
 
+# %% ../nbs/00_core.ipynb #bb48cf85
 def paired_ratio(a, # A's values, one per round
                  b, # B's values, the same rounds
                  confidence:float=0.95)->Ratio:
@@ -890,8 +935,10 @@ def verdict(r:Ratio, higher_is_better:bool=True)->str:
     if not r.significant: return 'not significant'
     return 'faster' if (r.ratio > 1) == higher_is_better else 'slower'
 
+# %% ../nbs/00_core.ipynb #87e1936a
 def _x(v:float)->str: return f"{v:.2f}×" if v == v else '?'
 
+# %% ../nbs/00_core.ipynb #01d01ee8
 def sentence(b:str, a:str, r:Ratio)->str:
     """The throughput ratio in words: `openvino is 1.41× [1.33, 1.49] faster than eager; significant (p = 0.003; faster
     in 5 of 5 rounds)`."""
@@ -922,10 +969,12 @@ def prior_drift(device:str='cpu')->tuple:
     "`(drift, dof, source)`: the prior of `device`'s kind (`cuda:1` is `cuda`), its worth in re-runs, its source."
     return PRIOR_DRIFTS.get(str(device or 'cpu').split(':')[0], PRIOR_DRIFTS['cpu'])
 
+# %% ../nbs/00_core.ipynb #d4e5877a
 def z_value(confidence:float=0.95)->float:
     "The two-sided normal quantile of `confidence` (1.96 for 95%)."
     return norm_quantile(0.5 + confidence / 2)
 
+# %% ../nbs/00_core.ipynb #a448cf9f
 def rerun_interval(mean:float, # the row's img/s
                    low:Optional[float], high:Optional[float], # its within-run CI (None: no interval)
                    drift:float, # the machine's run-to-run drift, a relative standard deviation
@@ -952,6 +1001,7 @@ class Step:
     at:int
     ratio:Ratio
 
+# %% ../nbs/00_core.ipynb #af18abe5
 VAR_FLOOR = 1e-8  # the least log-scale variance a figure is given (a 0.02% SD): a zero-width interval is not certainty
 
 def _weights(var)->'np.ndarray':
@@ -960,6 +1010,7 @@ def _weights(var)->'np.ndarray':
     v = np.asarray(var, float)
     return 1 / np.where(np.isfinite(v) & (v > VAR_FLOOR), v, VAR_FLOOR)
 
+# %% ../nbs/00_core.ipynb #52552ad4
 def step_ratio(logs, var, at:int, confidence:float=0.95)->Ratio:
     "After/before `at`: the ratio of inverse-variance weighted geometric means, its CI and the z-test's p-value."
     import numpy as np
@@ -969,6 +1020,7 @@ def step_ratio(logs, var, at:int, confidence:float=0.95)->Ratio:
     return Ratio(math.exp(d), math.exp(d - z * se), math.exp(d + z * se), 2 * norm_sf(abs(d) / se),
                  len(x), int((x[at:] > mb).sum()))
 
+# %% ../nbs/00_core.ipynb #ebc95bc2
 def split_scores(logs, var)->'np.ndarray':
     """|z| of every split of a segment (index k-1: between figure k-1 and k), in one pass of running sums. Splits are
     compared on |z| itself, not its p-value: a p-value underflows to 0 for every large step, and ties then pick the
@@ -979,6 +1031,7 @@ def split_scores(logs, var)->'np.ndarray':
     Wt, St = w.sum(), (w * x).sum()
     return np.abs((St - S) / (Wt - W) - S / W) / np.sqrt(1 / W + 1 / (Wt - W))
 
+# %% ../nbs/00_core.ipynb #72e7f806
 def _log_p(z:float, tests:int)->float:
     "log of the two-sided p of `z`, Bonferroni-adjusted over `tests` (on the log scale: never 0)."
     return math.log(2) + norm_logsf(abs(z)) + math.log(max(1, tests))
@@ -1023,15 +1076,18 @@ def names_of(*parts)->str:
     names = [f.name for p in parts for f in fields(p)]
     return ' '.join(sorted(names, key=lambda k: FIELD[k].at if k in FIELD else len(FIELD)))
 
+# %% ../nbs/00_core.ipynb #d2cca4ab
 def numbers_of(*parts)->dict:
     "The `NUMBERS` of `parts`' fields (a whole number each, zero refused) for an options class that embeds them."
     return {f.name: (int, False) for p in parts for f in fields(p) if f.name in FIELD and FIELD[f.name].integer}
 
+# %% ../nbs/00_core.ipynb #fdce0cbc
 def choices_of(*parts)->dict:
     "The `CHOICES` of `parts`' fields (those that take a fixed few values) for an options class that embeds them."
     named = [FIELD[f.name] for p in parts for f in fields(p) if f.name in FIELD]
     return {f.name: f.choices for f in named if f.choices}
 
+# %% ../nbs/00_core.ipynb #6e633dc8
 def as_sweep(*parts, name:str='Swept', frozen:bool=False):
     """`parts`' fields as a sweep takes them: a keyword-only dataclass with one option per field, named by its flag
     (`precisions`), a list where the field is swept, else one value; each default None (the configuration's own), but
@@ -1068,6 +1124,7 @@ def option_docs(O)->dict:
             d[f.name] = option_docs(part)[name]
     return d
 
+# %% ../nbs/00_core.ipynb #ba6d8d8f
 def settings_asked(o)->dict:
     """`{field name: value}` of the `as_sweep` options that `o` gives (not None; a switch that is on): a list of values
     where the field is swept. An option the class of `o` declares again (for its own default's help) is still the
@@ -1165,11 +1222,14 @@ class LatencyOptions:
               'storing': 'device results_dir progress wandb wandb_project wandb_entity'}
     TEXTS = ('url', 'device', 'results_dir')
 
-    @property
-    def headers(self)->Optional[dict]:
-        "The request headers asked for (`accept`), or None."
-        return {'accept': self.accept} if self.accept else None
+# %% ../nbs/00_core.ipynb #a5c8411a
+@patch(as_prop=True)
+def headers(self:LatencyOptions)->Optional[dict]:
+    "The request headers asked for (`accept`), or None."
+    return {'accept': self.accept} if self.accept else None
 
-    def loads(self)->tuple:
-        "The concurrencies a test runs at: offline's (default 8), else one request at a time."
-        return tuple(self.concurrency or [8]) if self.scenario == 'offline' else (1,)
+# %% ../nbs/00_core.ipynb #0d59a219
+@patch
+def loads(self:LatencyOptions)->tuple:
+    "The concurrencies a test runs at: offline's (default 8), else one request at a time."
+    return tuple(self.concurrency or [8]) if self.scenario == 'offline' else (1,)

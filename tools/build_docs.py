@@ -58,12 +58,23 @@ def directives(src:str)->set:
     "The nbdev directives (`#| hide`, `#| export`, ...) at the top of a code cell."
     return {m.group(1) for m in re.finditer(r'^#\|\s*(\w+)', src, re.M)}
 
+def patched_class(f:ast.FunctionDef)->str:
+    "The class a function decorated with fastcore's `@patch` is a method of (its first parameter's annotation), or ''."
+    names = [ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in f.decorator_list]
+    args = f.args.posonlyargs + f.args.args
+    if 'patch' not in names or not args or args[0].annotation is None: return ''
+    a = args[0].annotation
+    return a.value if isinstance(a, ast.Constant) else ast.unparse(a)
+
 def defined_names(src:str)->list:
     "The public functions and classes a cell defines (a class with its public methods), in order."
     try: tree = ast.parse(re.sub(r'^#\|.*$', '', src, flags=re.M))
     except SyntaxError: return []
     out = []
     for n in tree.body:
+        if isinstance(n, ast.FunctionDef) and (cls := patched_class(n)):  # fastcore's @patch: a method of `cls`
+            if not n.name.startswith('_'): out.append((cls, n.name))
+            continue
         if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith('_'):
             out.append((n.name, None))
             if isinstance(n, ast.ClassDef):

@@ -27,6 +27,7 @@ def _typed(f:dataclasses.Field, v):
     if 'float' in t: return float(v)
     return str(v)
 
+# %% ../../nbs/37_analyse_audit.ipynb #e14e7ec5
 def spec_of_row(row:dict)->BenchSpec:
     "The configuration a stored row measured, at the batch it ran (not probed again), from its columns."
     kw = {}
@@ -70,6 +71,7 @@ class AuditConfig:
                     limit=CACHE_GAIN,
                     interval=(lo, hi) if lo == lo and hi == hi else None)
 
+# %% ../../nbs/37_analyse_audit.ipynb #d341f279
 def _finite(v)->Optional[float]:
     try: return float(v) if v is not None and math.isfinite(float(v)) else None
     except (TypeError, ValueError): return None
@@ -127,6 +129,7 @@ def _has_cuda()->bool:
     import torch
     return torch.cuda.is_available()
 
+# %% ../../nbs/37_analyse_audit.ipynb #e544016d
 def submit_audited(results='results', device:Optional[str]=None, output='submissions', allow_contended:float=0.0,
                    by:Optional[str]=None, replace:bool=False, quiet:bool=False,
                    audit:bool=True, # False: pack without audits, the manifest saying so (`--no-audit`)

@@ -34,6 +34,7 @@ def device_label(name:str)->str:
     for drop in ('NVIDIA ', 'GeForce ', 'Intel(R) ', '(R)', '(TM)', ' Processor', ' CPU'): name = name.replace(drop, '')
     return ' '.join(name.split())
 
+# %% ../../nbs/15_analyse_charts.ipynb #b5f94212
 # a configuration on a device, its best batch (the identity lives in `BenchSpec.KEY`)
 CONFIG = ['gpu_name'] + config_columns(batch=False)
 
@@ -41,11 +42,13 @@ def input_label(df:pd.DataFrame)->pd.Series:
     "Each row's input in `input_words` (`3x224px`, `3x224px 2 frames`): the one way the package says it."
     return pd.Series([input_words(r) for r in df.to_dict('records')], index=df.index, dtype=object)
 
+# %% ../../nbs/15_analyse_charts.ipynb #664ae441
 def plain_rows(df:pd.DataFrame)->pd.Series:
     """Whether each row is a plain measurement, not a step of a comparison or a tuning (`study`): those have their own
     chart."""
     return df['study'].fillna('').eq('') if 'study' in df else pd.Series(True, index=df.index)
 
+# %% ../../nbs/15_analyse_charts.ipynb #c30c51f0
 SAID = fields_in('bar')  # a bar always says these
 # the panel, the label or the best batch says these
 PLACED = fields_in('placed')
@@ -107,6 +110,7 @@ def at_native_input(df:pd.DataFrame)->pd.Series:
     num = lambda col: pd.to_numeric(df[col], errors='coerce')
     return (num('input_channels').eq(c) & num('input_size').eq(s)).astype(bool)
 
+# %% ../../nbs/15_analyse_charts.ipynb #00e0e3eb
 def native_rows(best:pd.DataFrame)->pd.DataFrame:
     """Rows minus a model's runs at other shapes, where it also ran at its native input on that device in that mode (a
     `--geo-compare` baseline); a device that ran a model only at another shape keeps it."""
@@ -131,6 +135,7 @@ def _shade(c, f:float)->tuple:
     h, l, s = colorsys.rgb_to_hls(*c[:3])
     return colorsys.hls_to_rgb(h, min(max(l * f, 0.05), 0.9), s)
 
+# %% ../../nbs/15_analyse_charts.ipynb #70362364
 def variant_colours(hues:list)->list:
     """The colour of each hue: one per precision in every chart (fp32 blue, fp16 orange, bf16 green, amp red), darker
     or lighter per compile mode; a colour met twice in one chart (two devices) gets a lighter shade. Hues without a
@@ -242,6 +247,7 @@ def shared_legend(fig, axes, title:Optional[str]=None):
                    bbox_to_anchor=(0.5, 1 - (0.4 if title else 0.05) / H), ncol=ncol, fontsize='small', frameon=False)
     fig.tight_layout(rect=(0, 0, 1, top))
 
+# %% ../../nbs/15_analyse_charts.ipynb #8cd2e226
 PAGE = {'width_in': None}  # where set (`at_width`), no chart is drawn wider than this many inches
 
 @contextlib.contextmanager
@@ -252,6 +258,7 @@ def at_width(inches:float=9.0):
     try: yield
     finally: PAGE['width_in'] = old
 
+# %% ../../nbs/15_analyse_charts.ipynb #f0cba1dc
 def _width(inches:float)->float:
     "`inches`, or the page's width where that is narrower."
     return inches if PAGE['width_in'] is None else min(inches, PAGE['width_in'])
@@ -262,12 +269,14 @@ def _side_by_side(n:int, w:float, h:float):
     each panel is as tall as its many bars)."""
     return plt.subplots(1, n, figsize=(_width(w), h), squeeze=False)
 
+# %% ../../nbs/15_analyse_charts.ipynb #9427f144
 def _grid(n:int, w:float=6.0, h_per:float=0.2, rows_per:int=3):
     "A grid of `n` panels, each tall enough for `rows_per` bars; as many columns (up to 3) as the page has room for."
     cols = min(n, 3, max(1, int(_width(w * 3) // 4.5))); rows = int(np.ceil(n / cols))
     w = min(w, _width(w * cols) / cols)
     return plt.subplots(rows, cols, figsize=(w * cols, max(2.2, h_per * rows_per + 1.2) * rows), squeeze=False)
 
+# %% ../../nbs/15_analyse_charts.ipynb #83db963c
 def chart_throughput(best:pd.DataFrame, mode:str='inference'):
     "Per model: img/s per device, precisions (and compile modes) side by side, with 95% CIs."
     d = best[best['mode'].eq(mode)]
@@ -309,6 +318,7 @@ def speedups(best:pd.DataFrame)->pd.DataFrame:
                  speedup_hi=d.throughput_ci_high / d.fp32_eager)
     return d[~is_base.loc[d.index]]
 
+# %% ../../nbs/15_analyse_charts.ipynb #8a319d9b
 def chart_speedup(best:pd.DataFrame):
     "Speed-up over fp32 eager, per model and device, by precision and compile mode."
     d = speedups(best)
@@ -494,6 +504,7 @@ def _json_object(s:str)->dict:
     except (ValueError, RecursionError): return {}
     return v if isinstance(v, dict) else {}
 
+# %% ../../nbs/15_analyse_charts.ipynb #a3b1d96b
 def serving_rows(df:pd.DataFrame)->pd.DataFrame:
     "Measured serving rows, with the device label, the server's max batch and a label per served configuration."
     if 'scenario' not in df or df.empty: return pd.DataFrame()
@@ -751,6 +762,7 @@ def _fmt(v, f:str)->str:
     "`v` formatted with `f`, '' where it is missing (a table cell)."
     return '' if pd.isna(v) else format(v, f)
 
+# %% ../../nbs/15_analyse_charts.ipynb #073b5c89
 def md_text(v):
     """A string from a results file as Markdown *text*: no HTML (`<` `>` `&` escaped), no links or code spans, no table
     breaks."""
@@ -758,6 +770,7 @@ def md_text(v):
     v = html.escape(' '.join(plain_text(v).split()), quote=False)
     return re.sub(r'([\\|`\[\]$])', r'\\\1', v)  # `$`: no maths where Markdown does maths
 
+# %% ../../nbs/15_analyse_charts.ipynb #0a796a26
 def _md_safe(d:pd.DataFrame)->pd.DataFrame:
     "`d` with every text column passed through `md_text` (numbers and flags untouched)."
     d = d.copy()
@@ -765,6 +778,7 @@ def _md_safe(d:pd.DataFrame)->pd.DataFrame:
         if pd.api.types.is_object_dtype(d[c]) or pd.api.types.is_string_dtype(d[c]): d[c] = d[c].map(md_text)
     return d
 
+# %% ../../nbs/15_analyse_charts.ipynb #85bb1139
 def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     """A Markdown page: what was read, the best throughput per device and model, and failures. Every string from a
     results file is text, never markup."""
@@ -776,6 +790,7 @@ def summary_markdown(df:pd.DataFrame, best:pd.DataFrame, gsd_m:float=10.0)->str:
     lines += _md_not_measured(df[df.status.isin(['oom', 'error', 'skipped', 'wrong']) & ~old]) + _md_comparisons(raw)
     return '\n'.join(lines)
 
+# %% ../../nbs/15_analyse_charts.ipynb #c71e1a42
 def _md_counts(df:pd.DataFrame, old:pd.Series)->str:
     "How many rows were read, measured, skipped, failed (and failed before but measured since), wrong."
     n = lambda mask: int(mask.sum())
@@ -787,6 +802,7 @@ def _md_counts(df:pd.DataFrame, old:pd.Series)->str:
         s += f", {n(df.status.eq('wrong'))} wrong (outputs outside the correctness gate's tolerance; never ranked)"
     return s + "."
 
+# %% ../../nbs/15_analyse_charts.ipynb #d4ed4cbb
 def _ci_cell(lo:float, hi:float)->str:
     "An interval as a table cell: `lo–hi`, an open upper end as ∞, none as 'no CI'."
     if np.isfinite(lo) and np.isfinite(hi): return f"{lo:.1f}–{hi:.1f}"
@@ -814,6 +830,7 @@ def _md_every_configuration(best:pd.DataFrame, gsd_m:float)->list:
                      f"{_fmt(r.km2_per_sec, ',.0f')} | {mfu} |" + (_energy_cells(r, gsd_m) if energy else ''))
     return lines + [""]
 
+# %% ../../nbs/15_analyse_charts.ipynb #90a3b128
 def _energy_cells(r, gsd_m:float)->str:
     """A row's img/J with its CI (the inverse of joules per image and of its interval's ends) and km² per kWh at
     `gsd_m`; empty cells where its device had no counter."""
@@ -824,6 +841,7 @@ def _energy_cells(r, gsd_m:float)->str:
     km2_per_kwh = (r.input_size * gsd_m) ** 2 / 1e6 / j * 3.6e6
     return f" {1 / j:.3g}{ci} | {km2_per_kwh:,.0f} |"
 
+# %% ../../nbs/15_analyse_charts.ipynb #0a9a390b
 def _load_cell(r)->str:
     "A served row's load in words: the target rate, the requests in flight, or one at a time."
     if pd.notna(r.target_qps): return f"{r.target_qps:.2f}/s"
@@ -851,6 +869,7 @@ def _md_serving(raw:pd.DataFrame)->list:
                      f"{r.valid}{' (max)' if str(r.max_qps) == 'True' else ''} | {_fmt(r.request_errors, '.0f')} |")
     return lines + _md_overhead(_md_safe(serving_overhead(raw))) + [""]
 
+# %% ../../nbs/15_analyse_charts.ipynb #4737f3d9
 def _md_overhead(ov:pd.DataFrame)->list:
     "Served against in-process figures of the same device, model, precision and input."
     if not len(ov): return []
@@ -888,6 +907,7 @@ def _md_mapping(raw:pd.DataFrame)->list:
                      f"{_fmt(r.days_to_map_land, ',.1f')} |")
     return lines + [""]
 
+# %% ../../nbs/15_analyse_charts.ipynb #b8a78598
 def _md_not_measured(bad:pd.DataFrame)->list:
     "Rows that failed, were skipped or were wrong, with why."
     if not len(bad): return []
@@ -895,6 +915,7 @@ def _md_not_measured(bad:pd.DataFrame)->list:
             + [f"| {r.model_name} | {r['mode']} | {r.precision} | {r.status} | {shorten(str(r.error), 240)} |"
                for _, r in bad.iterrows()] + [""])
 
+# %% ../../nbs/15_analyse_charts.ipynb #400b4e23
 def _md_comparisons(raw:pd.DataFrame)->list:
     "Each stored comparison's sentence."
     cmp = comparison_rows(raw)
@@ -912,16 +933,19 @@ def _si(v:float)->str:
         if abs(v) >= div: return f"{v / div:.3g}{s}"
     return f"{v:.3g}"
 
+# %% ../../nbs/15_analyse_charts.ipynb #fcff970f
 class PlainLog(matplotlib.ticker.LogFormatter):
     """A log axis's (or colour bar's) tick labels as plain short numbers (`3k`, `30k`), never mathtext's `3×10⁴`; the
     minor ticks labelled where matplotlib would label them (a range under a decade has only those)."""
     def _num_to_string(self, x, vmin, vmax): return _si(x)
 
+# %% ../../nbs/15_analyse_charts.ipynb #3b76ccdf
 def plain_log(*axes):
     "Every axis in `axes` (`ax.xaxis`, a colour bar's `cb.ax.yaxis`) labelled by `PlainLog`, major and minor."
     for a in axes:
         a.set_major_formatter(PlainLog(labelOnlyBase=False)); a.set_minor_formatter(PlainLog(labelOnlyBase=False))
 
+# %% ../../nbs/15_analyse_charts.ipynb #e59530b6
 def overview_rows(best:pd.DataFrame)->pd.DataFrame:
     """One row per model and device: its fastest inference configuration (at the model's native input where it ran
     there)."""
@@ -1030,10 +1054,13 @@ def _halves(labels:list, k:int):
     "`labels` halved as paging halves them (interleaved by speed), `k` ways (a power of two): a list, or two halves."
     return labels if k <= 1 or len(labels) < 2 else (_halves(labels[0::2], k // 2), _halves(labels[1::2], k // 2))
 
+# %% ../../nbs/15_analyse_charts.ipynb #e7de5972
 def _flat(part)->list: return part if isinstance(part, list) else _flat(part[0]) + _flat(part[1])
 
+# %% ../../nbs/15_analyse_charts.ipynb #2b6d2bc8
 def _height(fig)->float: return fig.get_size_inches()[1]
 
+# %% ../../nbs/15_analyse_charts.ipynb #0cca9c25
 def _drawn(make, best:pd.DataFrame, part, max_in:float)->list:
     """The pages of `part` (`_halves`): each list drawn once (halved again if still too tall); two halves whose pages
     are one each and could share one (their heights sum within `max_in`) are drawn together, kept where that fits."""
@@ -1047,6 +1074,7 @@ def _drawn(make, best:pd.DataFrame, part, max_in:float)->list:
         if both is not None: plt.close(both)
     return a + b
 
+# %% ../../nbs/15_analyse_charts.ipynb #6679f49f
 def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     """The figures of one chart: one, or, where it would be taller than `max_in` inches, the models split in halves
     (interleaved by speed) until each page fits. The first drawing's height says how many halvings it would need were
@@ -1062,7 +1090,6 @@ def paged(make, best:pd.DataFrame, max_in:float=MAX_HEIGHT_IN, _fig=None)->list:
     plt.close(fig)
     top = _halves(labels, k)
     return _drawn(make, best, top[0], max_in) + _drawn(make, best, top[1], max_in)  # the whole is too tall: no merge
-
 
 # %% ../../nbs/15_analyse_charts.ipynb #40530b1b
 def write_report(df:pd.DataFrame, out, gsd_m:float=10.0, formats=('png', 'svg'), charts=None)->list:
@@ -1103,12 +1130,14 @@ def heat_order(d:pd.DataFrame)->list:
     rel = np.log(d.throughput_mean.astype(float) / top)
     return rel.groupby(d.label).mean().sort_values(ascending=False, kind='stable').index.tolist()
 
+# %% ../../nbs/15_analyse_charts.ipynb #ba674792
 def _cell_text(r)->str:
     "A heat-map cell: the img/s, then its 95% CI as ± % of it (or `no CI`)."
     if not r.has_ci: return f"{_si(r.throughput_mean)}\nno CI"
     half = (float(r.throughput_ci_high) - float(r.throughput_ci_low)) / 2 / float(r.throughput_mean)
     return f"{_si(r.throughput_mean)}\n±{100 * half:{'.2g' if half < 0.1 else '.0f'}}%"
 
+# %% ../../nbs/15_analyse_charts.ipynb #c48f9cef
 def _heat_panel(ax, d:pd.DataFrame, models:list, devices:list, norm, cmap, best:set):
     "One column of cells: `models` × `devices`, coloured by img/s; the best of each device boxed."
     at = {(r.label, r.device): r for _, r in d.iterrows()}

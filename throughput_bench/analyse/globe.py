@@ -33,12 +33,14 @@ def model_kind(name:str)->str:
     m = REGISTRY.get(name)
     return 'other' if m is None else KINDS.get('geo' if m.is_geo else m.type, 'other')
 
+# %% ../../nbs/22_analyse_globe.ipynb #6900540f
 def _num(v, nd:int=6):
     "A JSON-safe number (None for NaN)."
     try: v = float(v)
     except (TypeError, ValueError): return None
     return None if math.isnan(v) or math.isinf(v) else round(v, nd)
 
+# %% ../../nbs/22_analyse_globe.ipynb #22afcc60
 def _serving_best(df):
     "Served rows (`tbench latency`): per device and model, the test that carried the most images per second."
     import pandas as pd
@@ -130,6 +132,7 @@ def _missing(df)->list:
             notes.append(f"{src}: {dev} has no measured rows ({counts}); it is not on the page")
     return notes
 
+# %% ../../nbs/22_analyse_globe.ipynb #f34280b6
 def globe_data(*paths)->dict:
     "Everything the page shows, from result CSVs or folders; `BenchError` when nothing was measured."
     files = result_files(*paths)

@@ -18,15 +18,18 @@ def patch_area_km2(size:int, gsd_m:float)->float:
     "Area of one `size` x `size` patch at `gsd_m` metres per pixel, in km²."
     return (size * gsd_m) ** 2 / 1e6
 
+# %% ../../nbs/01_analyse_land.ipynb #43509430
 def new_area_fraction(overlap:float=0.0)->float:
     "The fraction of a patch that is new ground when neighbouring patches overlap by `overlap` along each axis."
     if not 0 <= overlap < 1: raise ValueError(f"overlap must be in [0, 1), got {overlap}")
     return (1 - overlap) ** 2
 
+# %% ../../nbs/01_analyse_land.ipynb #12bc824b
 def km2_per_sec(img_per_sec:float, size:int, gsd_m:float, overlap:float=0.0)->float:
     "Coverage rate in km²/s."
     return img_per_sec * patch_area_km2(size, gsd_m) * new_area_fraction(overlap)
 
+# %% ../../nbs/01_analyse_land.ipynb #f10d4312
 def time_to_cover(img_per_sec:float, size:int, gsd_m:float, area_km2:float=EARTH_LAND_KM2, overlap:float=0.0)->float:
     "Seconds to cover `area_km2` (default: the Earth's land)."
     rate = km2_per_sec(img_per_sec, size, gsd_m, overlap)

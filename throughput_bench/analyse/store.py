@@ -38,6 +38,7 @@ def fmt_value(v)->str:
 class UnreadableFile(BenchError):
     "A results file that cannot be parsed losslessly; it was not changed."
 
+# %% ../../nbs/13_analyse_store.ipynb #a5b13fd6
 # a results file is ~1 kB a row: a larger file is not one this tool wrote, and is refused instead of read
 MAX_FILE_MB = 256
 
@@ -63,6 +64,7 @@ def read_bounded(path, what:str='results file', max_mb:Optional[float]=None)->by
         raise BenchError(f"{str(p)!r} is larger than {max_mb:g} MiB: not a {what} this tool wrote; it was not read")
     return raw
 
+# %% ../../nbs/13_analyse_store.ipynb #9b1959d2
 def _lines(raw:bytes, start:int=0):
     """`(line number, raw bytes)` per physical line of `raw` (the final newline is not a line): one line in memory at a
     time, linear in the file's size."""
@@ -89,6 +91,7 @@ def _fields(b:bytes, width:int)->tuple:
         return None, text, f"{len(recs[0]) if recs else 0} fields where the header has {width}"
     return recs[0], text, None
 
+# %% ../../nbs/13_analyse_store.ipynb #8be26127
 @dataclasses.dataclass
 class CsvScan:
     """What one strict pass over a results file found: nothing per good row is kept, so a big file costs its bytes and
@@ -142,12 +145,14 @@ def scan_csv(path)->CsvScan:
         else: n += 1; plain = plain and text.encode() == b
     return CsvScan(path, header, raw, body, n, bad, plain)
 
+# %% ../../nbs/13_analyse_store.ipynb #914837b3
 def parse_csv(path)->tuple:
     """`(header, rows, bad)`: rows are dicts of strings; bad is `[(line number, raw bytes, why)]`. Raises
     `UnreadableFile` if there is no usable header."""
     s = scan_csv(path)
     return s.header, list(s.dicts()), s.bad
 
+# %% ../../nbs/13_analyse_store.ipynb #91b02c56
 def _refuse_bad(s:CsvScan):
     "An `UnreadableFile` naming the first bad line of `s`, if it has one."
     if not s.bad: return
@@ -169,6 +174,7 @@ def _default_mode()->int:
     um = os.umask(0); os.umask(um)
     return 0o666 & ~um
 
+# %% ../../nbs/13_analyse_store.ipynb #596b1cf4
 def _atomic_write(path:Path, data):
     "Write `data` (text or bytes) to `path` so that readers see the old file or the new one, never a mix."
     real = Path(os.path.realpath(path))
@@ -183,6 +189,7 @@ def _atomic_write(path:Path, data):
         if os.path.exists(tmp): os.unlink(tmp)
         raise
 
+# %% ../../nbs/13_analyse_store.ipynb #3652af0d
 def _csv_lines(cols:list, rows:Iterable[dict], header:bool=True)->str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction='ignore', lineterminator='\n')
@@ -190,8 +197,10 @@ def _csv_lines(cols:list, rows:Iterable[dict], header:bool=True)->str:
     for r in rows: w.writerow({k: fmt_value(r.get(k)) for k in cols})
     return buf.getvalue()
 
+# %% ../../nbs/13_analyse_store.ipynb #f108926a
 def _csv_text(cols:list, rows:Iterable[dict])->str: return _csv_lines(cols, rows, header=True)
 
+# %% ../../nbs/13_analyse_store.ipynb #8692a103
 def _plain_json(o):
     "`o` (parsed JSON) with every string, keys too, as `plain_text`."
     if isinstance(o, str): return plain_text(o)
@@ -199,6 +208,7 @@ def _plain_json(o):
     if isinstance(o, dict): return {plain_text(k): _plain_json(v) for k, v in o.items()}
     return o
 
+# %% ../../nbs/13_analyse_store.ipynb #fca4288a
 def _read_json(p:Path, default):
     "The JSON in `p`; `default` if there is no such file; `UnreadableFile` if it is not JSON."
     if not Path(p).exists() and not Path(p).is_symlink(): return default
@@ -216,6 +226,7 @@ def row_status(r:dict)->str:
     if r.get('status'): return r['status']
     return 'oom' if str(r.get('throughput_mean', '')).strip().upper() == 'OOM' else 'ok'
 
+# %% ../../nbs/13_analyse_store.ipynb #68f616b4
 class ResultStore:
     "The results of one device: `<root>/<slug>.csv`, `<slug>_hardware.json` and the shared `index.json`."
     def __init__(self, root='results', slug:str='device', label:str='', warn=None):
@@ -312,9 +323,11 @@ def _write_rows(self:ResultStore, new:list):
             os.truncate(os.path.realpath(self.csv_path), size)  # no half row left behind
             raise
 
+# %% ../../nbs/13_analyse_store.ipynb #3e5cd8d3
 class StoreFull(BenchError):
     "A row could not be written to the results file; it was kept in a pending file, and the sweep stops."
 
+# %% ../../nbs/13_analyse_store.ipynb #fcb49c26
 @patch
 def append(self:ResultStore, *results)->int:
     """Append `BenchResult`s (or dicts); the rows written. A row that cannot be written is kept in a pending file and
@@ -327,6 +340,7 @@ def append(self:ResultStore, *results)->int:
     except UnreadableFile: raise
     except OSError as e: raise StoreFull(self._keep_pending(new, e))
 
+# %% ../../nbs/13_analyse_store.ipynb #af9619cd
 @patch
 def pending_paths(self:ResultStore)->list:
     """Where rows that could not be written are kept: beside the CSV, else in the user's state folder, else the temp
@@ -396,6 +410,7 @@ def legacy_task(model_name:str)->str:
     info = REGISTRY.get(model_name)
     return model_task(info.source if info else 'timm')
 
+# %% ../../nbs/13_analyse_store.ipynb #8f10f8f3
 def migrate_row(r:dict)->dict:
     """A row in today's columns: an old row's `task` (inference, training, serving) moves to `mode`; `task` becomes the
     model's task."""
@@ -424,6 +439,7 @@ def key_matches(stored:tuple, key:tuple)->bool:
     "Whether a stored row's key covers `key` (a `*` field matches any value)."
     return all(a == '*' or a == b for a, b in zip(stored, key))
 
+# %% ../../nbs/13_analyse_store.ipynb #d8924375
 def row_key(r:dict, wildcards:bool=False)->tuple:
     "The resume key of a stored row (with `wildcards`: `*` for the fields the seed tool does not key on)."
     d = dict(r)
@@ -457,6 +473,7 @@ def _alive(pid:int, started:float)->bool:
     try: return abs(psutil.Process(pid).create_time() - started) < 1
     except (psutil.Error, ValueError): return False
 
+# %% ../../nbs/13_analyse_store.ipynb #434d296f
 @patch
 def claim(self:ResultStore, seen:dict)->list:
     """Claim the keys of `seen` (key -> stored status when planned, None for no row) for this process, in one pass
@@ -476,6 +493,7 @@ def claim(self:ResultStore, seen:dict)->list:
         _atomic_write(self.claims_path, json.dumps(claims))
     return got
 
+# %% ../../nbs/13_analyse_store.ipynb #12d2d6dc
 @patch
 def release(self:ResultStore, *keys):
     "Drop this process's claims on `keys` (best effort: a claim of a process that has ended is ignored anyway)."
@@ -495,6 +513,7 @@ def read_index(path)->list:
         raise UnreadableFile(f"{path}: not a list of entries; the file was not changed: fix or remove it")
     return idx
 
+# %% ../../nbs/13_analyse_store.ipynb #00bdae2c
 @patch
 def write_hardware(self:ResultStore, info:dict):
     "Merge `info` into the device's hardware JSON."
@@ -503,6 +522,7 @@ def write_hardware(self:ResultStore, info:dict):
         d = self.read_hardware() | info
         _atomic_write(self.hw_path, json.dumps(d, indent=2, default=str) + '\n')
 
+# %% ../../nbs/13_analyse_store.ipynb #b29f7d58
 @patch
 def read_hardware(self:ResultStore)->dict:
     "The device's hardware JSON ({} if none)."
@@ -510,6 +530,7 @@ def read_hardware(self:ResultStore)->dict:
     if not isinstance(d, dict): raise UnreadableFile(f"{self.hw_path}: not a JSON object; the file was not changed")
     return d
 
+# %% ../../nbs/13_analyse_store.ipynb #d58b184f
 @patch
 def update_index(self:ResultStore):
     "Add (or refresh) this device's entry in `index.json`, keeping every other entry."
@@ -531,6 +552,7 @@ def _as_bool(s):
     import pandas as pd
     return s.map(lambda v: str(v).strip().lower() in ('true', '1', 'yes') if pd.notna(v) and v != '' else False)
 
+# %% ../../nbs/13_analyse_store.ipynb #462a07a4
 def result_files(*paths)->list:
     "The CSV files named by `paths` (folders expand to the CSVs inside)."
     out = []
@@ -540,6 +562,7 @@ def result_files(*paths)->list:
         else: raise BenchError(f"no such results file or folder: {str(p)!r}")
     return out
 
+# %% ../../nbs/13_analyse_store.ipynb #1d82657a
 def _frame_of(f:Path)->'pd.DataFrame':
     "One results file as a DataFrame of strings; `UnreadableFile` for anything that is not a whole results file."
     import pandas as pd
@@ -561,6 +584,7 @@ def _frame_of(f:Path)->'pd.DataFrame':
         raise UnreadableFile(f"{f}:{nameless[0] + 2}: a row without a model ({len(nameless)} such row(s))")
     return df
 
+# %% ../../nbs/13_analyse_store.ipynb #fa7e1e84
 def read_results(*paths)->'pd.DataFrame':
     "One tidy DataFrame from result CSVs (ours or the seed tool's), files or folders."
     return tidy_results([(f.name, _frame_of(f)) for f in result_files(*paths)])
@@ -606,6 +630,7 @@ def _body(s:CsvScan)->bytes:
     "The rows of a scanned file as bytes `pandas.read_csv` reads: its own, or its checked lines as plain text."
     return s.raw[s.body:] if s.plain else b''.join(t.encode() + b'\n' for _, t in s.good())
 
+# %% ../../nbs/13_analyse_store.ipynb #8d8d51f4
 def frame_groups(paths:list)->tuple:
     """`(alone, groups)`: the results files of `paths` whose header is the same parsed together, in one pass of pandas'
     reader (500 small files cost one pass, not 500), each file's checked lines as `_frame_of` reads them (a file with a
@@ -635,6 +660,7 @@ def frame_groups(paths:list)->tuple:
             except Exception as e: alone[i] = e
     return alone, groups
 
+# %% ../../nbs/13_analyse_store.ipynb #265ebea3
 def rows_of(df:'pd.DataFrame', start:int, stop:int)->'pd.DataFrame':
     "Rows `start:stop` of a group's frame, numbered from 0 as a file's own frame is (a view: nothing copied)."
     import pandas as pd
@@ -642,6 +668,7 @@ def rows_of(df:'pd.DataFrame', start:int, stop:int)->'pd.DataFrame':
     v.index = pd.RangeIndex(stop - start)
     return v
 
+# %% ../../nbs/13_analyse_store.ipynb #dc67a9be
 def frames_of(paths:list)->list:
     "Each results file of `paths` as `_frame_of` reads it, or the exception that stops it (`frame_groups`)."
     out, groups = frame_groups(paths)
@@ -657,6 +684,7 @@ def row_times(df:'pd.DataFrame')->'pd.Series':
     ts = df['timestamp'] if 'timestamp' in df else pd.Series([None] * len(df), index=df.index, dtype=object)
     return pd.to_datetime(ts.astype(object).where(ts.notna(), None), errors='coerce', format='ISO8601', utc=True)
 
+# %% ../../nbs/13_analyse_store.ipynb #7c1ffae4
 def unplaced(df:'pd.DataFrame', now=None)->'pd.Series':
     """Which rows cannot be placed in time: no timestamp (or one that does not read), or one later than `now` (default:
     this moment) and a day, which no measurement was taken at (a clock set wrong, a hand edit)."""
@@ -665,6 +693,7 @@ def unplaced(df:'pd.DataFrame', now=None)->'pd.Series':
     now = pd.Timestamp.now(tz='UTC') if now is None else pd.Timestamp(now, tz='UTC')
     return t.isna() | (t > now + pd.Timedelta(days=1))
 
+# %% ../../nbs/13_analyse_store.ipynb #1f17c638
 def time_rank(df:'pd.DataFrame', now=None)->'np.ndarray':
     """Each row's place in time, 0 the oldest: by its timestamp, rows with the same one in file order; the rows
     `unplaced` (no stamp, or one in the future) come first, in file order, never ahead of a dated row. The one rule for
@@ -677,6 +706,7 @@ def time_rank(df:'pd.DataFrame', now=None)->'np.ndarray':
     rank = np.empty(len(df), dtype=int); rank[order] = np.arange(len(df))
     return rank
 
+# %% ../../nbs/13_analyse_store.ipynb #398ba1d6
 def latest(df:'pd.DataFrame')->'pd.Series':
     """Which rows no newer row (`time_rank`) of the same configuration (and file) replaced: a configuration measured
     again (`tbench infer --rerun`) stands on its newest row; the earlier ones are history (`tbench history`), never
@@ -692,6 +722,7 @@ def latest(df:'pd.DataFrame')->'pd.Series':
     newest = pd.Series(rank).groupby(key).transform('max').to_numpy()
     return pd.Series(rank == newest, index=df.index)
 
+# %% ../../nbs/13_analyse_store.ipynb #4bd97608
 def superseded(df:'pd.DataFrame')->'pd.Series':
     """Which failed rows (`error`, `oom`, `skipped`) of `df` a newer (`time_rank`) `ok` row of the same
     configuration in the same file replaced: history, never counted as failures."""

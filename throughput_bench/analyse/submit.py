@@ -69,6 +69,7 @@ class Rule:
     why:str
     check:Callable
 
+# %% ../../nbs/36_analyse_submit.ipynb #0c66e6e2
 @dataclass
 class Problem:
     "A rule a submission breaks: the rule's name, the CSV lines concerned, what is wrong."
@@ -80,6 +81,7 @@ class Problem:
         at = '' if not self.rows else f" (line{'s' * (len(self.rows) > 1)} {_lines(self.rows)})"
         return f"{self.rule}: {self.message}{at}"
 
+# %% ../../nbs/36_analyse_submit.ipynb #25c66a25
 def _lines(rows:list, most:int=8)->str:
     "CSV line numbers, the first `most` of them."
     return ', '.join(map(str, rows[:most])) + (f" and {len(rows) - most} more" if len(rows) > most else '')
@@ -183,6 +185,7 @@ def _dtype(row:dict, kind:str)->str:
     tf32 = str(row.get('tf32_enabled', '')).strip().lower() in ('true', '1', '1.0')
     return matmul_dtype_name(str(row.get('precision', 'fp32')), kind, tf32)
 
+# %% ../../nbs/36_analyse_submit.ipynb #ce22fb08
 def hw_num(hw:dict, key:str)->float:
     """A hardware record's `key` as one finite number (a number, or a string of one); NaN for anything else (a list, a
     dict, true, Infinity, text)."""
@@ -193,6 +196,7 @@ def hw_num(hw:dict, key:str)->float:
     except (ValueError, OverflowError): return float('nan')
     return x if math.isfinite(x) else float('nan')
 
+# %% ../../nbs/36_analyse_submit.ipynb #e5c078df
 def stated_peak(hw:dict, # the hardware record
                 row:dict, # one row (precision, tf32_enabled, threads, quant)
                )->Optional[float]:
@@ -227,10 +231,12 @@ def _ok(s:Submission):
     "Which rows are `ok`, a NumPy mask."
     return s.memo('ok', lambda: s.col('status') == 'ok')
 
+# %% ../../nbs/36_analyse_submit.ipynb #bbfa2268
 def _measured(s:Submission):
     "Which rows are measured (ok, plain), a NumPy mask."
     return s.memo('measured', lambda: s.plain.to_numpy(bool) & _ok(s))
 
+# %% ../../nbs/36_analyse_submit.ipynb #5ff6de5c
 def _records(s:Submission):
     "The measured rows (ok, plain) as `(line, dict)`."
     def make():
@@ -252,12 +258,14 @@ def _peak(s:Submission)->list:
     out = [(over, "TFLOP/s above the stated device's peak at the row's precision (mfu > 1)")] if over else []
     return out + ([(stored, "a stored mfu above 1")] if stored else [])
 
+# %% ../../nbs/36_analyse_submit.ipynb #30c8a0fa
 def power_limit(hw:dict)->Optional[float]:
     "The stated device's power limit in W: the lower of the record's (NVML's enforced limit) and the datasheet's."
     f = gpu_facts(str(hw.get('gpu_name', ''))) if hw.get('device_type') == 'cuda' else None
     xs = [x for x in (hw_num(hw, 'power_limit_w'), f and f['watts']) if x and x == x and x > 0]
     return min(xs) if xs else None
 
+# %% ../../nbs/36_analyse_submit.ipynb #57bd3d77
 def _power(s:Submission)->list:
     limit = power_limit(s.hardware)
     if not limit or 'watts_mean' not in s.rows: return []
@@ -265,6 +273,7 @@ def _power(s:Submission)->list:
     if not hot.any(): return []
     return [(s.lines(hot), f"watts above the device's power limit ({limit:g} W) × {POWER_SLACK:g}")]
 
+# %% ../../nbs/36_analyse_submit.ipynb #01dfa823
 def _energy(s:Submission)->list:
     r = s.rows
     if not {'joules_per_image', 'watts_mean'} <= set(r.columns): return []
@@ -313,10 +322,12 @@ def contradictions(hw:dict, rows=None)->list:
             out.append(f"a {by_name[0].upper()} GPU with a driver of {by_driver.upper()}")
     return out
 
+# %% ../../nbs/36_analyse_submit.ipynb #fdbe7b79
 def _agrees(s:Submission)->list:
     return [([], f"the hardware record contradicts the device it names: {c}")
             for c in contradictions(s.hardware, s.rows)]
 
+# %% ../../nbs/36_analyse_submit.ipynb #dda80278
 def _when(v)->Optional[datetime.datetime]:
     "A timestamp as naive UTC (None: not one)."
     try: t = datetime.datetime.fromisoformat(str(v).strip().replace('Z', '+00:00'))
@@ -329,6 +340,7 @@ def date_range()->tuple:
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     return datetime.datetime.fromisoformat(FIRST_RELEASE), now + datetime.timedelta(days=1)
 
+# %% ../../nbs/36_analyse_submit.ipynb #f710348d
 def _dates(s:Submission)->list:
     lo, hi = date_range()
     def off(v): t = _when(v); return t is None or not lo <= t <= hi
@@ -340,11 +352,13 @@ def _dates(s:Submission)->list:
     bad = [k for k in ('created', 'measured_from', 'measured_to') if str(m.get(k) or '') and off(m[k])]
     return out + ([([], f"manifest.json: {', '.join(bad)} outside {lo:%Y-%m-%d} .. {hi:%Y-%m-%d}")] if bad else [])
 
+# %% ../../nbs/36_analyse_submit.ipynb #9bc7fb93
 def fingerprints(s:Submission)->dict:
     """Each measured row's run fingerprint -> its CSV lines: a digest of its timestamp and per-process figures (as
     numbers, so re-formatting them makes no new run)."""
     return s.memo('fingerprints', lambda: _fingerprints(s))
 
+# %% ../../nbs/36_analyse_submit.ipynb #54e454e3
 def _fingerprints(s:Submission)->dict:
     out = {}
     if 'throughput_repeats' not in s.raw: return out
@@ -356,6 +370,7 @@ def _fingerprints(s:Submission)->dict:
         out.setdefault(hashlib.sha256(key.encode()).hexdigest()[:16], []).append(int(i) + 2)
     return out
 
+# %% ../../nbs/36_analyse_submit.ipynb #b744a174
 def _once(s:Submission)->list:
     twice = [lines for lines in fingerprints(s).values() if len(lines) > 1]
     return [(lines, "the same run on two lines (the same timestamp and per-process figures)") for lines in twice]
@@ -369,6 +384,7 @@ def _status(s:Submission)->list:
     out = [(s.lines(unknown), f"status is none of {', '.join(STATUSES)}")] if unknown.any() else []
     return out + ([(s.lines(silent), "a row that is not ok says nothing of why")] if silent.any() else [])
 
+# %% ../../nbs/36_analyse_submit.ipynb #061399be
 def _quiet(s:Submission)->list:
     busy = s.col('contended').astype(bool) & _ok(s)
     share = busy.sum() / max(1, _ok(s).sum())
@@ -376,12 +392,14 @@ def _quiet(s:Submission)->list:
     return [(s.lines(busy), f"{busy.sum()} of {_ok(s).sum()} measured rows ran on a busy host "
                             f"({share:.0%}; stated share allowed: {s.allow_contended:.0%})")]
 
+# %% ../../nbs/36_analyse_submit.ipynb #53f4a19c
 def _gate(s:Submission)->list:
     diff, tol = (s.num(c) for c in ('max_rel_diff', 'tolerance'))
     wrong = (s.col('status') == 'wrong') | (diff > tol)
     if not wrong.any(): return []
     return [(s.lines(wrong), "outputs outside the correctness gate's tolerance against fp32 eager")]
 
+# %% ../../nbs/36_analyse_submit.ipynb #8634085f
 def _intervals(s:Submission)->list:
     import numpy as np
     ok = _measured(s)
@@ -392,11 +410,13 @@ def _intervals(s:Submission)->list:
     out = [(s.lines(few), f"an interval from fewer than {least} worker processes")] if few.any() else []
     return out + ([(s.lines(wide), f"no interval, or one wider than ±{MAX_HALF_WIDTH:.0%}")] if wide.any() else [])
 
+# %% ../../nbs/36_analyse_submit.ipynb #1c861dd5
 def _hardware(s:Submission)->list:
     need = HW_REQUIRED + (HW_REQUIRED_CUDA if s.hardware.get('device_type') == 'cuda' else ())
     missing = [k for k in need if s.hardware.get(k) in (None, '')]
     return [([], f"the hardware record lacks {', '.join(missing)}")] if missing else []
 
+# %% ../../nbs/36_analyse_submit.ipynb #c7594f25
 def _versions(s:Submission)->list:
     import numpy as np
     ran = s.col('status') != 'skipped'  # a skipped row carries no figure (and rows before 0.1.0 lacked them)
@@ -430,6 +450,7 @@ def _text(s:Submission)->list:
         out.append(([], "the hardware record holds markup or a control character"))
     return out
 
+# %% ../../nbs/36_analyse_submit.ipynb #c29c05f3
 def _strings(o)->list:
     "Every string in a JSON value."
     if isinstance(o, str): return [o]
@@ -437,6 +458,7 @@ def _strings(o)->list:
     if isinstance(o, list): return [x for v in o for x in _strings(v)]
     return []
 
+# %% ../../nbs/36_analyse_submit.ipynb #736bcf05
 def _readable(s:Submission)->list:
     from throughput_bench.analyse.charts import best_rows
     from throughput_bench.analyse.globe import globe_rows
@@ -445,6 +467,7 @@ def _readable(s:Submission)->list:
     except Exception as e: return [([], f"tbench report or the Globe Race cannot read the rows: {e}")]
     return []
 
+# %% ../../nbs/36_analyse_submit.ipynb #73bef9a8
 def _version_key(v:str)->tuple:
     "A version as a sortable tuple (`2.14.1+cu130` -> (2, 14, 1)); '' sorts first."
     return tuple(int(x) for x in re.findall(r'\d+', str(v).split('+')[0])[:4])
@@ -457,6 +480,7 @@ def _repeats(v)->Optional[list]:
     except ValueError: return None
     return xs if xs and all(math.isfinite(x) and x > 0 for x in xs) else None
 
+# %% ../../nbs/36_analyse_submit.ipynb #373dfe65
 def _recomputed(s:Submission)->list:
     """Each measured row's mean, count and interval against what its per-process figures give (the sweep's own
     arithmetic: the mean of the process means, Student's t over them)."""
@@ -483,6 +507,7 @@ def _recomputed(s:Submission)->list:
         if fault: out.setdefault(fault, []).append(line)
     return [(lines, msg) for msg, lines in out.items()]
 
+# %% ../../nbs/36_analyse_submit.ipynb #b1665346
 MAX_DRIFT = 0.25  # the most run-to-run drift (a relative SD) a row's re-run interval may rest on
 
 def rerun_fault(row:dict)->str:
@@ -498,6 +523,7 @@ def rerun_fault(row:dict)->str:
     if wlo * (1 - SLACK) <= lo <= nlo * (1 + SLACK) and nhi * (1 - SLACK) <= hi <= whi * (1 + SLACK): return ''
     return "the re-run interval is not what its drift (rerun_drift) and its 95% interval give"
 
+# %% ../../nbs/36_analyse_submit.ipynb #07bfd05e
 def _plausible(s:Submission)->list:
     r, ok = s.rows, _measured(s)
     mean, lo, hi = (s.num(c) for c in ('throughput_mean', 'throughput_ci_low', 'throughput_ci_high'))
@@ -531,6 +557,7 @@ def _device(s:Submission)->list:
         out.append((s.lines(other_name), f"rows of another device than the hardware record's ({name!r})"))
     return out
 
+# %% ../../nbs/36_analyse_submit.ipynb #966dfc53
 @functools.lru_cache(maxsize=None)
 def _known(col:str)->tuple:
     "The releases of `col`'s package this checker knows: its table's, and the one installed."
@@ -539,6 +566,7 @@ def _known(col:str)->tuple:
     try: return tuple(vs.split()) + (md.version(pkg).split('+')[0],)
     except Exception: return tuple(vs.split())
 
+# %% ../../nbs/36_analyse_submit.ipynb #047dc5e4
 @functools.lru_cache(maxsize=4096)
 def released(col:str, v)->bool:
     """Whether version `v` of `col` (`tbench_version`, `pytorch_version`, `timm_version`) is a release: tbench's one of
@@ -569,6 +597,7 @@ def _exist(s:Submission)->list:
                                     f"(this checker knows {word} up to {newest})"))
     return out
 
+# %% ../../nbs/36_analyse_submit.ipynb #052c99ed
 def _identity(s:Submission)->list:
     import numpy as np
     out = []
@@ -579,6 +608,7 @@ def _identity(s:Submission)->list:
                                   "printable ASCII (a look-alike letter would make a group of its own)"))
     return out
 
+# %% ../../nbs/36_analyse_submit.ipynb #bc25686d
 def pd_num(s):
     "A column as numbers (blank or missing: NaN)."
     import pandas as pd
@@ -631,12 +661,14 @@ def audit_failures(row:dict, rec:dict)->list:
                                      f"[{lo:.4g}, {hi:.4g}]")
     return out
 
+# %% ../../nbs/36_analyse_submit.ipynb #cf7823f8
 def seed_interval(row:dict)->tuple:
     "`(low, high)`: where another seed's process must land, the row's re-run interval (else its 95% interval)."
     lo, hi = (_float(row.get(f'throughput_rerun_{s}')) for s in ('low', 'high'))
     if lo == lo and hi == hi: return lo, hi
     return tuple(_float(row.get(f'throughput_ci_{s}')) for s in ('low', 'high'))
 
+# %% ../../nbs/36_analyse_submit.ipynb #62bf77b1
 def _float(v)->float:
     """A record's number: an int or a float (Python's or NumPy's), finite; anything else (a string, a bool, Infinity)
     is NaN."""
@@ -644,6 +676,7 @@ def _float(v)->float:
     ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v)
     return float(v) if ok else float('nan')
 
+# %% ../../nbs/36_analyse_submit.ipynb #09082b40
 MIN_CACHE_PAIRS = 2  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig.pairs`)
 MOST_CACHE_PAIRS = 64  # the most an audit makes (`analyse.audit.AuditConfig.most_pairs`)
 MIN_CACHE_GAIN = 0.5  # a repeated input at under half the speed of distinct ones measured no cache: a made-up figure
@@ -651,7 +684,8 @@ MIN_CACHE_GAIN = 0.5  # a repeated input at under half the speed of distinct one
 def _record_faults(rec:dict)->list:
     "What a record's own fields get wrong: types, ranges, another seed than the rows', its verdict said as failed."
     out = []
-    if not _float(rec.get('cache_gain')) >= MIN_CACHE_GAIN: out.append(f"cache_gain is not a number >= {MIN_CACHE_GAIN}")
+    if not _float(rec.get('cache_gain')) >= MIN_CACHE_GAIN:
+        out.append(f"cache_gain is not a number >= {MIN_CACHE_GAIN}")
     if not _float(rec.get('throughput')) > 0: out.append("throughput is not a positive number")
     pairs, seed = rec.get('cache_pairs'), rec.get('seed')
     if type(pairs) is not int or not MIN_CACHE_PAIRS <= pairs <= MOST_CACHE_PAIRS:
@@ -667,6 +701,7 @@ def audited_rows(s:Submission):
     r = s.rows
     return s.plain & r.status.eq('ok') & r['mode'].eq('inference') if len(r) else s.plain
 
+# %% ../../nbs/36_analyse_submit.ipynb #62ea1820
 def unaudited(s:Submission)->str:
     """Why a folder has no audits, where its manifest says (`--no-audit`), or it was packed under rules older than
     v3 ('' where it has audits, or should)."""
@@ -676,6 +711,7 @@ def unaudited(s:Submission)->str:
     if isinstance(why, str) and why.strip(): return shorten(why, 120)
     return f"packed under rules v{v}, before audits" if type(v) is int and 1 <= v < 3 else ''
 
+# %% ../../nbs/36_analyse_submit.ipynb #a207b202
 def _audited(s:Submission)->list:
     from throughput_bench.analyse.store import row_key
     need = audited_rows(s)
@@ -717,7 +753,8 @@ RULES = [
     Rule('readable', "the rows read back through `tbench report` and the Globe Race", "a submission is published "
          "through them", _readable),
     Rule('recomputed', "each measured row's mean, worker-process count and interval are what its per-process figures "
-         f"give, and its re-run interval what its drift (at most {MAX_DRIFT:.0%}) gives around it (within {SLACK:.0%})", "a figure that its own row contradicts was edited, not measured", _recomputed),
+         f"give, and its re-run interval what its drift (at most {MAX_DRIFT:.0%}) gives around it (within "
+         f"{SLACK:.0%})", "a figure that its own row contradicts was edited, not measured", _recomputed),
     Rule('plausible', f"img/s within (0, {MAX_IMG_S:.0e}], each interval holding its mean, watts within "
          f"(0, {MAX_ROW_WATTS:g}]", "no device measures a negative rate or 10^12 images a second", _plausible),
     Rule('device', "every row is of the one device its hardware record names", "a folder is one machine's results; "
@@ -784,11 +821,13 @@ def sha256(path)->str:
         for b in iter(lambda: f.read(1 << 20), b''): h.update(b)
     return h.hexdigest()
 
+# %% ../../nbs/36_analyse_submit.ipynb #94d5a3c0
 def _git(*args, where=None)->str:
     "A git command's output in `where` (default: here; '' outside a checkout); bounded in time."
     try: return subprocess.run(['git', *args], capture_output=True, text=True, timeout=10, cwd=where).stdout.strip()
     except Exception: return ''
 
+# %% ../../nbs/36_analyse_submit.ipynb #55082e2e
 def manifest(sub:Submission, files:dict, label:str, by:str, **more)->dict:
     """What a submission says of itself: who, when, with what, from which commands, each file's checksum, and `more`
     (its audits' summary, or why it has none)."""
@@ -810,6 +849,7 @@ def manifest(sub:Submission, files:dict, label:str, by:str, **more)->dict:
                 commands=commands or ['(not recorded: rows from before tbench recorded its command line)'],
                 files={n: dict(sha256=sha256(p), bytes=p.stat().st_size) for n, p in files.items()}, **more)
 
+# %% ../../nbs/36_analyse_submit.ipynb #e6a2534d
 class BadOption(BenchError):
     "An option of `submit` wrong in itself (the CLI's one line, exit 2), not a rule its rows break (exit 1)."
 
@@ -826,6 +866,7 @@ def submitter(by:Optional[str], allow_contended:float, unaudited:str='')->str:
         raise BadOption(f"why unaudited '{shorten(shown(unaudited), 60)}': one line of plain text")
     return who
 
+# %% ../../nbs/36_analyse_submit.ipynb #bd0f8469
 def submit(results='results', # a results folder (or one device's CSV)
            device:Optional[str]=None, # which device of the folder (its slug or a word of its name)
            output='submissions', # where the submission folder goes
@@ -871,6 +912,7 @@ def _pack(tmp:Path, dest:Path, sub, csv, hw, label, who, audits, audit_summary, 
     tmp.rename(dest)
     return m
 
+# %% ../../nbs/36_analyse_submit.ipynb #724252cf
 def next_steps(dest:Path, m:dict)->str:
     "What a contributor does with the folder: the pull request's git steps."
     slug = dest.name
@@ -888,6 +930,7 @@ def shown(v)->str:
     s = str(v)
     return s if s.isprintable() else s.encode('unicode_escape').decode('ascii')
 
+# %% ../../nbs/36_analyse_submit.ipynb #48aacfa1
 def _depth(o, most:int)->int:
     "How deep a JSON value nests (counted without recursion, stopping past `most`)."
     todo, deepest = [(o, 1)], 0
@@ -898,6 +941,7 @@ def _depth(o, most:int)->int:
         elif isinstance(x, list): todo += [(v, d + 1) for v in x]
     return deepest
 
+# %% ../../nbs/36_analyse_submit.ipynb #8199be27
 def read_manifest(folder:Path)->dict:
     """A folder's `manifest.json`: a regular file inside it, at most `MAX_MANIFEST_BYTES`, nesting at most
     `MAX_MANIFEST_DEPTH`, every string plain text within the text limits. A `BenchError` (one line) otherwise."""
@@ -954,6 +998,7 @@ def _opened(folder:Path)->tuple:
     except (TypeError, ValueError): return out + [f"{where}: manifest.json: allow_contended is not a number"], None
     return out, (csvs[0], hw, allow, m)
 
+# %% ../../nbs/36_analyse_submit.ipynb #a57c084d
 def _said(folder:Path, sub:Submission, problems:list)->list:
     "Each problem as one line naming the folder, the file, the rule and the lines."
     return [f"{shown(folder)}: {shown(sub.csv.name)}: {shown(p)}" for p in problems]
@@ -1010,11 +1055,13 @@ def check_all(*folders)->tuple:
             else: seen.setdefault(fp, (f, lines))
     return said, subs
 
+# %% ../../nbs/36_analyse_submit.ipynb #13dac191
 def check_folder(folder)->list:
     """Every problem of one submission folder, as lines (empty: it passes). Names are printed escaped: a file named
     with a newline or an escape sequence cannot forge a line or repaint the terminal."""
     return check_all(folder)[0][Path(folder)]
 
+# %% ../../nbs/36_analyse_submit.ipynb #e755e4f4
 def check_folders(*folders)->list:
     "`check_all` over the folders; one line per problem."
     said = check_all(*folders)[0]
@@ -1029,6 +1076,7 @@ def machine_identity(hw:dict)->str:
             'os_release', 'driver_version')
     return hashlib.sha256(json.dumps([str(hw.get(k)) for k in keys]).encode()).hexdigest()[:16]
 
+# %% ../../nbs/36_analyse_submit.ipynb #ad7519b6
 REPRODUCE_KEYS = ('device', 'model_name', 'input_channels', 'input_size', 'precision', 'quant', 'backend',
                   'compile_mode', 'batch_size', 'mode')
 
@@ -1139,11 +1187,13 @@ def _cell(label:str, text:str, cls:str='', extra:str='')->str:
     c = f' class="{cls}"' if cls else ''
     return f'<td data-label="{esc(label)}"{c}>{esc(text)}{extra}</td>'
 
+# %% ../../nbs/36_analyse_submit.ipynb #17caf71d
 def esc(v)->str:
     "Text as HTML text (quotes too)."
     import html
     return html.escape(str(v), quote=True)
 
+# %% ../../nbs/36_analyse_submit.ipynb #3546b365
 def _n(v:float)->str:
     "A figure for the page: 115,730 or 42.9 or 0.755 (never 1.157e+05)."
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
@@ -1157,10 +1207,12 @@ def page_link(target, out:Path)->str:
     rel = '/'.join(urllib.parse.quote(p, safe='') for p in rel.split('/'))
     return rel if rel.startswith('../') else './' + rel
 
+# %% ../../nbs/36_analyse_submit.ipynb #a574c0fb
 class _Rec(dict):
     "A row as a dict whose columns read as attributes too (`r.device`, `r.get('quant')`): no Series built per row."
     __getattr__ = dict.__getitem__
 
+# %% ../../nbs/36_analyse_submit.ipynb #9c0c327b
 def _board_row(r, out:Path, gsd_m:float, first:bool, links:Optional[dict]=None)->str:
     "One row of a group's table (`links`: each folder's link, worked out once a folder)."
     import os

@@ -33,6 +33,7 @@ FIGURE_LIMITS = (1e-6, 1e9)  # img/s a row may hold (`drift.LIMITS`): 1e9 is bey
 def _measured(df:pd.DataFrame)->pd.Series:
     return df.status.eq('ok') & df['mode'].isin(['inference', 'training'])
 
+# %% ../../nbs/30_analyse_timeline.ipynb #8203f30f
 def implausible_note(df:pd.DataFrame)->str:
     "One line on the `ok` rows whose figure is beyond `FIGURE_LIMITS` (inf, 1e20 img/s): left out ('' where none)."
     lo, hi = FIGURE_LIMITS
@@ -43,6 +44,7 @@ def implausible_note(df:pd.DataFrame)->str:
     return (f"{len(bad)} row(s) hold an img/s no device makes (outside [{lo:g}, {hi:g}); {shorten(first, 80)}): left "
             f"out of the histories; the file was not changed")
 
+# %% ../../nbs/30_analyse_timeline.ipynb #858d3dbd
 def measured_rows(df:pd.DataFrame)->pd.DataFrame:
     """The `ok` inference and training rows of `df` with a figure, each once (a CSV and its W&B copy too), with `when`
     (NaT where the row is `unplaced`: no timestamp, or one in the future) and `order`, its place in time (`time_rank`:
@@ -53,6 +55,7 @@ def measured_rows(df:pd.DataFrame)->pd.DataFrame:
     d['when'], d['order'] = row_times(d).where(~unplaced(d)), time_rank(d)
     return d.drop_duplicates(subset=[c for c in KEY if c in d] + ['timestamp', 'throughput_mean'])
 
+# %% ../../nbs/30_analyse_timeline.ipynb #fe97fa18
 def log_variance(d:pd.DataFrame, confidence:float=0.95)->np.ndarray:
     "Each row's variance on the log scale: its re-run half-width over z, squared (a prior drift where it has none)."
     z = z_value(confidence); out = []
@@ -71,8 +74,10 @@ def _day(rows:pd.DataFrame)->str:
     a, b = (w.min().strftime('%Y-%m-%d'), w.max().strftime('%Y-%m-%d')) if len(w) else ('', '')
     return ', '.join(filter(None, [a if a == b else f"{a} to {b}", f"{n} undated" if n else '']))
 
+# %% ../../nbs/30_analyse_timeline.ipynb #73c54486
 def _runs(rows:pd.DataFrame)->str: return f"{len(rows)} run{'s' * (len(rows) != 1)}, {_day(rows)}"
 
+# %% ../../nbs/30_analyse_timeline.ipynb #683aafbd
 def changed_versions(a:dict, b:dict)->list:
     "`[(word, a's, b's)]` for the versions both rows know and that differ."
     out = []
@@ -81,6 +86,7 @@ def changed_versions(a:dict, b:dict)->list:
         if x and y and x not in ('nan', '?') and y not in ('nan', '?') and x != y: out.append((word, x, y))
     return out
 
+# %% ../../nbs/30_analyse_timeline.ipynb #fea55c38
 @dataclass
 class Change:
     "A step in one configuration's history on one device."
@@ -116,6 +122,7 @@ def histories(df:pd.DataFrame)->list:
         out.append((config_words(first.to_dict()), device_label(str(first.get('gpu_name') or first.device)), g))
     return out
 
+# %% ../../nbs/30_analyse_timeline.ipynb #c5e21c0e
 def changes_of(config:str, device:str, rows:pd.DataFrame, alpha:float=STEP_ALPHA)->list:
     "The `Change`s of one history."
     steps = find_steps(rows.throughput_mean.to_numpy(float), log_variance(rows), alpha) if len(rows) >= 2 else []
@@ -123,6 +130,7 @@ def changes_of(config:str, device:str, rows:pd.DataFrame, alpha:float=STEP_ALPHA
     return [Change(config, device, s, rows.iloc[cuts[i]:s.at], rows.iloc[s.at:cuts[i + 2]])
             for i, s in enumerate(steps)]
 
+# %% ../../nbs/30_analyse_timeline.ipynb #b725b37f
 def find_changes(df:pd.DataFrame, alpha:float=STEP_ALPHA)->list:
     "The `Change`s of every history in `df`."
     return [c for h in histories(df) for c in changes_of(*h, alpha=alpha)]
@@ -134,6 +142,7 @@ def standing_regressions(changes:list, pct:float)->list:
     for c in changes: last[(c.config, c.device)] = c
     return [c for c in last.values() if c.pct < -pct]
 
+# %% ../../nbs/30_analyse_timeline.ipynb #3da0ace1
 def unplaced_note(df:pd.DataFrame, most:int=2)->str:
     """One line naming the rows of histories of more than one run that cannot be placed in time (no timestamp, or one
     past now and a day): they are put before the dated rows, in file order; '' where there are none. A CI gate fails on
@@ -168,6 +177,7 @@ def history_table(df:pd.DataFrame, alpha:float=STEP_ALPHA)->pd.DataFrame:
                         steps=' '.join(f"{c.pct:+.0f}%" for c in ch) or 'none'))
     return pd.DataFrame(out)
 
+# %% ../../nbs/30_analyse_timeline.ipynb #35110ed6
 def chart_history(c:Change, rows:pd.DataFrame, alpha:float=STEP_ALPHA):
     "A figure of one configuration's runs over time: re-run intervals, each segment's level and band, the steps."
     import matplotlib.pyplot as plt
@@ -209,6 +219,7 @@ def draw_histories(changes:list, df:pd.DataFrame, out:Path, alpha:float=STEP_ALP
         p = out / f"history_{i + 1:02d}.png"; fig.savefig(p, dpi=110); plt.close(fig); files.append(p)
     return files
 
+# %% ../../nbs/30_analyse_timeline.ipynb #d30f8b8e
 @dataclass
 class History:
     "What `tbench history` found: every change, the table of configurations run more than once, the charts written."
@@ -231,6 +242,7 @@ class History:
         out += ['| ' + ' | '.join(md_text(str(v)) for v in r) + ' |' for r in self.table.itertuples(index=False)]
         return '\n'.join(out) + '\n'
 
+# %% ../../nbs/30_analyse_timeline.ipynb #e4d43b7a
 def write_history(df:pd.DataFrame, out:Optional[Path]=None, alpha:float=STEP_ALPHA,
                   fail_on_regression:Optional[float]=None)->History:
     "Every history's changes, the table, and a PNG per changed configuration in `out` (None: no charts)."

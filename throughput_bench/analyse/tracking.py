@@ -26,6 +26,7 @@ def has_api_key()->bool:
         return netrc.netrc().authenticators(host) is not None
     except (OSError, netrc.NetrcParseError): return False
 
+# %% ../../nbs/21_analyse_tracking.ipynb #b1377597
 def resolve_mode(mode:str)->str:
     """`auto` → `online` with an API key, else `offline`; `WANDB_MODE=offline|disabled` in the environment wins over
     online."""
@@ -62,6 +63,7 @@ def run_config(row:dict, hardware:dict)->dict:
     "The W&B `config` of a row: its inputs, and the hardware fingerprint."
     return {k: row.get(k) for k in INPUT_COLUMNS} | {'hardware': hardware}
 
+# %% ../../nbs/21_analyse_tracking.ipynb #077e7e09
 RSG_KEYS = {'device_name': 'gpu_name', 'model': 'model_name', 'bs': 'batch_size', 'throughput': 'throughput_mean'}
 
 def run_summary(row:dict)->dict:
@@ -121,6 +123,7 @@ class WandbLogger:
         run.finish()
         return run.id
 
+# %% ../../nbs/21_analyse_tracking.ipynb #1049f57d
 def one_line_msg(e:BaseException)->str:
     return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
 
@@ -130,12 +133,14 @@ def wandb_cli()->str:
     exe = Path(sys.executable).parent / 'wandb'
     return str(exe) if exe.exists() else (shutil.which('wandb') or 'wandb')
 
+# %% ../../nbs/21_analyse_tracking.ipynb #ab29c263
 def offline_run_dirs(root='wandb')->list:
     "Run folders (offline and synced) under a W&B directory."
     root = Path(root)
     if root.name != 'wandb' and (root / 'wandb').is_dir(): root = root / 'wandb'
     return sorted(p for p in root.glob('*run-*') if p.is_dir() and list(p.glob('*.wandb')))
 
+# %% ../../nbs/21_analyse_tracking.ipynb #fd4433ff
 def inspect_run(run_dir)->dict:
     "`{config, summary, ...}` of one local run, through `wandb leet inspect`."
     r = subprocess.run([wandb_cli(), 'leet', 'inspect', '--summary', '--json', str(run_dir)], capture_output=True,
@@ -144,6 +149,7 @@ def inspect_run(run_dir)->dict:
         raise BenchError(f"wandb could not read {run_dir}: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(r.stdout)
 
+# %% ../../nbs/21_analyse_tracking.ipynb #43359551
 def _frame(summaries:list)->'pd.DataFrame':
     "Rows (W&B summaries) as the tidy results DataFrame."
     import pandas as pd
@@ -155,6 +161,7 @@ def _frame(summaries:list)->'pd.DataFrame':
         f.write_text(_csv_text(cols, rows))
         return read_results(f).assign(source='wandb')
 
+# %% ../../nbs/21_analyse_tracking.ipynb #ef420ac0
 def read_offline_runs(root='wandb')->'pd.DataFrame':
     "Offline (or synced) runs under `root` as one tidy DataFrame."
     runs = [inspect_run(d) for d in offline_run_dirs(root)]
@@ -163,6 +170,7 @@ def read_offline_runs(root='wandb')->'pd.DataFrame':
     df['run_id'] = [r.get('run_id', '') for r in runs]
     return df
 
+# %% ../../nbs/21_analyse_tracking.ipynb #4381ca7e
 def read_project(path:str)->'pd.DataFrame':
     "Finished runs of a W&B project (`entity/project`) through the public API."
     if not has_api_key():
@@ -172,6 +180,7 @@ def read_project(path:str)->'pd.DataFrame':
     except Exception as e: raise BenchError(f"could not read W&B project {path!r}: {one_line_msg(e)}")
     return _frame([dict(r.summary) | {'run_id': r.id} for r in runs if r.state == 'finished'])
 
+# %% ../../nbs/21_analyse_tracking.ipynb #c9044423
 def load_results(*sources)->'pd.DataFrame':
     "One DataFrame from any mix of result CSVs/folders, W&B run folders (`.../wandb`) and `wandb:entity/project`."
     import pandas as pd
@@ -188,6 +197,7 @@ def is_synced(run_dir)->bool:
     "Whether `wandb sync` has uploaded this run (it leaves a `.wandb.synced` marker)."
     return any(Path(run_dir).glob('*.wandb.synced'))
 
+# %% ../../nbs/21_analyse_tracking.ipynb #4850eace
 def sync(root='wandb', entity:Optional[str]=None, project:Optional[str]=None, timeout:float=60.0)->int:
     "Upload the offline runs under `root` with `wandb sync`, for at most `timeout` seconds; the number uploaded."
     dirs = [d for d in offline_run_dirs(root) if d.name.startswith('offline-run-') and not is_synced(d)]

@@ -31,6 +31,7 @@ def s2_wavelengths(c:int, unit:str='um')->list:
         raise BenchError(f"only {len(S2_L2A)} Sentinel-2 L2A band wavelengths are known; {c} channels asked for")
     return [w * (1000 if unit == 'nm' else 1) for _, w, _ in S2_L2A[:c]]
 
+# %% ../../nbs/05_backbones_geo.ipynb #23c3307e
 def s2_bandwidths(c:int)->list:
     "Bandwidths (nm) of the first `c` Sentinel-2 L2A bands."
     return [float(b) for _, _, b in S2_L2A[:c]]
@@ -44,6 +45,7 @@ def require(module:str, package:str, model:str):
             f"{model} needs the geo extra ({package} is not installed: {e}); install it with {GEO_EXTRA}"
         ) from None
 
+# %% ../../nbs/05_backbones_geo.ipynb #9457686b
 def has_geo()->bool:
     "Whether every package of the `[geo]` extra imports."
     try:
@@ -77,6 +79,7 @@ class DOFAEncoder(GeoEncoder):
         super().__init__(); self.model, self.wavelengths = model, list(wavelengths)
     def forward(self, x): return self.model.forward_features(x, self.wavelengths)
 
+# %% ../../nbs/05_backbones_geo.ipynb #faeb7c4c
 def build_dofa(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     tgm = require('torchgeo.models', 'torchgeo', variant)
     fn = {'dofa_base': tgm.dofa_base_patch16_224, 'dofa_large': tgm.dofa_large_patch16_224}[variant]
@@ -92,6 +95,7 @@ def alibi_2d(num_heads:int, num_patches:int)->torch.Tensor:
     dist = torch.cdist(pts, pts).float()
     return (-dist[None] * slopes[:, None, None]).view(1, num_heads, n * n, n * n)
 
+# %% ../../nbs/05_backbones_geo.ipynb #db6d0af7
 class CROMAEncoder(GeoEncoder):
     "One CROMA modality (`sar`, `optical`) or both (`joint`); returns its pooled (GAP) embedding."
     def __init__(self, model:nn.Module, modality:str):
@@ -101,6 +105,7 @@ class CROMAEncoder(GeoEncoder):
         if self.modality == 'optical': return self.model(x_optical=x)['optical_GAP']
         return self.model(x_sar=x[:, :2], x_optical=x[:, 2:])['joint_GAP']
 
+# %% ../../nbs/05_backbones_geo.ipynb #a92cbe08
 def build_croma(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     tgm = require('torchgeo.models', 'torchgeo', variant)
     modality = variant.split('_')[1]
@@ -119,6 +124,7 @@ class PanopticonEncoder(GeoEncoder):
         ids = self.cached(x, lambda x: torch.tensor(self.wl, device=x.device).expand(x.shape[0], -1).contiguous())
         return self.model({'imgs': x, 'chn_ids': ids})
 
+# %% ../../nbs/05_backbones_geo.ipynb #57b6fd8f
 class CopernicusFMEncoder(GeoEncoder):
     "Copernicus-FM in spectral mode, metadata unknown (NaN), made once per batch shape."
     def __init__(self, model:nn.Module, wavelengths_nm:list, bandwidths_nm:list, patch_size:int=16):
@@ -130,14 +136,17 @@ class CopernicusFMEncoder(GeoEncoder):
             x, meta, wavelengths=self.wl, bandwidths=self.bw, input_mode='spectral', kernel_size=self.patch
         )
 
+# %% ../../nbs/05_backbones_geo.ipynb #b68a5438
 def build_scalemae(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     tgm = require('torchgeo.models', 'torchgeo', variant)
     return tgm.scalemae_large_patch16(num_classes=0, img_size=size, in_chans=channels, res=1.0)
 
+# %% ../../nbs/05_backbones_geo.ipynb #78b24278
 def build_panopticon(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     tgm = require('torchgeo.models', 'torchgeo', variant)
     return PanopticonEncoder(tgm.panopticon_vitb14(img_size=size), s2_wavelengths(channels, 'nm'))
 
+# %% ../../nbs/05_backbones_geo.ipynb #7438a64a
 def build_copernicusfm(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     tgm = require('torchgeo.models', 'torchgeo', variant)
     return CopernicusFMEncoder(
@@ -167,6 +176,7 @@ class OlmoEarthEncoder(GeoEncoder):
                            patch_size=self.patch, fast_pass=True)
         return out['tokens_and_masks'].sentinel2_l2a.mean(dim=(1, 2, 3, 4))
 
+# %% ../../nbs/05_backbones_geo.ipynb #ab7954b0
 def build_olmoearth(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     oe = require('olmoearth_pretrain_minimal', 'olmoearth-pretrain-minimal', variant)
     model = oe.OlmoEarthPretrain_v1(model_size=variant.split('_')[1], model_version='v1',
@@ -202,6 +212,7 @@ class GalileoEncoder(GeoEncoder):
         out = self.encoder(s_t_x, sp_x, t_x, st_x, s_t_m, sp_m, t_m, st_m, months, patch_size=self.patch)
         return self.encoder.average_tokens(*out[:8])
 
+# %% ../../nbs/05_backbones_geo.ipynb #ad900e20
 def build_galileo(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     G = require('rslearn.models.galileo.single_file_galileo', 'rslearn', variant)
     enc = G.Encoder(max_patch_size=8, max_sequence_length=24, **GALILEO_SIZES[variant.split('_')[1]])
@@ -225,6 +236,7 @@ class PrithviEncoder(GeoEncoder):
         out = self.model.forward_features(self.frames(x).transpose(1, 2), temporal_coords=tc, location_coords=lc)
         return out[-1][:, 1:].mean(1)
 
+# %% ../../nbs/05_backbones_geo.ipynb #e3ab4575
 def build_prithvi(variant:str, channels:int, size:int, timesteps:int=1)->nn.Module:
     pv = require('terratorch.models.backbones.prithvi_vit', 'terratorch', variant)
     name = {'prithvi_eo2_100': 'prithvi_eo_v2_100_tl', 'prithvi_eo2_300': 'prithvi_eo_v2_300'}[variant]

@@ -164,11 +164,13 @@ def suggest(name:str, n:int=3)->list:
     close = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
     return close or [m for m in pool if name.split('_')[0] in m][:n]
 
+# %% ../../nbs/06_backbones_registry.ipynb #1148340d
 def _guess_type(name:str)->str:
     if any(k in name for k in ('vit', 'deit', 'swin', 'beit', 'eva', 'dinov', 'cait', 'xcit')): return 'vit'
     if any(k in name for k in ('coat', 'maxvit', 'levit', 'efficientformer', 'fastvit', 'mobilevit')): return 'hybrid'
     return 'cnn'
 
+# %% ../../nbs/06_backbones_registry.ipynb #66a78565
 def get_model(name:str)->ModelInfo:
     "The registry entry for `name` (or a description of any other timm architecture)."
     if name in REGISTRY: return REGISTRY[name]
@@ -181,6 +183,7 @@ def get_model(name:str)->ModelInfo:
     hint = f"; did you mean {', '.join(close)}?" if close else ''
     raise BenchError(f"unknown model {quoted(name)}{hint}")
 
+# %% ../../nbs/06_backbones_registry.ipynb #68e6526c
 GEO_MODULES = {'torchgeo': 'torchgeo', 'olmoearth-pretrain-minimal': 'olmoearth_pretrain_minimal',
                'rslearn': 'rslearn', 'terratorch': 'terratorch'}
 
@@ -210,6 +213,7 @@ def input_problem(info:ModelInfo, channels:int, size:int, timesteps:int=1)->Opti
         return f"{n} needs an input size that is a multiple of its patch ({info.patch_size}), not {size}"
     return None
 
+# %% ../../nbs/06_backbones_registry.ipynb #b8f5c207
 def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, timesteps:int=1,
           num_classes:Optional[int]=None, pretrained:bool=False)->torch.nn.Module:
     """A randomly initialised model for `channels` x `size` input, `timesteps` frames (native when None); a timm model
@@ -228,6 +232,7 @@ def build(info:ModelInfo, channels:Optional[int]=None, size:Optional[int]=None, 
         first = (str(e).splitlines() or [''])[0]
         raise BenchError(f"pretrained weights of {info.name}: {type(e).__name__}: {first}")
 
+# %% ../../nbs/06_backbones_registry.ipynb #5410b007
 def build_timm(info:ModelInfo, size:int, kw:dict, num_classes:Optional[int]=None)->torch.nn.Module:
     "`timm.create_model` of `info` with `kw` at `size` (a ViT's `img_size` where it takes one)."
     import timm
@@ -239,6 +244,7 @@ def build_timm(info:ModelInfo, size:int, kw:dict, num_classes:Optional[int]=None
         kw.pop('img_size')  # a model whose size is not a constructor argument
         return timm.create_model(info.timm_name, **kw)
 
+# %% ../../nbs/06_backbones_registry.ipynb #bef70560
 def n_params(model:torch.nn.Module)->float:
     "Parameters in millions."
     return sum(p.numel() for p in model.parameters()) / 1e6
@@ -267,12 +273,14 @@ def count_params(info:ModelInfo)->Optional[float]:
     keep_json(path, cache | {key: n})
     return n
 
+# %% ../../nbs/06_backbones_registry.ipynb #b0cf9e68
 def _geo_row(i:ModelInfo)->dict:
     t = f", T<={i.max_timesteps}" if i.max_timesteps > 1 else ''
     return dict(
         patch=i.patch_size, channels=f"{i.channel_rule}: {i.bands}{t}", extra_inputs=i.extra_inputs, package=i.package
     )
 
+# %% ../../nbs/06_backbones_registry.ipynb #c508ec10
 def model_table(names=None, params:bool=True, geo:bool=False):
     "A DataFrame describing `names` (default: the timm registry, or the geo encoders with `geo`)."
     import pandas as pd

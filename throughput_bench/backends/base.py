@@ -10,6 +10,7 @@ from typing import Callable, Optional
 import numpy as np
 from ..core import *
 from ..machine.devices import *
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['BACKENDS', 'RUNTIMES_EXTRA', 'ENTRY_POINTS', 'TOLERANCES', 'GATE_SAMPLES', 'DIGEST_PROBES', 'MAX_DIGEST_VALUES',
@@ -33,6 +34,7 @@ def plugin_backends()->dict:
     or `module:object` (read from their metadata: nothing is imported)."""
     return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINTS)}
 
+# %% ../../nbs/16_backends_base.ipynb #b31d4a18
 # every process finds them, the forked workers too; a built-in name wins
 BACKENDS.update({k: v for k, v in plugin_backends().items() if k not in BACKENDS})
 
@@ -41,6 +43,7 @@ def register(backend:'Backend'):
     BACKENDS[backend.name] = None; _instances[backend.name] = backend
     return backend
 
+# %% ../../nbs/16_backends_base.ipynb #e566ad4b
 def get_backend(name:str)->'Backend':
     "The backend called `name`; an unknown name is a `BenchError` that suggests close ones."
     if name not in BACKENDS:
@@ -82,6 +85,7 @@ class Prepared:
     quantize_seconds:Optional[float] = None  # calibrating and quantizing the model (None: none, or a cached one)
     quant_calibration:str = ''               # what calibrated it (`calibration_images`)
 
+# %% ../../nbs/16_backends_base.ipynb #53ffd085
 def own(*values, number:bool=False):
     """A runtime's own setting, a field of its `RuntimeConfig`: None (the runtime's own choice) unless a configuration
     sets it, to one of `values` or, if `number`, a whole number of at least 1."""
@@ -151,53 +155,64 @@ class Backend:
     # the distributions whose versions the hardware record lists (the runtime's and its exporter's)
     packages:tuple = ()
 
-    def tune_words(
-        self, batch: int, threads: Optional[int], precision: str, device_type: str, compile_modes: tuple = ()
-    ) -> list:
-        """The settings `tbench tune` screens for this backend at one batch, thread count and precision, each as words
-        (`''`: its defaults); none where it cannot run them."""
-        ok = device_type in self.devices and precision in self.precisions and 'inference' in self.modes
-        return [''] if ok else []
-
     def __init_subclass__(cls, **kw):
         "A backend that declares `options` (`{setting: values or int}`, the older way) gets its `config` made from it."
         super().__init_subclass__(**kw)
         if 'options' in vars(cls) and 'config' not in vars(cls): cls.config = config_of(cls.__name__, cls.options)
 
-    @property
-    def options(self)->dict:
-        "Its own settings: `{setting: the values it takes, or int}` (its `config`'s)."
-        return self.config.settings()
-
-    def parse_options(self, text:str)->RuntimeConfig:
-        """`backend_options` words (`hint=THROUGHPUT streams=2`) as its `config`, each checked; a bad one is a one-line
-        `BenchError`."""
-        return self.config.parse(text, self.name)
-
-    def missing(self)->Optional[str]:
-        "Why this backend cannot run on this machine at all (a package not installed), or None."
-        if self.package and importlib.util.find_spec(self.package) is None:
-            return f"backend {self.name} needs the {self.package} package: {RUNTIMES_EXTRA}"
-        return None
-
-    def unsupported(self, spec:BenchSpec)->Optional[str]:
-        "Why this backend cannot run `spec`, or None."
-        dev = spec.device.split(':')[0]
-        for what, v, ok in (('mode', spec.mode, self.modes), ('device', dev, self.devices),
-                            ('precision', spec.precision, self.precisions), ('quantization', spec.quant, self.quants),
-                            ('compile mode', spec.compile_mode, self.compile_modes),
-                            ('data mode', spec.data_mode, self.data_modes)):
-            if v not in ok: return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
-        if spec.channels_last not in self.layouts:
-            return f"{self.name} chooses its own memory layout (no channels_last)"
-        self.parse_options(spec.backend_options)  # a wrong setting is the user's error, said before anything runs
-        return self.missing()
-
-    def prepare(self, model, spec:BenchSpec, device)->Prepared:
-        "Make `model` (fp32, eval, on `device`) ready to run `spec`."
-        raise NotImplementedError
-
     def __repr__(self): return f"{type(self).__name__}({self.name!r})"
+
+# %% ../../nbs/16_backends_base.ipynb #7d5d9caf
+@patch
+def tune_words(
+    self:Backend, batch: int, threads: Optional[int], precision: str, device_type: str, compile_modes: tuple = ()
+) -> list:
+    """The settings `tbench tune` screens for this backend at one batch, thread count and precision, each as words
+    (`''`: its defaults); none where it cannot run them."""
+    ok = device_type in self.devices and precision in self.precisions and 'inference' in self.modes
+    return [''] if ok else []
+
+# %% ../../nbs/16_backends_base.ipynb #9ac04f09
+@patch(as_prop=True)
+def options(self:Backend)->dict:
+    "Its own settings: `{setting: the values it takes, or int}` (its `config`'s)."
+    return self.config.settings()
+
+# %% ../../nbs/16_backends_base.ipynb #661b10b2
+@patch
+def parse_options(self:Backend, text:str)->RuntimeConfig:
+    """`backend_options` words (`hint=THROUGHPUT streams=2`) as its `config`, each checked; a bad one is a one-line
+    `BenchError`."""
+    return self.config.parse(text, self.name)
+
+# %% ../../nbs/16_backends_base.ipynb #40b8b573
+@patch
+def missing(self:Backend)->Optional[str]:
+    "Why this backend cannot run on this machine at all (a package not installed), or None."
+    if self.package and importlib.util.find_spec(self.package) is None:
+        return f"backend {self.name} needs the {self.package} package: {RUNTIMES_EXTRA}"
+    return None
+
+# %% ../../nbs/16_backends_base.ipynb #514f67bf
+@patch
+def unsupported(self:Backend, spec:BenchSpec)->Optional[str]:
+    "Why this backend cannot run `spec`, or None."
+    dev = spec.device.split(':')[0]
+    for what, v, ok in (('mode', spec.mode, self.modes), ('device', dev, self.devices),
+                        ('precision', spec.precision, self.precisions), ('quantization', spec.quant, self.quants),
+                        ('compile mode', spec.compile_mode, self.compile_modes),
+                        ('data mode', spec.data_mode, self.data_modes)):
+        if v not in ok: return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
+    if spec.channels_last not in self.layouts:
+        return f"{self.name} chooses its own memory layout (no channels_last)"
+    self.parse_options(spec.backend_options)  # a wrong setting is the user's error, said before anything runs
+    return self.missing()
+
+# %% ../../nbs/16_backends_base.ipynb #c1bc1a71
+@patch
+def prepare(self:Backend, model, spec:BenchSpec, device)->Prepared:
+    "Make `model` (fp32, eval, on `device`) ready to run `spec`."
+    raise NotImplementedError
 
 # %% ../../nbs/16_backends_base.ipynb #05ce6a78
 # on max_rel_diff: max |out - ref| / max |ref|; int8: the outputs of a calibrated int8 model of random weights, with
@@ -216,6 +231,7 @@ def needs_gate(spec:BenchSpec)->bool:
         and not spec.channels_last
     )
 
+# %% ../../nbs/16_backends_base.ipynb #53f6487a
 def tolerance(spec:BenchSpec, device, tf32:bool=False)->float:
     "The largest `max_rel_diff` the configuration may have: by the dtype it computes in (TF32 for fp32 where it is on)."
     if spec.quant == 'int8':  # int8, the rest computed in the precision asked for
@@ -231,10 +247,12 @@ def gate_input(spec:BenchSpec, n:int=GATE_SAMPLES, seed:int=0)->'torch.Tensor':
     g = torch.Generator().manual_seed(seed)
     return torch.randn(n, spec.in_chans, spec.input_size, spec.input_size, generator=g)
 
+# %% ../../nbs/16_backends_base.ipynb #e59e70b1
 def tiled(x:'torch.Tensor', batch:int)->'torch.Tensor':
     "`x` repeated along the batch to `batch` images (its first `len(x)` images are `x`)."
     return x.repeat(math.ceil(batch / len(x)), *[1] * (x.dim() - 1))[:batch]
 
+# %% ../../nbs/16_backends_base.ipynb #5b826f6f
 def gate_outputs(run, x:'torch.Tensor', batch:int)->np.ndarray:
     """The outputs `run` (a backend's `output`, at `batch` images a call) gives for every image of the gate's input
     `x`, one row per image: in calls of `batch` images, the last one filled up by repeating its own images. A batch
@@ -242,6 +260,7 @@ def gate_outputs(run, x:'torch.Tensor', batch:int)->np.ndarray:
     return np.concatenate([as_samples(run(tiled(x[i:i + batch], batch)), len(x[i:i + batch]))
                            for i in range(0, len(x), batch)])
 
+# %% ../../nbs/16_backends_base.ipynb #baa1a455
 def as_samples(out, n:int)->np.ndarray:
     """The first `n` samples of a model's output (a tensor, array, or a tuple/list/dict of them), as one float64 row
     per sample."""
@@ -259,6 +278,7 @@ def output_diff(ref:np.ndarray, out:np.ndarray)->tuple:
     scale = float(np.abs(ref).max()) if ref.size else 0.0
     return d, (d / scale if scale > 0 else (0.0 if d == 0 else math.inf))
 
+# %% ../../nbs/16_backends_base.ipynb #839eb505
 def judge(res:BenchResult, ref:np.ndarray, out:np.ndarray, tol:float)->BenchResult:
     """Put the gate's figures on the row; outside `tol`, its status is `wrong` and its error says by how much. Outputs
     of another shape than the reference's are a fault of the comparison, never a verdict on the configuration."""
@@ -286,6 +306,7 @@ def _probes(shape:tuple)->np.ndarray:
     w = np.random.default_rng(20261127).standard_normal((DIGEST_PROBES, int(np.prod(shape))))
     return w / np.linalg.norm(w, axis=1, keepdims=True)
 
+# %% ../../nbs/16_backends_base.ipynb #0f16a492
 def output_digest(out:np.ndarray)->str:
     """Outputs in one line of text: `sha256=` (16 hex digits of their float32 bytes) `max=` (their largest magnitude)
     `probe=` (4 projections) `shape=`."""
@@ -294,6 +315,7 @@ def output_digest(out:np.ndarray)->str:
     return (f"sha256={hashlib.sha256(a.tobytes()).hexdigest()[:16]} max={float(np.abs(a).max()) if a.size else 0:.9g} "
             f"probe={','.join(f'{v:.9g}' for v in p)} shape={'x'.join(map(str, a.shape))}")
 
+# %% ../../nbs/16_backends_base.ipynb #fad5f215
 def read_digest(s)->Optional[dict]:
     "A digest's parts (`sha256`, `max`, `probe`, `shape`), or None where `s` is not one (ASCII only: no '２')."
     if not str(s).isascii(): return None

@@ -28,6 +28,7 @@ def export_versions()->dict:
         except md.PackageNotFoundError: v[p] = ''
     return v
 
+# %% ../../nbs/17_backends_export.ipynb #77233ab5
 def weights_digest(model)->str:
     """A fingerprint of a model's weights by content: each floating-point parameter's and buffer's name, dtype, shape
     and bytes (a sum, as before, is blind to weights moved within a tensor)."""
@@ -40,6 +41,7 @@ def weights_digest(model)->str:
             h.update(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()[:16]
 
+# %% ../../nbs/17_backends_export.ipynb #51cc3d1c
 def export_key(spec:BenchSpec, weights:str='')->str:
     """The cache entry's name: the model and input, readable, then a hash of everything that changes the graph (and of
     its `weights`)."""
@@ -50,6 +52,7 @@ def export_key(spec:BenchSpec, weights:str='')->str:
     t = f"x{spec.timesteps}t" if (spec.timesteps or 1) > 1 else ''
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{spec.model_name}-{spec.input_channels}x{spec.input_size}{t}") + f"-{h}"
 
+# %% ../../nbs/17_backends_export.ipynb #f6bb6397
 def cache_root(spec:BenchSpec)->Path:
     "Where exported graphs are kept for `spec`: its `cache_dir`, else `exported/` in `cache_root()` (`$TB_CACHE_DIR`)."
     return Path(spec.cache_dir) if spec.cache_dir else core_cache_root() / 'exported'
@@ -65,6 +68,7 @@ def _export(model, spec:BenchSpec, path:Path):
         torch.onnx.export(model.eval(), (x,), str(path), dynamo=True, opset_version=OPSET, input_names=['x'],
                           dynamic_shapes=({0: batch},), external_data=True)
 
+# %% ../../nbs/17_backends_export.ipynb #79124763
 def onnx_model(model, spec:BenchSpec)->tuple:
     """`(path of model.onnx, seconds exporting or None, cached)`: the cached export of `model` for `spec`, made if
     missing."""
@@ -100,6 +104,7 @@ def image_files(folder:str)->list:
     if not files: raise BenchError(f"--images {quoted(folder)}: no {', '.join(IMAGE_SUFFIXES)} image under it")
     return [files[i] for i in np.random.default_rng(0).permutation(len(files))]
 
+# %% ../../nbs/17_backends_export.ipynb #61dfe97b
 def split_images(files:list, n:int=CALIBRATION_IMAGES)->tuple:
     """`(files that calibrate, files that check accuracy)`: the first `n` (at most half the folder) calibrate; the
     next `ACCURACY_IMAGES` check, so no image is both."""
@@ -135,6 +140,7 @@ def open_image(f:Path)->'PIL.Image.Image':
         said = f"--images: {quoted(f, end=True)} cannot be read as an image ({type(e).__name__}: {why}"
         raise BenchError(said[:170] + ')')
 
+# %% ../../nbs/17_backends_export.ipynb #dab54d10
 def read_images(files:list, size:int)->'np.ndarray':
     """`files` as one float32 array: each read at its true range (`open_image`), resized (short side `size`),
     centre-cropped to `size`², normalised as ImageNet."""
@@ -162,6 +168,7 @@ def files_digest(files:list)->str:
         h.update(one.digest())
     return h.hexdigest()[:16]
 
+# %% ../../nbs/17_backends_export.ipynb #f41fdbc4
 def check_images(folder:str)->list:
     """`folder`'s images (`image_files`) once each that a sweep would read opens (`open_image`) and no class folder
     holds a digit other than 0-9 (`²`, `٣`: Python reads them as digits, a person would not); else a one-line
@@ -174,6 +181,7 @@ def check_images(folder:str)->list:
     for f in sum(split_images(files), []): open_image(f)
     return files
 
+# %% ../../nbs/17_backends_export.ipynb #2d2419b2
 def calibration_images(spec:BenchSpec, n:int=CALIBRATION_IMAGES)->tuple:
     """`(float32 array of the images that calibrate, what they are in words)`: `split_images`'s first part of
     `spec.images` (an image folder, 3-channel inputs), else `n` synthetic images from a fixed seed (the gate's
@@ -198,6 +206,7 @@ def quiet_logging():
     try: yield
     finally: logging.disable(logging.NOTSET)
 
+# %% ../../nbs/17_backends_export.ipynb #847423dd
 def int8_mode(path:Path)->str:
     """`dynamic` where the graph's matrix products (`MatMul`, `Gemm`: a transformer's blocks, ConvNeXt's MLPs)
     outnumber its convolutions, else `static`: how ONNX Runtime's int8 of it is fastest (measured below)."""
@@ -205,6 +214,7 @@ def int8_mode(path:Path)->str:
     ops = [n.op_type for n in onnx.load(str(path), load_external_data=False).graph.node]
     return 'dynamic' if ops.count('MatMul') + ops.count('Gemm') > ops.count('Conv') else 'static'
 
+# %% ../../nbs/17_backends_export.ipynb #419a0834
 def dynamic_onnx(path:Path)->tuple:
     """`(path of the int8 graph, seconds quantizing or None, what calibrated it)`: `path`'s matrix products quantized
     dynamically (int8 weights per channel; activations ranged at run time, so nothing calibrates), cached beside it."""

@@ -30,6 +30,7 @@ def build_model(spec:BenchSpec)->tuple:
     if spec.weights not in ('', 'pretrained'): load_weights(model, spec.weights)
     return device, info, model.to(device=device)
 
+# %% ../../nbs/12_backends_model.ipynb #3e71e6fc
 def read_state_dict(path:str)->dict:
     """The state dict in the weights file at `path`: `.safetensors`, or a `.pt`/`.pth` state dict (or a checkpoint
     holding one under `state_dict`, `model` or `state_dict_ema`) read with `weights_only` (no code is unpickled); a
@@ -49,6 +50,7 @@ def read_state_dict(path:str)->dict:
         raise BenchError(f"--weights {quoted(path, end=True)}: holds a {type(sd).__name__}, not a state dict")
     return {str(k).removeprefix('module.'): v for k, v in sd.items()}  # saved from DistributedDataParallel
 
+# %% ../../nbs/12_backends_model.ipynb #892918b8
 def load_weights(model:torch.nn.Module, path:str)->torch.nn.Module:
     """`model` with the weights of the file at `path` (`read_state_dict`); a file that is not one, or does not fit the
     model, is a one-line `BenchError`."""
@@ -70,12 +72,14 @@ def setup_run(spec:BenchSpec):
     if spec.channels_last: model = model.to(memory_format=torch.channels_last)
     return device, info, model, dtype
 
+# %% ../../nbs/12_backends_model.ipynb #8a6aa7c0
 def describe_model(res:BenchResult, info)->BenchResult:
     "Fill the row's model columns from the registry entry `info`: names, family, type and the model's task."
     res.display_name, res.model_family, res.model_type = info.display_name, info.family, info.type
     res.task = model_task(info.source)
     return res
 
+# %% ../../nbs/12_backends_model.ipynb #610fb2ff
 def maybe_compile(model:torch.nn.Module, mode:str)->torch.nn.Module:
     "`torch.compile` with `mode` (`none`: the eager model)."
     if mode == 'none': return model
@@ -98,6 +102,7 @@ def synthetic_input(spec:BenchSpec, batch:int, device, dtype)->torch.Tensor:
     x = torch.randn(batch, spec.in_chans, spec.input_size, spec.input_size, device=device, dtype=dtype)
     return x.contiguous(memory_format=torch.channels_last) if spec.channels_last else x
 
+# %% ../../nbs/12_backends_model.ipynb #d17f2460
 class RandomImages(Dataset):
     "An endless dataset of `randn` images (a small pool, generated once per worker)."
 
@@ -108,6 +113,7 @@ class RandomImages(Dataset):
         if self.data is None: self.data = torch.randn(self.pool, self.c, self.s, self.s)
         return self.data[i % self.pool]
 
+# %% ../../nbs/12_backends_model.ipynb #eac44b61
 def loader_input(spec:BenchSpec, batch:int, device, dtype):
     "A function returning the next batch from a `DataLoader`, copied to `device`."
     pin = device.type == 'cuda'
@@ -129,6 +135,7 @@ def is_oom(e:BaseException)->bool:
     msg = str(e).lower()
     return any(s in msg for s in TOO_LARGE)
 
+# %% ../../nbs/12_backends_model.ipynb #9b09563c
 def one_line(e:BaseException, limit:int=300)->str:
     "`Type: first line of the message`, at most `limit` characters."
     first = (str(e).strip().splitlines() or [''])[0]

@@ -9,6 +9,7 @@ from ..core import *
 from dataclasses import dataclass
 from .base import Backend, Prepared, RuntimeConfig, own
 from .export import onnx_model, quantized_onnx, int8_mode
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['BACKENDS', 'BACKEND', 'OnnxRuntimeConfig', 'OnnxRuntime', 'OnnxRuntimeTensorRT']
@@ -43,12 +44,6 @@ class OnnxRuntime(Backend):
     # the exporter's and the runtime's (the GPU build has its own name)
     packages = ('onnx', 'onnxscript', 'onnxruntime', 'onnxruntime-gpu')
 
-    def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
-        """On a CPU, fp32: its defaults, with several threads its parallel executor with as many inter-op threads, and
-        int8 (on every CPU: its own int8 units, or AVX2)."""
-        if device_type != 'cpu' or device_type not in self.devices or precision != 'fp32': return []
-        return [''] + ([f"mode=parallel inter_threads={threads}"] if threads and threads > 1 else []) + ['quant=int8']
-
     def unsupported(self, spec:BenchSpec)->Optional[str]:
         why = super().unsupported(spec)
         if why: return why
@@ -59,53 +54,65 @@ class OnnxRuntime(Backend):
             return f"{self.name}: this onnxruntime has no {p} (for CUDA: pip install onnxruntime-gpu)"
         return None
 
-    def session(self, path, spec:BenchSpec, device):
-        """An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads,
-        sequential (or the `mode` asked for; parallel with `inter_threads`, or the row's threads and at least 2: with
-        one, ONNX Runtime falls back to sequential)."""
-        import onnxruntime as ort
-        c = self.parse_options(spec.backend_options)
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.execution_mode = (
-            ort.ExecutionMode.ORT_PARALLEL if c.mode == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
-        )
-        if spec.threads: so.intra_op_num_threads = spec.threads
-        so.inter_op_num_threads = (c.inter_threads or max(2, spec.threads or 0)) if c.mode == 'parallel' else 1
-        so.log_severity_level = 3  # errors only
-        opts = {'device_id': device.index or 0} if device.type == 'cuda' else {}
-        return ort.InferenceSession(str(path), so, providers=[(self.provider[device.type], opts)])
+# %% ../../nbs/19_backends_ort.ipynb #f5c4b297
+@patch
+def tune_words(self:OnnxRuntime, batch, threads, precision, device_type, compile_modes=()):
+    """On a CPU, fp32: its defaults, with several threads its parallel executor with as many inter-op threads, and
+    int8 (on every CPU: its own int8 units, or AVX2)."""
+    if device_type != 'cpu' or device_type not in self.devices or precision != 'fp32': return []
+    return [''] + ([f"mode=parallel inter_threads={threads}"] if threads and threads > 1 else []) + ['quant=int8']
 
-    def prepare(self, model, spec:BenchSpec, device)->Prepared:
-        import time, numpy as np, onnxruntime as ort
-        path, export_s, cached = onnx_model(model, spec)
-        quant_s, calibration = None, ''
-        int8 = ''
-        if spec.quant == 'int8':
-            int8 = self.parse_options(spec.backend_options).int8 or int8_mode(path)
-            path, quant_s, calibration = quantized_onnx(path, spec, int8)
-        t0 = time.perf_counter(); sess = self.session(path, spec, device); build_s = time.perf_counter() - t0
-        name = sess.get_inputs()[0].name
-        so = sess.get_session_options()
-        settings = (
-            f"provider={sess.get_providers()[0]} graph_opt=all intra_threads={so.intra_op_num_threads or 'default'} "
-            f"inter_threads={so.inter_op_num_threads} "
-            f"mode={'parallel' if so.execution_mode == ort.ExecutionMode.ORT_PARALLEL else 'sequential'}"
-            + (f" int8={int8}" if int8 else '')
-        )
-        def step(batch:int):
-            x = np.random.default_rng(0).standard_normal(
-                (batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32
-            )
-            if device.type != 'cuda': return (lambda: sess.run(None, {name: x})), batch
-            io = sess.io_binding()
-            io.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(x, 'cuda', device.index or 0))
-            for o in sess.get_outputs(): io.bind_output(o.name, 'cuda', device.index or 0)
-            return (lambda: sess.run_with_iobinding(io)), batch
+# %% ../../nbs/19_backends_ort.ipynb #e3b86704
+@patch
+def session(self:OnnxRuntime, path, spec:BenchSpec, device):
+    """An `InferenceSession` for the graph at `path`: all graph optimisations, `spec.threads` intra-op threads,
+    sequential (or the `mode` asked for; parallel with `inter_threads`, or the row's threads and at least 2: with
+    one, ONNX Runtime falls back to sequential)."""
+    import onnxruntime as ort
+    c = self.parse_options(spec.backend_options)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.execution_mode = (
+        ort.ExecutionMode.ORT_PARALLEL if c.mode == 'parallel' else ort.ExecutionMode.ORT_SEQUENTIAL
+    )
+    if spec.threads: so.intra_op_num_threads = spec.threads
+    so.inter_op_num_threads = (c.inter_threads or max(2, spec.threads or 0)) if c.mode == 'parallel' else 1
+    so.log_severity_level = 3  # errors only
+    opts = {'device_id': device.index or 0} if device.type == 'cuda' else {}
+    return ort.InferenceSession(str(path), so, providers=[(self.provider[device.type], opts)])
 
-        return Prepared(step=step, output=lambda x: sess.run(None, {name: x.numpy()}), settings=settings,
-                        version=ort.__version__, export_seconds=export_s, export_cached=cached, build_seconds=build_s,
-                        quantize_seconds=quant_s, quant_calibration=calibration)
+# %% ../../nbs/19_backends_ort.ipynb #e8a302f8
+@patch
+def prepare(self:OnnxRuntime, model, spec:BenchSpec, device)->Prepared:
+    import time, numpy as np, onnxruntime as ort
+    path, export_s, cached = onnx_model(model, spec)
+    quant_s, calibration = None, ''
+    int8 = ''
+    if spec.quant == 'int8':
+        int8 = self.parse_options(spec.backend_options).int8 or int8_mode(path)
+        path, quant_s, calibration = quantized_onnx(path, spec, int8)
+    t0 = time.perf_counter(); sess = self.session(path, spec, device); build_s = time.perf_counter() - t0
+    name = sess.get_inputs()[0].name
+    so = sess.get_session_options()
+    settings = (
+        f"provider={sess.get_providers()[0]} graph_opt=all intra_threads={so.intra_op_num_threads or 'default'} "
+        f"inter_threads={so.inter_op_num_threads} "
+        f"mode={'parallel' if so.execution_mode == ort.ExecutionMode.ORT_PARALLEL else 'sequential'}"
+        + (f" int8={int8}" if int8 else '')
+    )
+    def step(batch:int):
+        x = np.random.default_rng(0).standard_normal(
+            (batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32
+        )
+        if device.type != 'cuda': return (lambda: sess.run(None, {name: x})), batch
+        io = sess.io_binding()
+        io.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(x, 'cuda', device.index or 0))
+        for o in sess.get_outputs(): io.bind_output(o.name, 'cuda', device.index or 0)
+        return (lambda: sess.run_with_iobinding(io)), batch
+
+    return Prepared(step=step, output=lambda x: sess.run(None, {name: x.numpy()}), settings=settings,
+                    version=ort.__version__, export_seconds=export_s, export_cached=cached, build_seconds=build_s,
+                    quantize_seconds=quant_s, quant_calibration=calibration)
 
 # %% ../../nbs/19_backends_ort.ipynb #64a7c526
 class OnnxRuntimeTensorRT(OnnxRuntime):

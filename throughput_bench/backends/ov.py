@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from .base import Backend, Prepared, RuntimeConfig, own, RUNTIMES_EXTRA
 from .export import onnx_model, calibration_images
 from ..backbones.registry import get_model
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['BACKEND', 'OpenVINOConfig', 'OpenVINO']
@@ -38,11 +39,6 @@ class OpenVINO(Backend):
     HINTS = {'fp32': 'f32', 'bf16': 'bf16', 'fp16': 'f16'}
     UNITS = {'bf16': 'BF16', 'fp16': 'FP16'}  # the CPU plugin's OPTIMIZATION_CAPABILITIES entry for each
 
-    def capabilities(self)->list:
-        "What OpenVINO's CPU plugin says this CPU computes natively (`OPTIMIZATION_CAPABILITIES`: FP32, BF16, ...)."
-        import openvino as ov
-        return list(ov.Core().get_property('CPU', 'OPTIMIZATION_CAPABILITIES'))
-
     def _unsupported(self, spec:BenchSpec)->Optional[str]:
         why = super().unsupported(spec)
         if why or spec.precision == 'fp32': return why
@@ -52,101 +48,118 @@ class OpenVINO(Backend):
                     f"(this one's: {' '.join(caps)}; it would compute in f32)")
         return None
 
-    def tune_words(self, batch, threads, precision, device_type, compile_modes=()):
-        """On a CPU, fp32 and each precision it runs natively there: the hint its guide recommends for the batch
-        (LATENCY at 1, THROUGHPUT above), and the other one; in fp32, int8 (on every CPU: VNNI, AMX or AVX2)."""
-        if device_type not in self.devices or precision not in self.precisions: return []
-        if precision != 'fp32' and self.UNITS[precision] not in self.capabilities(): return []
-        int8 = ['quant=int8'] if precision == 'fp32' else []
-        return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"] + int8
+# %% ../../nbs/20_backends_ov.ipynb #c5a7989a
+@patch
+def capabilities(self:OpenVINO)->list:
+    "What OpenVINO's CPU plugin says this CPU computes natively (`OPTIMIZATION_CAPABILITIES`: FP32, BF16, ...)."
+    import openvino as ov
+    return list(ov.Core().get_property('CPU', 'OPTIMIZATION_CAPABILITIES'))
 
-    def compiled(self, core, graph, spec:BenchSpec, batch:int):
-        """`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or
-        the `hint` and `streams` asked for), in `spec.precision` (checked: OpenVINO falls back to f32 without a word),
-        `spec.threads`."""
-        g = graph.clone(); g.reshape([batch, spec.in_chans, spec.input_size, spec.input_size])
-        c = self.parse_options(spec.backend_options)
-        hint = c.hint or ('LATENCY' if batch == 1 else 'THROUGHPUT')
-        cfg = {'PERFORMANCE_HINT': hint, 'INFERENCE_PRECISION_HINT': self.HINTS[spec.precision]}
-        if spec.threads: cfg['INFERENCE_NUM_THREADS'] = spec.threads
-        if c.streams: cfg['NUM_STREAMS'] = c.streams
-        cm = core.compile_model(g, 'CPU', cfg)
-        got = cm.get_property('INFERENCE_PRECISION_HINT').to_string()
-        if got != self.HINTS[spec.precision]:  # a row must never name a precision that did not run
-            raise RuntimeError(f"OpenVINO compiled the model in {got}, not {spec.precision}, on this CPU")
-        return cm, hint
+# %% ../../nbs/20_backends_ov.ipynb #e6a3dd7a
+@patch
+def tune_words(self:OpenVINO, batch, threads, precision, device_type, compile_modes=()):
+    """On a CPU, fp32 and each precision it runs natively there: the hint its guide recommends for the batch
+    (LATENCY at 1, THROUGHPUT above), and the other one; in fp32, int8 (on every CPU: VNNI, AMX or AVX2)."""
+    if device_type not in self.devices or precision not in self.precisions: return []
+    if precision != 'fp32' and self.UNITS[precision] not in self.capabilities(): return []
+    int8 = ['quant=int8'] if precision == 'fp32' else []
+    return ['', f"hint={'THROUGHPUT' if batch == 1 else 'LATENCY'}"] + int8
 
-    def unsupported(self, spec:BenchSpec)->Optional[str]:
-        why = self._unsupported(spec)
-        if why or spec.quant != 'int8': return why
-        import importlib.util
-        return None if importlib.util.find_spec('nncf') else f"{self.name} int8 quantizes with NNCF: {RUNTIMES_EXTRA}"
+# %% ../../nbs/20_backends_ov.ipynb #7e5529ea
+@patch
+def compiled(self:OpenVINO, core, graph, spec:BenchSpec, batch:int):
+    """`(compiled model, hint)`: `graph` fixed to `batch` images, compiled with LATENCY (batch 1) or THROUGHPUT (or
+    the `hint` and `streams` asked for), in `spec.precision` (checked: OpenVINO falls back to f32 without a word),
+    `spec.threads`."""
+    g = graph.clone(); g.reshape([batch, spec.in_chans, spec.input_size, spec.input_size])
+    c = self.parse_options(spec.backend_options)
+    hint = c.hint or ('LATENCY' if batch == 1 else 'THROUGHPUT')
+    cfg = {'PERFORMANCE_HINT': hint, 'INFERENCE_PRECISION_HINT': self.HINTS[spec.precision]}
+    if spec.threads: cfg['INFERENCE_NUM_THREADS'] = spec.threads
+    if c.streams: cfg['NUM_STREAMS'] = c.streams
+    cm = core.compile_model(g, 'CPU', cfg)
+    got = cm.get_property('INFERENCE_PRECISION_HINT').to_string()
+    if got != self.HINTS[spec.precision]:  # a row must never name a precision that did not run
+        raise RuntimeError(f"OpenVINO compiled the model in {got}, not {spec.precision}, on this CPU")
+    return cm, hint
 
-    def quantized_ir(self, core, path, spec:BenchSpec)->tuple:
-        """`(int8 model, seconds quantizing or None, what calibrated it)`: the graph at `path` quantized by NNCF on
-        `export.calibration_images` (its default preset; the transformer model type for ViTs), cached beside it."""
-        import hashlib, os, tempfile, contextlib, io, logging, time
-        from pathlib import Path
-        from filelock import FileLock
-        import openvino as ov
-        x, said = calibration_images(spec)
-        vit = get_model(spec.model_name).type == 'vit'
-        q = Path(path).parent / f"model.ov-int8-{hashlib.sha256((said + str(vit)).encode()).hexdigest()[:12]}.xml"
-        with FileLock(str(q) + '.lock'):
-            if q.is_file(): return core.read_model(str(q)), None, said
-            import nncf
+# %% ../../nbs/20_backends_ov.ipynb #d72ded75
+@patch
+def unsupported(self:OpenVINO, spec:BenchSpec)->Optional[str]:
+    why = self._unsupported(spec)
+    if why or spec.quant != 'int8': return why
+    import importlib.util
+    return None if importlib.util.find_spec('nncf') else f"{self.name} int8 quantizes with NNCF: {RUNTIMES_EXTRA}"
+
+# %% ../../nbs/20_backends_ov.ipynb #84318f79
+@patch
+def quantized_ir(self:OpenVINO, core, path, spec:BenchSpec)->tuple:
+    """`(int8 model, seconds quantizing or None, what calibrated it)`: the graph at `path` quantized by NNCF on
+    `export.calibration_images` (its default preset; the transformer model type for ViTs), cached beside it."""
+    import hashlib, os, tempfile, contextlib, io, logging, time
+    from pathlib import Path
+    from filelock import FileLock
+    import openvino as ov
+    x, said = calibration_images(spec)
+    vit = get_model(spec.model_name).type == 'vit'
+    q = Path(path).parent / f"model.ov-int8-{hashlib.sha256((said + str(vit)).encode()).hexdigest()[:12]}.xml"
+    with FileLock(str(q) + '.lock'):
+        if q.is_file(): return core.read_model(str(q)), None, said
+        import nncf
+        t0 = time.perf_counter()
+        data = nncf.Dataset([x[i:i + 1] for i in range(len(x))])
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            nncf.set_log_level(logging.ERROR)
+            qm = nncf.quantize(core.read_model(str(path)), data, subset_size=len(x),
+                               model_type=nncf.ModelType.TRANSFORMER if vit else None)
+        with tempfile.TemporaryDirectory(dir=q.parent) as d:
+            ov.save_model(qm, str(Path(d) / 'm.xml'))
+            os.replace(Path(d) / 'm.bin', q.with_suffix('.bin')); os.replace(Path(d) / 'm.xml', q)
+        return qm, time.perf_counter() - t0, said
+
+# %% ../../nbs/20_backends_ov.ipynb #a543fbd9
+@patch
+def prepare(self:OpenVINO, model, spec:BenchSpec, device)->Prepared:
+    import time, numpy as np, openvino as ov
+    path, export_s, cached = onnx_model(model, spec)
+    core = ov.Core(); graph = core.read_model(str(path))
+    quant_s, calibration = None, ''
+    if spec.quant == 'int8': graph, quant_s, calibration = self.quantized_ir(core, path, spec)
+    made = {}  # batch -> (compiled model, hint, seconds to compile)
+    def get(batch):
+        if batch not in made:
             t0 = time.perf_counter()
-            data = nncf.Dataset([x[i:i + 1] for i in range(len(x))])
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                nncf.set_log_level(logging.ERROR)
-                qm = nncf.quantize(core.read_model(str(path)), data, subset_size=len(x),
-                                   model_type=nncf.ModelType.TRANSFORMER if vit else None)
-            with tempfile.TemporaryDirectory(dir=q.parent) as d:
-                ov.save_model(qm, str(Path(d) / 'm.xml'))
-                os.replace(Path(d) / 'm.bin', q.with_suffix('.bin')); os.replace(Path(d) / 'm.xml', q)
-            return qm, time.perf_counter() - t0, said
-
-    def prepare(self, model, spec:BenchSpec, device)->Prepared:
-        import time, numpy as np, openvino as ov
-        path, export_s, cached = onnx_model(model, spec)
-        core = ov.Core(); graph = core.read_model(str(path))
-        quant_s, calibration = None, ''
-        if spec.quant == 'int8': graph, quant_s, calibration = self.quantized_ir(core, path, spec)
-        made = {}  # batch -> (compiled model, hint, seconds to compile)
-        def get(batch):
-            if batch not in made:
-                t0 = time.perf_counter()
-                cm, hint = self.compiled(core, graph, spec, batch)
-                made[batch] = (cm, hint, time.perf_counter() - t0)
-            return made[batch]
-        p = Prepared(step=None, output=None, version=ov.get_version(), export_seconds=export_s, export_cached=cached,
-                     quantize_seconds=quant_s, quant_calibration=calibration)
-        def step(batch:int):
-            cm, hint, secs = get(batch); p.build_seconds = secs
-            x = np.random.default_rng(0).standard_normal(
-                (batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32
-            )
-            nreq = self.parse_options(spec.backend_options).requests or (
-                1 if hint == 'LATENCY' else int(cm.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS'))
-            )
-            p.settings = (
-                f"hint={hint} streams={cm.get_property('NUM_STREAMS')} requests={nreq} "
-                f"precision={cm.get_property('INFERENCE_PRECISION_HINT').to_string()} "
-                f"threads={cm.get_property('INFERENCE_NUM_THREADS')}"
-            )
-            if nreq == 1:
-                req = cm.create_infer_request()
-                return (lambda: req.infer({0: x})), batch
-            q = ov.AsyncInferQueue(cm, nreq)
-            def run():
-                for _ in range(nreq): q.start_async({0: x})
-                q.wait_all()
-            return run, nreq * batch
-        def output(x):
-            res = get(len(x))[0].create_infer_request().infer({0: x.numpy()})
-            return [res[o] for o in get(len(x))[0].outputs]
-        p.step, p.output = step, output
-        return p
+            cm, hint = self.compiled(core, graph, spec, batch)
+            made[batch] = (cm, hint, time.perf_counter() - t0)
+        return made[batch]
+    p = Prepared(step=None, output=None, version=ov.get_version(), export_seconds=export_s, export_cached=cached,
+                 quantize_seconds=quant_s, quant_calibration=calibration)
+    def step(batch:int):
+        cm, hint, secs = get(batch); p.build_seconds = secs
+        x = np.random.default_rng(0).standard_normal(
+            (batch, spec.in_chans, spec.input_size, spec.input_size), dtype=np.float32
+        )
+        nreq = self.parse_options(spec.backend_options).requests or (
+            1 if hint == 'LATENCY' else int(cm.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS'))
+        )
+        p.settings = (
+            f"hint={hint} streams={cm.get_property('NUM_STREAMS')} requests={nreq} "
+            f"precision={cm.get_property('INFERENCE_PRECISION_HINT').to_string()} "
+            f"threads={cm.get_property('INFERENCE_NUM_THREADS')}"
+        )
+        if nreq == 1:
+            req = cm.create_infer_request()
+            return (lambda: req.infer({0: x})), batch
+        q = ov.AsyncInferQueue(cm, nreq)
+        def run():
+            for _ in range(nreq): q.start_async({0: x})
+            q.wait_all()
+        return run, nreq * batch
+    def output(x):
+        res = get(len(x))[0].create_infer_request().infer({0: x.numpy()})
+        return [res[o] for o in get(len(x))[0].outputs]
+    p.step, p.output = step, output
+    return p
 
 # %% ../../nbs/20_backends_ov.ipynb #08f8143c
 BACKEND = OpenVINO()

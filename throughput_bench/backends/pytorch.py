@@ -29,6 +29,7 @@ def inference_step(model, spec:BenchSpec, batch:int, device, dtype):
     x = synthetic_input(spec, batch, device, dtype)
     return lambda: f(x)
 
+# %% ../../nbs/18_backends_pytorch.ipynb #44e9634c
 class PyTorch(Backend):
     "Eager PyTorch or `torch.compile`, in the spec's precision and layout."
     name, package = 'pytorch', None
@@ -95,6 +96,7 @@ def quantized_pt2e(model:torch.nn.Module, spec:BenchSpec)->tuple:
         for i in range(0, len(x), 16): observed(torch.from_numpy(x[i:i + 16]))
     return convert_pt2e(observed), time.perf_counter() - t0, said
 
+# %% ../../nbs/18_backends_pytorch.ipynb #f7457a70
 def first_frozen(fn):
     """`fn`, a timed step of a compiled int8 model, whose first call (the compile, at the step's batch) runs with
     Inductor's freezing and the later ones bare: entering the patch costs 14 µs, 0.4% of a 3.3 ms resnet18 step."""
@@ -106,6 +108,7 @@ def first_frozen(fn):
         return out
     return step
 
+# %% ../../nbs/18_backends_pytorch.ipynb #d39af347
 def int8_problem(spec:BenchSpec)->Optional[str]:
     "Why PyTorch cannot run `spec` in int8 (PT2E on a CPU, compiled, fp32 around it, its own layout), or None."
     if not spec.device.startswith('cpu'): return "pytorch runs int8 on a CPU (X86InductorQuantizer)"
@@ -116,4 +119,3 @@ def int8_problem(spec:BenchSpec)->Optional[str]:
     if spec.channels_last: return "pytorch int8 chooses its own memory layout (no channels_last)"
     if importlib.util.find_spec('torchao') is None: return f"pytorch int8 quantizes with torchao: {RUNTIMES_EXTRA}"
     return None
-

@@ -29,12 +29,14 @@ def is_glibc()->bool:
     "Whether this process's C library is glibc (Linux); the allocators here are only set on it."
     return sys.platform.startswith('linux') and platform.libc_ver()[0] == 'glibc'
 
+# %% ../../nbs/10_machine_allocator.ipynb #ece8f84b
 def _library_dirs()->list:
     dirs = [Path(sys.prefix) / 'lib', Path('/usr/local/lib')]
     if os.environ.get('CONDA_PREFIX'): dirs.insert(0, Path(os.environ['CONDA_PREFIX']) / 'lib')
     arch = f"{platform.machine()}-linux-gnu"
     return dirs + [Path(p) for p in (f'/usr/lib/{arch}', f'/lib/{arch}', '/usr/lib64', '/usr/lib', '/lib64', '/lib')]
 
+# %% ../../nbs/10_machine_allocator.ipynb #35ac77ad
 def library_path(allocator:str)->Optional[str]:
     "The shared library that provides a preloaded `allocator` on this system (None: not installed, or not preloaded)."
     names = LIBRARIES.get(allocator, ())
@@ -61,6 +63,7 @@ def missing(allocator:str)->Optional[str]:
 # %% ../../nbs/10_machine_allocator.ipynb #5ffd1b8f
 def _is_allocator_lib(p:str)->bool: return bool(re.search(r'lib(tc|je)malloc', Path(p).name))
 
+# %% ../../nbs/10_machine_allocator.ipynb #ad6dc74f
 def server_env(allocator:str, environ:Optional[dict]=None)->dict:
     "The environment of the fork server that starts `allocator`'s workers, from `environ` (default: this process's)."
     env = dict(os.environ if environ is None else environ)
@@ -83,14 +86,17 @@ class _Mallinfo2(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in ('arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks', 'fsmblks',
                                                'uordblks', 'fordblks', 'keepcost')]
 
+# %% ../../nbs/10_machine_allocator.ipynb #e380d9a6
 def _libc(): return ctypes.CDLL(None, use_errno=True)
 
+# %% ../../nbs/10_machine_allocator.ipynb #141c7456
 def mapped_libraries()->list:
     "The allocator libraries (tcmalloc, jemalloc) mapped into this process, from `/proc/self/maps`."
     try: lines = Path('/proc/self/maps').read_text().splitlines()
     except OSError: return []
     return sorted({l.split()[-1] for l in lines if len(l.split()) >= 6 and _is_allocator_lib(l.split()[-1])})
 
+# %% ../../nbs/10_machine_allocator.ipynb #3a4fb369
 def big_block_mapped(size:int=64 << 20)->Optional[bool]:
     """Whether glibc's `malloc` serves a block of at least `size` with its own `mmap` (None: no `mallinfo2` here, or
     more free heap than a block under the retained threshold could exceed). The block asked for is larger than all
@@ -108,6 +114,7 @@ def big_block_mapped(size:int=64 << 20)->Optional[bool]:
     try: return info().hblkhd - before >= size
     finally: libc.free(p)
 
+# %% ../../nbs/10_machine_allocator.ipynb #e5455c6f
 def in_use()->str:
     "The allocator this process runs, read back from the process itself (`unknown` off glibc)."
     libs = mapped_libraries()

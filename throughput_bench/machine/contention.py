@@ -25,6 +25,7 @@ def own_pids(*roots:int)->set:
         except psutil.Error: pass
     return pids
 
+# %% ../../nbs/11_machine_contention.ipynb #88bc38cb
 @dataclass
 class CpuSnapshot:
     "CPU seconds per process outside the sweep's tree, and the host's steal and total, at one instant."
@@ -36,11 +37,13 @@ class CpuSnapshot:
     busy:float = 0.0
     own:float = 0.0       # the sweep's own tree's CPU seconds (with the children it reaped)
 
+# %% ../../nbs/11_machine_contention.ipynb #870322c1
 def host_busy(ht)->float:
     """CPU seconds the whole host has spent busy (the kernel's totals: everything but idle, iowait and steal; guest
     time is inside user)."""
     return sum(getattr(ht, f, 0.0) for f in ('user', 'nice', 'system', 'irq', 'softirq'))
 
+# %% ../../nbs/11_machine_contention.ipynb #b1a35fe2
 def snapshot(exclude:Iterable[int]=())->CpuSnapshot:
     "CPU time of every process except `exclude` (and this one), of the sweep's own tree, and the host's totals, now."
     ex, procs, own = set(exclude) | {os.getpid()}, {}, 0.0
@@ -74,6 +77,7 @@ class Busy:
             + (f", steal {self.steal:.0%}" if self.steal >= 0.005 else '')
         )
 
+# %% ../../nbs/11_machine_contention.ipynb #8b081fc6
 def busy_between(a:CpuSnapshot, b:CpuSnapshot, exclude:Iterable[int]=(),
                  most:int=3, # the busiest others named in `top`
                 )->Busy:
@@ -111,6 +115,7 @@ def wait_idle(limit:float, threshold:float, exclude:Iterable[int]=(), window:flo
         b = sample_busy(window, exclude)
         if b.share < threshold or time.monotonic() - t0 + window > limit: return b
 
+# %% ../../nbs/11_machine_contention.ipynb #4a1bf8e7
 class Contention:
     "Detect other work on the host around each configuration."
     def __init__(self, wait:float=10.0, threshold:float=0.1, strict:bool=False, window:float=0.25, roots=()):

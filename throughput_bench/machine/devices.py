@@ -57,6 +57,7 @@ def reset_peak_memory(device:torch.device)->bool:
         return True
     except OSError: return False
 
+# %% ../../nbs/02_machine_devices.ipynb #2d51ac9e
 def peak_memory_mb(device:torch.device)->float:
     "Peak memory in MiB since `reset_peak_memory`: CUDA allocator peak, MPS driver allocation, or peak host RSS."
     if device.type == 'cuda': return torch.cuda.max_memory_allocated(device) / 2**20
@@ -71,6 +72,7 @@ def autocast_dtype(device:torch.device)->torch.dtype:
     "The dtype `amp` computes in: fp16 on CUDA/MPS, bf16 on CPU."
     return torch.bfloat16 if device.type == 'cpu' else torch.float16
 
+# %% ../../nbs/02_machine_devices.ipynb #450d2494
 def precision_dtypes(precision:str, device:torch.device)->tuple:
     "`(model/input dtype, autocast dtype or None)` for `precision` on `device`."
     if precision == 'fp32': return torch.float32, None
@@ -85,16 +87,19 @@ def compute_dtype(precision:str, device:torch.device)->torch.dtype:
     dt, ac = precision_dtypes(precision, device)
     return ac or dt
 
+# %% ../../nbs/02_machine_devices.ipynb #b5398f2b
 def device_type(device)->str:
     "The type of `device`: a `torch.device`, a `hardware.Host`, or a device string (`cuda:1` → `cuda`)."
     return getattr(device, 'type', None) or str(device).split(':')[0]
 
+# %% ../../nbs/02_machine_devices.ipynb #d1dd3ccc
 def compute_dtype_name(precision:str, device)->str:
     "The name (`fp32`, `bf16`, `fp16`) of `compute_dtype`, without torch: `device` as `device_type` takes it."
     if precision in ('fp32', 'fp16', 'bf16'): return precision
     if precision == 'amp': return 'bf16' if device_type(device) == 'cpu' else 'fp16'
     raise BenchError(f"unknown precision {precision!r}: use one of {', '.join(PRECISIONS)}")
 
+# %% ../../nbs/02_machine_devices.ipynb #3ff6bf65
 def precision_support(precision:str, device, explicit:bool=False)->Optional[str]:
     """None if `precision` runs natively on `device` (as `device_type` takes it; torch is asked for a GPU only);
     otherwise the reason it is skipped."""
@@ -133,6 +138,7 @@ def set_tf32(enabled:bool):
     torch.backends.cudnn.allow_tf32 = enabled
     torch.set_float32_matmul_precision('high' if enabled else 'highest')
 
+# %% ../../nbs/02_machine_devices.ipynb #a56bb412
 def tf32_active(precision:str, device:torch.device, allowed:Optional[bool]=None)->bool:
     "Whether fp32 matmuls of this configuration run in TF32, when TF32 is `allowed` (default: as PyTorch is set now)."
     if device.type != 'cuda' or compute_dtype(precision, device) != torch.float32: return False
@@ -163,6 +169,7 @@ def _version_file(package:str)->dict:
             except ValueError: pass
     return out
 
+# %% ../../nbs/02_machine_devices.ipynb #d43c4d81
 def torch_versions()->dict:
     """`{'version': torch.__version__, 'cuda': torch.version.cuda}`: torch's own where it is imported, else read from
     its `version.py` (a command's own process plans and stores without importing torch)."""
@@ -174,6 +181,7 @@ def torch_versions()->dict:
         import torch as t
     return {'version': str(t.__version__), 'cuda': t.version.cuda}  # a plain str: a row read where torch is not
 
+# %% ../../nbs/02_machine_devices.ipynb #623eac21
 def timm_version()->str:
     "`timm.__version__`: timm's own where it is imported, else read from its `version.py`."
     t = sys.modules.get('timm')
@@ -183,6 +191,7 @@ def timm_version()->str:
         import timm as t
     return str(t.__version__)
 
+# %% ../../nbs/02_machine_devices.ipynb #89a0e071
 # what torch's thread counts follow beside the CPUs this process may use: OpenMP's and MKL's variables, a preload
 THREADS_ENV = re.compile(r'OMP_\w*|MKL_\w*|KMP_\w*|GOMP_\w*|OPENBLAS_\w*|LD_PRELOAD')
 
@@ -196,6 +205,7 @@ def _threads_key()->str:
     return json.dumps([platform.node(), os.cpu_count(), psutil.cpu_count(logical=False), cpus, quota, env,
                        sys.executable, torch_versions()['version']])
 
+# %% ../../nbs/02_machine_devices.ipynb #5fab3ef1
 def _threads_bound()->int:
     """The most threads torch's default can be here: this machine's CPUs, or a count a variable sets
     (`OMP_NUM_THREADS=64`); a kept count above it is another machine's or junk."""
@@ -203,6 +213,7 @@ def _threads_bound()->int:
           for n in re.findall(r'\d{1,6}', v)]
     return max([os.cpu_count() or 1, *ns])
 
+# %% ../../nbs/02_machine_devices.ipynb #12f3deb7
 def torch_threads()->tuple:
     """`(torch.get_num_threads(), torch.get_num_interop_threads())` in this process: torch's own where it is imported;
     else what torch said in a process like this one (`_threads_key`), kept in `cache_root()/torch_threads.json` and
@@ -221,6 +232,7 @@ def torch_threads()->tuple:
     keep_json(path, dict(list(kept.items())[-63:]) | {key: list(got)})  # a few machines' and settings' at most
     return got
 
+# %% ../../nbs/02_machine_devices.ipynb #246962ec
 def result_from_spec(spec:BenchSpec, **kw)->BenchResult:
     "A `BenchResult` with every input of `spec` filled in, plus `kw`."
     v = torch_versions()

@@ -49,6 +49,7 @@ def rapl_zones(root=POWERCAP)->list:
         seen.add(z.resolve()); out.append((name, e, top))
     return out
 
+# %% ../../nbs/07_machine_energy.ipynb #c18484b5
 def rapl_counter(root=POWERCAP)->tuple:
     "`(Counter, '')`, or `(None, why)` where no RAPL zone is readable."
     zones = rapl_zones(root)
@@ -77,6 +78,7 @@ def nvml_counter(device)->tuple:
     return Counter('nvml', f"GPU {name} (the whole GPU: every process on it)",
                    lambda: [nv.nvmlDeviceGetTotalEnergyConsumption(h) / 1e3], NVML_STEP_S), ''
 
+# %% ../../nbs/07_machine_energy.ipynb #61967cd0
 def energy_counter(device, root=None)->tuple:
     """The counter for `device` (NVML on a CUDA device, RAPL on a CPU): `(Counter, '')` or `(None, why)`. RAPL is read
     under `root`, else `$TB_POWERCAP` (a sysfs mounted elsewhere, or a test's tree), else `/sys/class/powercap`."""

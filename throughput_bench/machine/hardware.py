@@ -24,6 +24,7 @@ def cpu_name()->str:
     except OSError: pass
     return platform.processor() or platform.machine()
 
+# %% ../../nbs/03_machine_hardware.ipynb #87e2e57f
 def device_name(device:torch.device)->str:
     "Human name of `device`: the GPU's name, or the CPU model."
     if device.type == 'cuda':
@@ -33,11 +34,13 @@ def device_name(device:torch.device)->str:
     if device.type == 'mps': return f"Apple {platform.machine()} GPU (MPS)"
     return cpu_name()
 
+# %% ../../nbs/03_machine_hardware.ipynb #26898bef
 def slugify(name:str)->str:
     "`NVIDIA H100 NVL` → `nvidia_h100_nvl`."
     s = re.sub(r'\((r|tm)\)', '', name.lower())
     return re.sub(r'[^a-z0-9]+', '_', s).strip('_')
 
+# %% ../../nbs/03_machine_hardware.ipynb #083fe2f0
 def device_slug(device:torch.device)->str:
     "File stem of `device`'s results."
     s = slugify(device_name(device))
@@ -59,6 +62,7 @@ def _nvml():
         pynvml.nvmlInit(); return pynvml
     except Exception: return None
 
+# %% ../../nbs/03_machine_hardware.ipynb #393a4fa4
 def _handle(nv, device:torch.device):
     import torch
     uuid = str(getattr(torch.cuda.get_device_properties(device), 'uuid', '') or '')
@@ -67,6 +71,7 @@ def _handle(nv, device:torch.device):
         except Exception: pass
     return nv.nvmlDeviceGetHandleByIndex(device.index or 0)
 
+# %% ../../nbs/03_machine_hardware.ipynb #95a73730
 def nvml_info(device:torch.device)->dict:
     "Driver, clocks, power cap, persistence mode and physical index of a CUDA device ({} without NVML)."
     nv = _nvml() if device.type == 'cuda' else None
@@ -94,6 +99,7 @@ def gpu_processes(device:torch.device)->list:
     except Exception: return []
     return [(p.pid, (p.usedGpuMemory or 0) / 2**20) for p in procs if p.pid != os.getpid()]
 
+# %% ../../nbs/03_machine_hardware.ipynb #72bd7961
 def load_average()->float:
     "The host's 1-minute load average."
     return os.getloadavg()[0]
@@ -112,6 +118,7 @@ def process_env(environ:Optional[dict]=None)->str:
     env = os.environ if environ is None else environ
     return ' '.join(f"{k}={' '.join(str(env[k]).split())}" for k in sorted(env) if PROCESS_ENV.fullmatch(k))
 
+# %% ../../nbs/03_machine_hardware.ipynb #c18cd947
 def git_sha(path=None)->str:
     "The git commit of the benchmark's own code ('' outside a checkout)."
     import throughput_bench
@@ -121,6 +128,7 @@ def git_sha(path=None)->str:
         return r.stdout.strip() if r.returncode == 0 else ''
     except Exception: return ''
 
+# %% ../../nbs/03_machine_hardware.ipynb #61733d9d
 def cpu_info()->dict:
     "CPU model, cores, clock, memory and the vector units that matter for deep learning."
     freq = psutil.cpu_freq()
@@ -157,6 +165,7 @@ def runtime_versions()->dict:
         if ep.dist is not None: out[ep.dist.name] = ep.dist.version
     return out
 
+# %% ../../nbs/03_machine_hardware.ipynb #72441266
 class Host:
     """The CPU as a device, for what runs without torch (the `tbench latency` client, a sweep's own process on a CPU):
     `type` and `index` as a `torch.device`'s, `str` 'cpu'."""
@@ -164,6 +173,7 @@ class Host:
     def __str__(self): return 'cpu'
     def __repr__(self): return "Host('cpu')"
 
+# %% ../../nbs/03_machine_hardware.ipynb #0ac40d86
 def client_device(name:str='auto'):
     """The device a client's rows are filed under: `Host()` for `cpu`, or for `auto` on a machine NVML finds no GPU on
     (no torch imported); else `devices.resolve_device`'s."""
@@ -176,6 +186,7 @@ def client_device(name:str='auto'):
     from throughput_bench.machine.devices import resolve_device  # a GPU named, or seen: torch tells which
     return resolve_device(name)
 
+# %% ../../nbs/03_machine_hardware.ipynb #5b2cecb2
 def _version(package:str)->str:
     try: return md.version(package)
     except md.PackageNotFoundError: return ''

@@ -77,6 +77,7 @@ def fp32_fma_flops(flags:set, vendor:str='', family:Optional[int]=None, model:Op
         if family >= 0x1A: return 64 if 'avx512f' in flags else 32
     return 64 if 'avx512f' in flags else 32
 
+# %% ../../nbs/04_machine_peaks.ipynb #346daf6c
 INT8_AVX2_PEAK = 2  # x the fp32 FMA rate: int8 on AVX2 without VNNI, an upper bound (practical: about 1.3x)
 
 def cpu_flops_per_cycle(flags:set, dtype:str, vendor:str='', family:Optional[int]=None,
@@ -95,6 +96,7 @@ def cpu_flops_per_cycle(flags:set, dtype:str, vendor:str='', family:Optional[int
         return (4 if flags & {'avx512_vnni', 'avx_vnni'} else INT8_AVX2_PEAK if 'avx2' in flags else 0) * fp32 or None
     return None
 
+# %% ../../nbs/04_machine_peaks.ipynb #3288db7a
 def cpu_peak_tflops(dtype:str, cores:int, mhz:Optional[float], flags:set, **ids)->Optional[float]:
     "Theoretical peak TFLOP/s of `cores` cores at `mhz` (`ids`: `cpu_flops_per_cycle`'s vendor, family, model)."
     f = cpu_flops_per_cycle(flags, dtype, **ids)

@@ -31,28 +31,33 @@ def record_path(store)->Path:
     folder's `*.csv` as results never takes it for one)."""
     return Path(store.root) / f"{store.slug}_drift.tsv"
 
+# %% ../../nbs/14_measure_drift.ipynb #00c1f7a9
 def _f(v)->Optional[float]:
     try: v = float(v)
     except (TypeError, ValueError): return None
     return v if math.isfinite(v) else None
 
+# %% ../../nbs/14_measure_drift.ipynb #a8b63001
 def versions_text(r:dict)->str:
     "What software a row ran (`torch=.. timm=.. backend=..`): runs of other versions are not compared for drift."
     return ' '.join(f"{k}={r.get(c) or '?'}" for k, c in
                     (('torch', 'pytorch_version'), ('timm', 'timm_version'), ('backend', 'backend_version')))
 
+# %% ../../nbs/14_measure_drift.ipynb #85b35571
 def _text(v)->str:
     """A text field as the reader takes it whole: no tab, line break, NUL or other C0 control (a space each), valid
     UTF-8 (a lone surrogate a `?`), at most 1,000 characters (a quoted field stays within csv's limit); quotes kept."""
     s = re.sub(r'[\x00-\x1f\x7f]', ' ', '' if v is None else str(v))
     return s.encode('utf-8', 'replace').decode('utf-8')[:1000]
 
+# %% ../../nbs/14_measure_drift.ipynb #65f8294a
 def _when(v)->str:
     "A row's timestamp as the reader parses it (`fromisoformat`, to a time); now where it is none, or not one."
     s = _text(v).strip() if isinstance(v, str) else ''
     try: datetime.datetime.fromisoformat(s).timestamp(); return s
     except (TypeError, ValueError, OverflowError, OSError): return now_iso()
 
+# %% ../../nbs/14_measure_drift.ipynb #641db532
 def record_line(r:dict, # a result row (`BenchResult.to_row()` or a CSV row)
                 run:str, # the run it belongs to: one sweep, one id
                )->Optional[dict]:
@@ -82,6 +87,7 @@ def record_lock(path:Path)->'FileLock':
     path = Path(path); name = path.name
     return FileLock(str(path.parent / f".{name[:name.rindex('_drift')] if '_drift' in name else path.stem}.lock"))
 
+# %% ../../nbs/14_measure_drift.ipynb #004fff0e
 def append_record(path:Path, lines:list):
     "Append `lines` (from `record_line`) to the record at `path`, with a header if it is new, under `record_lock`."
     lines = [l for l in lines if l]
@@ -99,6 +105,7 @@ def append_record(path:Path, lines:list):
         w.writerows(lines)
         with open(path, 'a', encoding='utf-8') as f: f.write(buf.getvalue())
 
+# %% ../../nbs/14_measure_drift.ipynb #d3aa1918
 def is_header(b:bytes)->bool:
     "Whether line `b` is the record's header (after a UTF-8 byte order mark, before a CR, if it has them)."
     return b.rstrip(b'\r').removeprefix(b'\xef\xbb\xbf') == '\t'.join(RECORD).encode()  # BOM: `codecs.BOM_UTF8`
@@ -125,6 +132,7 @@ def parse_line(raw:bytes, header:tuple=RECORD)->Optional[dict]:
     except (TypeError, ValueError, OverflowError, OSError): return None
     return d
 
+# %% ../../nbs/14_measure_drift.ipynb #8886b378
 @dataclass
 class RecordScan:
     """A drift record read line by line: the lines that parse (`lines`, with their own bytes in `raw`, a CR included)
@@ -159,6 +167,7 @@ def scan_record(path:Path, whole:bool=False)->RecordScan:
         else: s.lines.append(d); s.raw.append(b)
     return s
 
+# %% ../../nbs/14_measure_drift.ipynb #372dfba5
 def read_record(path:Path)->list:
     "The record's good lines as dicts with numbers parsed (`scan_record`); a missing file empty."
     return scan_record(path).lines
@@ -168,15 +177,18 @@ def _busy(l:dict)->bool:
     "Whether the line's row was marked contended (the sweep saw others take the CPU): said on the row, not drift."
     return str(l.get('contended')).lower() == 'true'
 
+# %% ../../nbs/14_measure_drift.ipynb #e4bd16dc
 @functools.lru_cache(maxsize=None)
 def _t975(k:int)->float:
     "Student's t at 97.5% with `k - 1` degrees of freedom (1.96 for one process): once per count, not once per line."
     return t_quantile(0.975, k - 1) if k >= 2 else 1.96
 
+# %% ../../nbs/14_measure_drift.ipynb #82178379
 def _se(l:dict)->float:
     "A line's within-run standard error on the log scale (its relative half-width over t)."
     return (l.get('within_rel') or 0.0) / _t975(int(l.get('repeats') or 1))
 
+# %% ../../nbs/14_measure_drift.ipynb #9465ebde
 def _by_run(lines:list, key)->dict:
     "`{group: {run: [lines]}}` for `key(line)` (None: left out)."
     out = {}
@@ -185,6 +197,7 @@ def _by_run(lines:list, key)->dict:
         if g is not None: out.setdefault(g, {}).setdefault(l['run'], []).append(l)
     return out
 
+# %% ../../nbs/14_measure_drift.ipynb #1419e01b
 def config_drift(lines:list)->tuple:
     """`(sigma, reruns, ss)`: the configurations' pooled run-to-run drift as their re-runs alone measure it (None
     without re-runs), the re-runs (degrees of freedom) behind it, and their sum of squares net of within-run error,
@@ -200,6 +213,7 @@ def config_drift(lines:list)->tuple:
     ss = max(ss, 0.0)
     return math.sqrt(ss / dof), int(dof), ss
 
+# %% ../../nbs/14_measure_drift.ipynb #011ae28c
 def posterior_drift(prior, # the device kind's prior drift `s0`, a relative SD (`core.PRIOR_DRIFTS`)
                     prior_dof, # what the prior is worth, in re-runs: `ν0`
                     ss=0.0, # the re-runs' sum of squares net of within-run error (`config_drift`'s third)
@@ -209,7 +223,6 @@ def posterior_drift(prior, # the device kind's prior drift `s0`, a relative SD (
     re-run interval takes Student's t with `ν` degrees of freedom. Numbers or numpy arrays (`bench/drift_sim.py`)."""
     nu = prior_dof + reruns
     return np.sqrt((prior_dof * np.square(prior) + np.maximum(ss, 0.0)) / nu), nu
-
 
 # %% ../../nbs/14_measure_drift.ipynb #6d502885
 LAGS = (('minutes', 3600), ('hours', 86400), ('days', math.inf))  # a pair of runs falls in the first lag it is under
@@ -266,6 +279,7 @@ class Drift:
         if self.sigma > post: text = f"drift {self.sigma:.1%}, the yardstick's between runs, above the {text[6:]}"
         return ('provisional: ' if self.provisional else '') + text + tail
 
+# %% ../../nbs/14_measure_drift.ipynb #e9385483
 def machine_drift(lines:list, device:str='cpu')->Drift:
     """The `Drift` of a record's `lines` (from `read_record`) on a `device` of that kind: the prior of the device's kind
     (`core.PRIOR_DRIFTS`) updated by the configurations' re-runs (`posterior_drift`), or the yardstick's drift between
@@ -285,6 +299,7 @@ def set_aside(path:Path)->Optional[Path]:
     try: path.rename(aside); return aside
     except OSError: return None
 
+# %% ../../nbs/14_measure_drift.ipynb #049b91ce
 @contextlib.contextmanager
 def _locked(path:Path):
     "`record_lock(path)` held within, where it can be taken (a read-only folder: within, unlocked)."
@@ -356,6 +371,7 @@ def drift_summary(path:Path)->str:
             + f"re-runs{'; provisional' if d.provisional else ''})"
             + (f"; yardstick (GEMM) {lags}" if lags else '') + bad)
 
+# %% ../../nbs/14_measure_drift.ipynb #dab705a3
 def repair_record(path)->tuple:
     """Move the damaged lines of a drift record to `<file>.rejected`, keeping every good line as it was written (the
     whole file, however large). Returns `(good lines, bad lines, side file)`."""

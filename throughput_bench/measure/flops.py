@@ -35,6 +35,7 @@ def count_flops(model:torch.nn.Module, x:torch.Tensor, backward:bool=False)->flo
         if backward: model.zero_grad(set_to_none=True)
     return float(fc.get_total_flops())
 
+# %% ../../nbs/09_measure_flops.ipynb #7cee4b11
 @contextlib.contextmanager
 def frozen(model:torch.nn.Module):
     """Parameters not requiring grad for the duration: under `no_grad`, the counter's module tracker fails on a
@@ -45,6 +46,7 @@ def frozen(model:torch.nn.Module):
     finally:
         for p, r in req: p.requires_grad_(r)
 
+# %% ../../nbs/09_measure_flops.ipynb #18606833
 def gflops_per_sample(model:torch.nn.Module, channels:int, size:int, backward:bool=False)->Optional[float]:
     """GFLOPs per sample at `channels` x `size`, counted at batch 2 on the CPU (None if the model cannot be counted), on
     a copy of the model in fp32; a forward count of a model already in fp32 on the CPU counts the model itself (eval
@@ -65,6 +67,7 @@ def _builders_stamp()->str:
     return ' '.join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
                     for p in sorted(Path(backbones.__file__).parent.glob('*.py')))
 
+# %% ../../nbs/09_measure_flops.ipynb #09038e5c
 def flops_key(spec, # a `BenchSpec` (or anything with its model and input fields)
               backward:bool=False # the training pass (forward and backward)
              )->str:
@@ -80,6 +83,7 @@ def flops_key(spec, # a `BenchSpec` (or anything with its model and input fields
             f"{'train' if backward else 'infer'} torch {torch_versions()['version']} timm {timm_version()} "
             f"{info.package} {ver(info.package) if info.package else ''} builders {_builders_stamp()}")
 
+# %% ../../nbs/09_measure_flops.ipynb #c127c1b5
 def known_gflops(spec, # the configuration whose model is counted
                  count:Callable, # counts it: `lambda: gflops_per_sample(model, ...)`
                  backward:bool=False)->Optional[float]:
@@ -98,6 +102,7 @@ def known_gflops(spec, # the configuration whose model is counted
     if g: keep_json(path, cache | {key: [g, gflops_check(key, g)]})
     return g
 
+# %% ../../nbs/09_measure_flops.ipynb #3dd9ef80
 def gflops_check(key:str, g:float)->str:
     "A kept count's check: a count changed by hand or by damage no longer matches it and its key, and is not read."
     import hashlib
@@ -123,6 +128,7 @@ def _median_time(fn, device, repeats:int, seconds:float=0.0)->float:
         t = time.perf_counter(); fn(); synchronize(device); ts.append(time.perf_counter() - t)
     return float(np.median(ts))
 
+# %% ../../nbs/09_measure_flops.ipynb #f200e20d
 def gemm_tflops(device:torch.device, dtype:str='fp32', n:Optional[int]=None, repeats:int=5)->float:
     "Measured TFLOP/s of an `n` x `n` matmul in `dtype` on `device`."
     n = n or (8192 if device.type == 'cuda' else 2048)
@@ -135,6 +141,7 @@ def gemm_tflops(device:torch.device, dtype:str='fp32', n:Optional[int]=None, rep
         if device.type == 'cuda': set_tf32(was)  # as it was: a run's TF32 setting is its own
     return 2 * n**3 / t / 1e12
 
+# %% ../../nbs/09_measure_flops.ipynb #e6f3db5a
 def copy_gbps(device:torch.device, mbytes:int=None, repeats:int=5)->float:
     "Measured copy bandwidth in GB/s (bytes read + bytes written)."
     mbytes = mbytes or (2048 if device.type == 'cuda' else 512)
@@ -172,6 +179,7 @@ def ceiling_dtypes(device:torch.device)->list:
         if precision_support(p, device) is None: out.append(name)
     return out
 
+# %% ../../nbs/09_measure_flops.ipynb #de839714
 # GEMM shapes (m, k, n) a ceiling is the best of: square ones, and the tall and wide ones convolutions and attention
 # lower to
 CEILING_SHAPES = {'cpu': [(1024, 1024, 1024), (2048, 2048, 2048), (12544, 576, 128), (784, 2304, 512)],
@@ -184,6 +192,7 @@ def gemm_shape_tflops(device:torch.device, dtype:str, m:int, k:int, n:int, trans
     b = torch.randn(n, k, device=device, dtype=dt).t() if transposed else torch.randn(k, n, device=device, dtype=dt)
     return 2 * m * k * n / _median_time(lambda: a @ b, device, 3, seconds) / 1e12
 
+# %% ../../nbs/09_measure_flops.ipynb #3f537d01
 def ort_gemm_tflops(m:int, k:int, n:int, seconds:float)->Optional[float]:
     "fp32 TFLOP/s of ONNX Runtime's own MatMul kernel on the CPU at this process's threads (None: not installed)."
     try:
@@ -219,6 +228,7 @@ def gemm_ceiling(device:torch.device, dtype:str, seconds:float=0.3)->tuple:
             if v: best = max(best, (v, f"onnxruntime {m}x{k}x{n}"))
     return best
 
+# %% ../../nbs/09_measure_flops.ipynb #9d2cdfdf
 CEILINGS_VERSION = 2  # the ceilings' method: records of another version are measured again
 
 def measure_ceilings(device:torch.device, quick:bool=False)->dict:
@@ -232,6 +242,7 @@ def measure_ceilings(device:torch.device, quick:bool=False)->dict:
                 threads=torch.get_num_threads(), version=CEILINGS_VERSION,
                 measured_at=__import__('datetime').datetime.now().isoformat(timespec='seconds'))
 
+# %% ../../nbs/09_measure_flops.ipynb #bfda04b8
 def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
     "Why a hardware record's ceilings `c` must be measured again (None: they still hold)."
     import datetime
@@ -247,6 +258,7 @@ def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
 # %% ../../nbs/09_measure_flops.ipynb #1d0a00ad
 def _threads_ok(t)->bool: return type(t) is int and 0 < t <= _threads_bound()  # a thread count torch can have here
 
+# %% ../../nbs/09_measure_flops.ipynb #8191f9e4
 def ceilings_cache(device:torch.device, # the device measured
                    threads:Optional[int]=None, # the process's threads they were measured at (default: this one's)
                   )->Path:
@@ -259,6 +271,7 @@ def ceilings_cache(device:torch.device, # the device measured
     name = re.sub(r'[^A-Za-z0-9_.-]+', '_', f"{device_name(device)}-torch{torch_versions()['version']}-{t}threads")
     return root / f"{name}.json"
 
+# %% ../../nbs/09_measure_flops.ipynb #528d24dc
 def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
     """This machine's ceilings for `device`: the cached ones while `ceilings_stale` finds nothing wrong with them, else
     measured now (and cached)."""
@@ -270,6 +283,7 @@ def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
     log(f"measuring this machine's GEMM and copy ceilings ({why}; for mfu_measured; kept in {path})")
     return keep_ceilings(device, measure_ceilings(device, quick))
 
+# %% ../../nbs/09_measure_flops.ipynb #662fe8c2
 def keep_ceilings(device:torch.device, c:dict)->dict:
     "Write ceilings `c` to this machine's cache (`ceilings_cache`), whole or not at all; returns `c`."
     # a read-only home: measured again next time; ceilings of no thread count a process has: kept nowhere
@@ -281,6 +295,7 @@ def matmul_dtype(precision:str, device:torch.device, tf32:bool)->str:
     "The name of the dtype the matmuls of `precision` run in."
     return matmul_dtype_name(precision, device.type, tf32)
 
+# %% ../../nbs/09_measure_flops.ipynb #19b1357f
 def mfu(achieved_tflops:Optional[float], peak_tflops:Optional[float])->Optional[float]:
     "`achieved / peak`, None when either is unknown; raises if it would exceed 1."
     if not achieved_tflops or not peak_tflops or peak_tflops != peak_tflops: return None

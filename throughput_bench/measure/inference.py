@@ -35,16 +35,19 @@ def peak_rss_mb()->float:
     "Peak resident set size of this process since the last `reset_peak_memory`, MiB."
     return peak_memory_mb(torch.device('cpu'))
 
+# %% ../../nbs/23_measure_inference.ipynb #45c7c4d3
 def predict_peak_mb(p_small:float, p_large:float, b_small:int, b_large:int, batch:int)->float:
     "Linear extrapolation of peak memory from two probes."
     slope = max(p_large - p_small, 0.0) / (b_large - b_small)
     return p_large + slope * max(batch - b_large, 0)
 
+# %% ../../nbs/23_measure_inference.ipynb #e3d85240
 def halve_to_fit(batch:int, predict, budget_mb:float)->int:
     "The largest of `batch`, `batch/2`, ... (at least 1) whose predicted peak fits `budget_mb`."
     while batch > 1 and predict(batch) > budget_mb: batch //= 2
     return batch
 
+# %% ../../nbs/23_measure_inference.ipynb #8e168347
 def probe_peaks(make_step, probes=(2, 4))->list:
     "Peak RSS (MiB) after one step at each probe batch, smallest first, from a high-water mark reset just before."
     reset_peak_memory(torch.device('cpu'))  # forget earlier peaks (building the model, counting FLOPs)
@@ -53,6 +56,7 @@ def probe_peaks(make_step, probes=(2, 4))->list:
         step = make_step(b); step(); peaks.append(peak_rss_mb())
     return peaks
 
+# %% ../../nbs/23_measure_inference.ipynb #deb5a54e
 def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None,
                   max_memory_mb:Optional[float]=None)->tuple:
     """`(batch to run, why it differs from batch or '', reason: '' | 'memory' | 'time-cap')`, from probing
@@ -100,6 +104,7 @@ def wilson(k:int, n:int)->tuple:
     mid, half = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
     return max(0.0, mid - half), min(1.0, mid + half)
 
+# %% ../../nbs/23_measure_inference.ipynb #49855ae2
 def drop_interval(b, # images fp32 eager got right and the configuration wrong (a count, or an array of counts)
                   c, # images the configuration got right and fp32 eager wrong
                   n:int, # images in all
@@ -114,6 +119,7 @@ def drop_interval(b, # images fp32 eager got right and the configuration wrong (
     half = z * np.sqrt(np.maximum(0.0, p + q - (p - q) ** 2) / (n + 2))
     return np.maximum(-1.0, p - q - half), np.minimum(1.0, p - q + half)
 
+# %% ../../nbs/23_measure_inference.ipynb #012aa6bc
 def paired_drop(ref_ok, # whether fp32 eager got each image right
                 cfg_ok, # whether the configuration got the same image right
                )->tuple:
@@ -130,6 +136,7 @@ def checks_accuracy(spec:BenchSpec)->bool:
     "Whether `spec` computes in less than fp32 and so gets the accuracy check."
     return spec.mode == 'inference' and (not at_default('quant', spec.quant) or spec.precision != 'fp32')
 
+# %% ../../nbs/23_measure_inference.ipynb #a06a27d2
 def folder_labels(files:list, folder:str, num_classes:int)->Optional['np.ndarray']:
     """Each image's class from its sub-folder's name, where the names are classes of the model's head: `0`…`N-1`
     (in 0-9 digits), or ImageNet's WordNet ids for a 1000-class head; None where they are not."""
@@ -143,6 +150,7 @@ def folder_labels(files:list, folder:str, num_classes:int)->Optional['np.ndarray
         if all(n in index for n in names): return np.array([index[n] for n in names])
     return None
 
+# %% ../../nbs/23_measure_inference.ipynb #01dc3fae
 def top1(run, files:list, size:int, batch:int)->'np.ndarray':
     "The top-1 class `run` (a backend's `output`, `batch` images a call) gives each image of `files`, 64 files a read."
     import numpy as np
@@ -171,6 +179,7 @@ def accuracy_reference(model, spec:BenchSpec, device)->Optional[dict]:
         keep_json(path, {'top1': ref.tolist()})
     return dict(files=files, labels=folder_labels(files, spec.images, classes), top1=ref)
 
+# %% ../../nbs/23_measure_inference.ipynb #10772b62
 def judge_accuracy(res:BenchResult, spec:BenchSpec, acc:Optional[dict], run, batch:int)->BenchResult:
     """Put the accuracy check's figures and words on the row (`run`: the configuration's `output`, `batch` images a
     call); a drop beyond `spec.accuracy_gate` makes it `wrong`."""
@@ -207,9 +216,11 @@ def reference_output(model, spec:BenchSpec, device)->tuple:
     x = gate_input(spec, min(spec.batch_size, GATE_SAMPLES))
     with torch.inference_mode(): return x, as_samples(model(x.to(device)), len(x))
 
+# %% ../../nbs/23_measure_inference.ipynb #85b489ff
 class Refused(BenchError):
     "A runtime (or its quantizer) could not run this int8 configuration: its own words, a `skipped` row."
 
+# %% ../../nbs/23_measure_inference.ipynb #347f43b5
 @contextlib.contextmanager
 def int8_refusal(spec:BenchSpec):
     """Within: a quantizer's or runtime's failure on an int8 configuration becomes `Refused`, in its own words (a
@@ -220,6 +231,7 @@ def int8_refusal(spec:BenchSpec):
         if spec.quant != 'int8' or is_oom(e): raise
         raise Refused(f"{spec.backend} cannot run {spec.model_name[:80]!r} in int8: {one_line(e, 150)}") from e
 
+# %% ../../nbs/23_measure_inference.ipynb #0ab1027b
 @dataclass
 class Checks:
     "What a prepared configuration is checked against, from the fp32 model before its backend casts or quantizes it."
@@ -227,6 +239,7 @@ class Checks:
     ref:object = None          # fp32 eager's outputs on it
     acc:Optional[dict] = None  # fp32 eager's top-1 on the held-out images (`accuracy_reference`)
 
+# %% ../../nbs/23_measure_inference.ipynb #17ec9fe3
 def prepare_checked(model, spec:BenchSpec, device, res:BenchResult):
     """`(prepared, checks)`: `model` (fp32, on `device`) made ready by its backend as every command does (`infer`,
     `map`, `serve`): calibrated and quantized where `spec.quant` says so, a runtime's refusal `Refused`; the row `res`
@@ -237,6 +250,7 @@ def prepare_checked(model, spec:BenchSpec, device, res:BenchResult):
     describe_prepared(res, spec, prep)
     return prep, checks
 
+# %% ../../nbs/23_measure_inference.ipynb #235a016e
 def describe_prepared(res:BenchResult, spec:BenchSpec, prep)->BenchResult:
     "What the backend made of `spec` on the row: its settings, version, export, quantization and int8 units."
     res.backend_settings, res.backend_version = prep.settings, prep.version
@@ -251,6 +265,7 @@ class LastInput:
     def __init__(self, run): self.run, self.x = run, None
     def __call__(self, x): self.x = x; return self.run(x)
 
+# %% ../../nbs/23_measure_inference.ipynb #bccc0523
 def cache_gain(run, # a backend's `output` (a float32 CPU batch in, its outputs out)
                spec:BenchSpec, batch:int, seed:int=1,
                least:int=2, # pairs of calls at least...
@@ -325,6 +340,7 @@ def audit_undecided(audit:dict, batch:int, seed_figure:bool):
         return f['gain'] > half or seed_figure and not lo <= ips <= hi
     return undecided
 
+# %% ../../nbs/23_measure_inference.ipynb #3e7c6599
 def audit_phase(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device, about:tuple,
                 audit:dict)->BenchResult:
     """An audit's process on a CPU, where a call on a host batch costs what the row's step does (no copy to a

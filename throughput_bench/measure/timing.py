@@ -80,6 +80,7 @@ class CpuClock:
         "`(latencies, elapsed)` in seconds; elapsed is their sum."
         return np.asarray(self.lat), self.total
 
+# %% ../../nbs/08_measure_timing.ipynb #cae1b076
 class CudaClock:
     "Iteration boundaries as CUDA events: no host synchronisation inside the loop."
     def __init__(self, device):
@@ -102,6 +103,7 @@ class CudaClock:
         self.lat += [a.elapsed_time(b) / 1e3 for a, b in self.pairs[done:]]
         lat = np.asarray(self.lat); return lat, float(lat.sum())
 
+# %% ../../nbs/08_measure_timing.ipynb #5e69bcbc
 def make_clock(device):
     "The right clock for `device`."
     return CudaClock(device) if device.type == 'cuda' else CpuClock(device)
@@ -122,6 +124,7 @@ def _rel_ci(lat:np.ndarray, confidence:float)->float:
     if n < 2: return math.inf
     return ci_halfwidth(float(lat.std(ddof=1)), n, confidence) / float(lat.mean())
 
+# %% ../../nbs/08_measure_timing.ipynb #67a259a1
 def _loop(
     step: Callable, device: torch.device, stop: Callable, confidence: float, check_every: float, exact: bool = False
 ) -> tuple:
@@ -141,6 +144,7 @@ def _loop(
         clock.resume()  # the check (a first import of scipy takes ~0.5 s) is not the next iteration's time
     return clock.read()
 
+# %% ../../nbs/08_measure_timing.ipynb #5734c7ff
 def measure(step:Callable, # runs one batch; its result is not used
             device:torch.device, batch_size:int, cfg:TimingConfig=None,
             on_warm:Optional[Callable]=None # called once after warm-up, before timing (e.g. to read GPU clocks)

@@ -90,6 +90,7 @@ def phase_seconds(step:TrainStep, device, min_iters:int=5, min_seconds:float=1.0
         n += 1
     return totals / n
 
+# %% ../../nbs/25_measure_training.ipynb #9d0800b7
 def phase_breakdown(step:TrainStep, device, min_iters:int=5, min_seconds:float=1.0)->dict:
     "Percent of step time in each phase, over at least `min_iters` steps and `min_seconds`."
     totals = phase_seconds(step, device, min_iters, min_seconds)

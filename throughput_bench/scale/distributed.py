@@ -27,6 +27,7 @@ def group_backend(device_type:str)->str:
     "NCCL between GPUs, gloo between CPU processes."
     return 'nccl' if device_type == 'cuda' else 'gloo'
 
+# %% ../../nbs/27_scale_distributed.ipynb #a5a181b4
 def join_group(device_type:str, timeout_s:float)->tuple:
     "`(rank, world size, this rank's device)` once the process group is up."
     rank, world, local = int(os.environ['RANK']), int(os.environ['WORLD_SIZE']), int(os.environ.get('LOCAL_RANK', 0))
@@ -43,6 +44,7 @@ def _agree(device, seconds:float, stop:bool)->tuple:
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return float(t[0]), bool(t[1] > 0)
 
+# %% ../../nbs/27_scale_distributed.ipynb #46cef39d
 def lockstep_measure(step, device, batch_size:int, cfg:TimingConfig, rank:int)->Timing:
     "Time `step` on every rank of the group: the same warm-up and timed steps everywhere, stop decided by rank 0."
     synchronize(device); t = time.perf_counter(); step(); synchronize(device)
@@ -135,6 +137,7 @@ def _how(code:int)->str:
         else f"exited with code {code}"
     )
 
+# %% ../../nbs/27_scale_distributed.ipynb #1c09880a
 def _torchrun_failure(text:str)->Optional[tuple]:
     "The rank that caused the group's failure and how it ended, `(rank, words)`, from torchrun's report, or None."
     # every rank torchrun lists, in `Failures` and `Root Cause`

@@ -17,6 +17,7 @@ from ..analyse.store import row_key, ResultStore, read_results, key_matches, rep
 from ..analyse.tracking import WandbLogger, resolve_mode, load_results, sync as _sync
 from ..machine.contention import Contention
 from ..analyse.globe import write_globe
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
@@ -38,10 +39,12 @@ def default_batch(mode:str, device_type:str)->int:
     "512 (inference) or 256 (training) on a GPU, 32 on a CPU."
     return (256 if mode == 'training' else 512) if device_type == 'cuda' else 32
 
+# %% ../../nbs/31_scale_launch.ipynb #46d6afc0
 def default_precisions(mode:str)->list:
     "Every precision for inference; fp32, amp and bf16 autocast for training (pure fp16 training needs loss scaling)."
     return ['fp32', 'amp', 'bf16'] if mode == 'training' else list(PRECISIONS)
 
+# %% ../../nbs/31_scale_launch.ipynb #35acb4fa
 def default_compile_modes(device_type:str)->list:
     "`none` and `default` on CUDA; `none` elsewhere (compiling on a CPU costs minutes per model)."
     return ['none', 'default'] if device_type == 'cuda' else ['none']
@@ -113,6 +116,7 @@ def _said(x)->str:
     s = str(x)
     return s if len(s) <= 24 else f"{s[:12]}… ({len(s)} digits)"
 
+# %% ../../nbs/31_scale_launch.ipynb #ce6ab45a
 def _positive(name:str, v, kind=int, allow_zero=False):
     "Check an option: a positive, finite number no larger than `LIMITS[name]` (or a list of them)."
     for x in (v if isinstance(v, (list, tuple)) else [v]):
@@ -126,11 +130,13 @@ def _positive(name:str, v, kind=int, allow_zero=False):
         if name in LIMITS and x > LIMITS[name]:
             raise BenchError(f"{name} {_said(x)} is more than {LIMITS[name]:g}: not a value this tool can run")
 
+# %% ../../nbs/31_scale_launch.ipynb #280fbefc
 def _text(name:str, v):
     "Check a text option: `None` (its default) or a non-empty string."
     if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v).strip()):
         raise BenchError(f"{name} must not be empty")
 
+# %% ../../nbs/31_scale_launch.ipynb #07e6e68d
 def idle_check(device, force:bool):
     "Refuse to measure on a GPU other processes are computing on (unless `force`)."
     busy = gpu_processes(device)
@@ -182,6 +188,8 @@ def seed_specs(specs:list, inputs_given:bool)->list:
             kw['input_channels'], kw['input_size'] = SEED_INPUTS[s.model_name]
         out.append(dataclasses.replace(s, **kw))
     return out
+
+# %% ../../nbs/31_scale_launch.ipynb #3ce6b697
 def default_models(conventions:str='tbench')->list:
     """The models a sweep runs when none are named: the registry's timm models; under the seed tool's conventions also
     its geo encoders, when the `[geo]` extra is installed."""
@@ -199,6 +207,7 @@ def scaling_efficiency(res, store):
     if base: res.scaling_efficiency = res.throughput_mean / (res.world_size * float(base[-1]['throughput_mean']))
     return res
 
+# %% ../../nbs/31_scale_launch.ipynb #84e56282
 def slurm_sweep(specs:list, su:Setup)->'pd.DataFrame':
     """Submit `specs` as SLURM jobs (submitit); with `slurm_wait`, wait and collect. The jobs of the manifest, with
     their states."""
@@ -223,6 +232,7 @@ def slurm_sweep(specs:list, su:Setup)->'pd.DataFrame':
     ]
     return pd.DataFrame(rows, columns=['job_id', 'state', 'configurations', 'models', 'new', 'log'])
 
+# %% ../../nbs/31_scale_launch.ipynb #b8f18350
 def collect(results_dir:str='results', # the results folder the jobs' shards are under
             quiet:bool=False)->dict:
     """Merge the shards of SLURM jobs into the per-device CSVs (idempotent); record failed jobs as error rows. Counts
@@ -231,6 +241,7 @@ def collect(results_dir:str='results', # the results folder the jobs' shards are
     if not Path(results_dir).is_dir(): raise BenchError(f"no results folder {str(results_dir)!r}")
     return sl.collect(results_dir, (lambda m: None) if quiet else print)
 
+# %% ../../nbs/31_scale_launch.ipynb #0fb97cde
 def wandb_logger(
     mode: str,
     hw: dict,
@@ -262,6 +273,7 @@ def check_backends(backends:Optional[list], mode:str)->list:
         if why: raise BenchError(why)
     return backends
 
+# %% ../../nbs/31_scale_launch.ipynb #45558974
 def backend_words(options:str, backends:list)->dict:
     """`{backend: its own words}` from `--backend-options`: a plain word (`streams=2`) for every runtime of `backends`
     that has settings, a word that names one (`openvino.hint=LATENCY`) for that one; each runtime's words checked by
@@ -286,6 +298,7 @@ def backend_words(options:str, backends:list)->dict:
             raise
     return {b: ' '.join(words) for b, words in out.items()}
 
+# %% ../../nbs/31_scale_launch.ipynb #9a9a0b76
 def _taker(be, word:str, others:list)->Optional[str]:
     "The first runtime of `others` that takes `word` alone where runtime `be` does not (None: `be` takes it, or none)."
     from throughput_bench.backends.base import get_backend
@@ -466,14 +479,17 @@ class SweepOptions(SweptSettings):
     MORE = ('timing (each worker process)', 'a SLURM cluster (submitit)', 'Weights & Biases')
     TEXTS = ('device', 'results_dir', 'output', 'slurm')
 
-    @classmethod
-    def of(cls, **kw)->SweepOptions:
-        "Options from keyword arguments; an unknown keyword is one line naming the closest option."
-        return make_options(cls, (), kw)
+# %% ../../nbs/31_scale_launch.ipynb #33ea50fb
+@patch(cls_method=True)
+def of(cls:SweepOptions, **kw)->SweepOptions:
+    "Options from keyword arguments; an unknown keyword is one line naming the closest option."
+    return make_options(cls, (), kw)
 
-    def model_names(self)->list:
-        "The models asked for, or the default set of the conventions."
-        return list(self.models) if self.models else default_models(self.conventions)
+# %% ../../nbs/31_scale_launch.ipynb #ef529378
+@patch
+def model_names(self:SweepOptions)->list:
+    "The models asked for, or the default set of the conventions."
+    return list(self.models) if self.models else default_models(self.conventions)
 
 # %% ../../nbs/31_scale_launch.ipynb #3b137158
 def make_options(cls, args:tuple, kwargs:dict):
@@ -494,15 +510,18 @@ def make_options(cls, args:tuple, kwargs:dict):
     if need: raise BenchError(f"no {need[0].replace('_', ' ')} given: it has no default")
     return cls(**given, **kwargs)
 
+# %% ../../nbs/31_scale_launch.ipynb #9a50bb07
 def flag(name:str)->str:
     "The command-line spelling of option `name`: `--batch-sizes` for `batch_sizes`."
     return '--' + name.replace('_', '-')
 
+# %% ../../nbs/31_scale_launch.ipynb #cab8e7b5
 def check_numbers(o):
     """Every number of options `o` (its `NUMBERS`): whole where it must be, positive (or zero where allowed), finite,
     within `LIMITS`."""
     for name, (kind, zero) in o.NUMBERS.items(): _positive(flag(name), getattr(o, name), kind, allow_zero=zero)
 
+# %% ../../nbs/31_scale_launch.ipynb #ee7df11c
 def check_words(o):
     "Every word of options `o` one of its `CHOICES`, and every text option of its `TEXTS` non-empty."
     for name, choices in o.CHOICES.items():
@@ -537,6 +556,7 @@ def check_together(o:SweepOptions):
     if o.repeats is not None and o.repeats > 1 and not o.isolate:
         raise BenchError("--repeats needs worker processes; drop --no-isolate or use --repeats 1")
 
+# %% ../../nbs/31_scale_launch.ipynb #7ca6525b
 def check(o:SweepOptions)->SweepOptions:
     "`o` checked before anything is built (a one-line `BenchError` for the first wrong option), its backends settled."
     check_words(o); check_numbers(o); check_together(o)
@@ -582,6 +602,7 @@ def repeats_for(o:SweepOptions, device_type:str):
         return reps
     return Repeats(REPEATS)
 
+# %% ../../nbs/31_scale_launch.ipynb #3d855a76
 @dataclass(frozen=True)
 class Setup:
     """What `setup` settles from the options: the device, one process's timing, the repeats, the results store, the
@@ -593,6 +614,7 @@ class Setup:
     store:object           # a `store.ResultStore` (None for a SLURM submission: the jobs write shards)
     msg:Messages
 
+# %% ../../nbs/31_scale_launch.ipynb #8d38224d
 def open_store(o:SweepOptions, dev, warn:Callable):
     "The results store of `o` on `dev`, checked, with the rows a full disk kept aside last time added."
     if o.output:
@@ -606,6 +628,7 @@ def open_store(o:SweepOptions, dev, warn:Callable):
     if n: warn(f"added {n} pending row(s) to {store.csv_path}")
     return store
 
+# %% ../../nbs/31_scale_launch.ipynb #8a56f3ae
 def setup(o:SweepOptions, msg:Optional[Messages]=None)->Setup:
     """The device resolved, the timing and the repeats settled, the store opened: what a sweep runs with. A CPU is a
     `hardware.Host`: this process plans and stores without torch, its worker processes measure with it."""
@@ -631,6 +654,7 @@ def across(specs:list, asked:dict)->list:
         specs = [dataclasses.replace(s, **{name: x}) for s in specs for x in values]
     return specs
 
+# %% ../../nbs/31_scale_launch.ipynb #3100203b
 def configurations(o:SweepOptions, dev)->list:
     """The sweep's configurations (`BenchSpec`s): models × precisions × compile modes × batches × layout, then the seed
     tool's conventions, optimizers, world sizes and backends."""
@@ -694,6 +718,7 @@ def run(su:Setup, p)->list:
     return run_sweep(p, store, su.timing, isolate=o.isolate, progress=o.progress, runner_kw=runner_kw(o),
                      post=post, repeats=su.repeats, contention=cont, log=msg.warn)
 
+# %% ../../nbs/31_scale_launch.ipynb #e540f385
 def contention_watch(o:SweepOptions, dev, strict:Optional[bool]=None):
     """On a CPU, the `Contention` policy of `o` (waiting, threshold, strict) over the sweep's own process tree; else
     None."""
@@ -702,6 +727,7 @@ def contention_watch(o:SweepOptions, dev, strict:Optional[bool]=None):
     return Contention(wait=o.wait_idle, threshold=o.busy_threshold, strict=o.strict if strict is None else strict,
                       roots=server_pids)
 
+# %% ../../nbs/31_scale_launch.ipynb #f8d5b222
 def runner_kw(o:SweepOptions)->Optional[dict]:
     "What a worker process needs beyond the configuration: training's `breakdown`."
     return {'breakdown': o.breakdown} if o.mode == 'training' else None
@@ -720,6 +746,7 @@ def takes_options(cls):
         return f
     return deco
 
+# %% ../../nbs/31_scale_launch.ipynb #b4ea46a3
 @takes_options(SweepOptions)
 def sweep(*args, **kwargs)->'pd.DataFrame':
     "Plan, measure and store a sweep; the rows of every configuration asked for. Its parameters are `SweepOptions`'."
@@ -757,6 +784,7 @@ def within_budget(su:Setup, minutes:float, n:int, started:Optional[float]=None)-
     return dataclasses.replace(su, repeats=dataclasses.replace(r, least=min(r.least, 3), seconds=min(r.seconds, share),
                                                                deadline=start + minutes * 60, budget_s=minutes * 60))
 
+# %% ../../nbs/31_scale_launch.ipynb #08794cfc
 WIDE = 0.10  # a row whose 95% interval is wider than this (relative half-width) ranks nothing (`submit.MAX_HALF_WIDTH`)
 
 def rerun_command(rows:list, o:SweepOptions)->str:
@@ -809,6 +837,7 @@ def rerun_note(new:list, o:SweepOptions, seconds:float)->str:
             f"({said}{' …' if len(bad) > 4 else ''}). Measure them again {how}:")
     return textwrap.fill(text, 100, break_on_hyphens=False) + f"\n  {rerun_command(bad, o)}"
 
+# %% ../../nbs/31_scale_launch.ipynb #6e4bf56c
 def said(df:'pd.DataFrame', o:SweepOptions)->'pd.DataFrame':
     "`df`, after printing its summary where nothing else would show it: outside a notebook, unless `o.quiet`."
     if not o.quiet and not in_notebook():
@@ -817,6 +846,7 @@ def said(df:'pd.DataFrame', o:SweepOptions)->'pd.DataFrame':
         if text: print(text, flush=True)
     return df
 
+# %% ../../nbs/31_scale_launch.ipynb #e1682b47
 def in_notebook()->bool:
     "Whether this runs in a Jupyter kernel (which shows a returned frame by itself)."
     shell = getattr(sys.modules.get('IPython'), 'get_ipython', lambda: None)()
@@ -832,10 +862,12 @@ def budget_fit(costs:list, processes:int, budget_s:float, setup:float=BUDGET_SET
         else: left.append(i)
     return run, left
 
+# %% ../../nbs/31_scale_launch.ipynb #2866244c
 def smallest_budget(costs:list, processes:int, setup:float=BUDGET_SETUP)->float:
     "The smallest `--budget-minutes` (a tenth of a minute, rounded up) that measures the cheapest of `costs`."
     return math.ceil(min(costs) * processes / (1 - setup) / 6 - 1e-9) / 10
 
+# %% ../../nbs/31_scale_launch.ipynb #c1e3b173
 def fit_budget(p, su:Setup, o:SweepOptions)->tuple:
     """Plan `p` cut to what fits `o.budget_minutes` at each configuration's cost here (`sweep.process_cost`), and the
     lines that say what was left out, with the command that measures it ('' where all fit). Nothing fits: a one-line
@@ -858,7 +890,6 @@ def fit_budget(p, su:Setup, o:SweepOptions)->tuple:
     return p, (f"budget: {len(run)} of {len(est)} configurations fit in {o.budget_minutes:g} min ({n} worker processes "
                f"each at about {sum(est[i][0] for i in run) / len(run):.0f} s a process, {hows}); left out {len(out)}: "
                f"{names}. Measure them: {cmd}")
-
 
 # %% ../../nbs/31_scale_launch.ipynb #51ce783b
 # what a re-run leaves to itself: how long and how patiently it measures, where it reports, what it is asked to re-run

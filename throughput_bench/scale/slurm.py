@@ -41,6 +41,7 @@ def sbatch_parameters(
              cpus_per_task=cpus_per_task, account=account, constraint=constraint)
     return {k: v for k, v in p.items() if v is not None}
 
+# %% ../../nbs/29_scale_slurm.ipynb #0eb8337d
 def make_executor(kind:str, folder, params:dict):
     "A submitit executor writing its logs under `folder`: SLURM with `params`, or local processes."
     import submitit
@@ -60,6 +61,7 @@ def make_executor(kind:str, folder, params:dict):
 # %% ../../nbs/29_scale_slurm.ipynb #b5390026
 def manifest_path(results_dir)->Path: return Path(results_dir) / 'slurm_manifest.json'
 
+# %% ../../nbs/29_scale_slurm.ipynb #d34800f4
 def load_manifest(results_dir)->dict:
     "The manifest (an empty one if there is none); a malformed one is an error, never replaced."
     p = manifest_path(results_dir)
@@ -70,6 +72,7 @@ def load_manifest(results_dir)->dict:
     check_manifest(m, p)
     return m
 
+# %% ../../nbs/29_scale_slurm.ipynb #86db4f4d
 _SPEC_FIELDS = {f.name for f in dataclasses.fields(BenchSpec)}
 
 def check_manifest(m, p='slurm_manifest.json'):
@@ -98,13 +101,16 @@ def check_manifest(m, p='slurm_manifest.json'):
                 extra = set(sp) - _SPEC_FIELDS
                 if extra: bad(w, f"unknown configuration field(s) {', '.join(sorted(extra))[:80]}")
 
+# %% ../../nbs/29_scale_slurm.ipynb #0bcbfc53
 def save_manifest(results_dir, m:dict):
     "Write the manifest atomically."
     p = manifest_path(results_dir); p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix('.json.tmp'); tmp.write_text(json.dumps(m, indent=1)); os.replace(tmp, p)
 
+# %% ../../nbs/29_scale_slurm.ipynb #a0ba806a
 def manifest_lock(results_dir)->FileLock: return FileLock(str(Path(results_dir) / '.slurm_manifest.lock'))
 
+# %% ../../nbs/29_scale_slurm.ipynb #cba10652
 def submitted_keys(m:dict, retry_failed:bool=False)->set:
     "Resume keys the manifest already holds (queued, running, finished; failed too unless `retry_failed`)."
     return {config_key(s) for sub in m['submissions'] for j in sub['jobs'] for s in j['specs']
@@ -113,6 +119,7 @@ def submitted_keys(m:dict, retry_failed:bool=False)->set:
 # %% ../../nbs/29_scale_slurm.ipynb #747cc26d
 def shard_dir(results_dir, job_id:str)->Path: return Path(results_dir) / 'shards' / str(job_id)
 
+# %% ../../nbs/29_scale_slurm.ipynb #cc6c2d3d
 def run_job(
     specs: list,
     timing: dict,
@@ -154,6 +161,7 @@ def groups(specs:list, group_by:str='model')->list:
     for s in specs: out.setdefault(s.model_name, []).append(s)
     return list(out.values())
 
+# %% ../../nbs/29_scale_slurm.ipynb #e418558e
 def submit(specs:list, results_dir, timing, params:dict, executor:str='slurm', group_by:str='model', repeats:int=3,
            runner_kw:Optional[dict]=None, retry_failed:bool=False, log:Callable=print)->list:
     "Submit the specs the manifest does not hold, one job per group; returns the manifest's new job entries."
@@ -200,6 +208,7 @@ def _in_logs(path, results_dir)->Optional[Path]:
         return None
     return Path(real)
 
+# %% ../../nbs/29_scale_slurm.ipynb #ff680853
 def last_log_line(path, results_dir)->str:
     "The last non-empty line of a job's log (its last 8 kB, as text), '' if it has none or is not in the log folder."
     p = _in_logs(path, results_dir)
@@ -209,6 +218,7 @@ def last_log_line(path, results_dir)->str:
     lines = [l.strip() for l in tail.splitlines() if l.strip()]
     return lines[-1][:200] if lines else ''
 
+# %% ../../nbs/29_scale_slurm.ipynb #82043496
 def job_state(job:dict, executor:str, results_dir='results')->tuple:
     """`(state, why)`: COMPLETED (ended, its result file written), one of `FAILED`'s states (with the reason), or
     PENDING / RUNNING / UNKNOWN. Nothing is unpickled: whether a job stored its rows is read from its shard."""
@@ -241,6 +251,7 @@ def _merge_shard(csv:Path, results_dir:Path)->tuple:
     store.update_index()
     return len(new), len(rows) - len(new)
 
+# %% ../../nbs/29_scale_slurm.ipynb #52ef4896
 def shard_slugs(results_dir, job_id)->list:
     """The device slugs a job's shard names: its CSVs, or the hardware record a job writes first (a job killed before
     its first row leaves only that)."""
@@ -249,6 +260,7 @@ def shard_slugs(results_dir, job_id)->list:
         {c.stem for c in d.glob('*.csv')} | {c.name[: -len('_hardware.json')] for c in d.glob('*_hardware.json')}
     )
 
+# %% ../../nbs/29_scale_slurm.ipynb #03cdb241
 def _local_slug(sub:dict, specs:list)->list:
     "The device slug of a local executor's specs (they ran on this machine), else []."
     if sub.get('executor') != 'local' or not specs: return []

@@ -29,6 +29,7 @@ from ..machine.hardware import fingerprint, git_sha
 from ..measure.flops import (measure_ceilings, reference_speed, ceilings_stale, machine_ceilings,
                                    keep_ceilings)
 from ..measure.drift import DriftBook
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'PROCESS_GUESS', 'GUESS_SLOW', 'COSTS_MB', 'MAX_PROCESS_SECONDS', 'expand',
@@ -72,10 +73,12 @@ class Plan:
         if self.reruns: s += f" ({self.reruns} of those to run are re-runs)"
         return '\n'.join([s] + [f"  {n} skipped: {shorten(r, 84)}" for r, n in skip_counts(self.skipped).items()])
 
+# %% ../../nbs/28_scale_sweep.ipynb #088fd64a
 def skip_counts(skipped:list)->dict:
     "Reason -> how many of `skipped` (`(spec, reason)` pairs or rows) it covers, in first-seen order."
     return dict(collections.Counter(r if isinstance(r, str) else str(r.get('error') or '') for _, r in skipped))
 
+# %% ../../nbs/28_scale_sweep.ipynb #752df68f
 def skip_reason(spec:BenchSpec)->Optional[str]:
     "Why `spec` cannot be measured on its device (or by its backend), or None."
     why = missing_allocator(spec.allocator) or get_backend(spec.backend).unsupported(spec)
@@ -94,6 +97,7 @@ def skip_reason(spec:BenchSpec)->Optional[str]:
     # int8 is never skipped for the CPU's flags (it runs on AVX2 too): a runtime that cannot run it says so in the row
     return precision_support(spec.precision, spec.device, spec.explicit_precision)
 
+# %% ../../nbs/28_scale_sweep.ipynb #f4ecf8b9
 def plan(specs:list, store:ResultStore, rerun:bool=False, retry_failed:bool=False)->Plan:
     "Split `specs` into to-run, already-done and skipped, against `store`."
     stored = store.done(); p = Plan(seen=stored)
@@ -130,6 +134,7 @@ def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
         for k, v in ref.items(): setattr(res, k, v)
     return res
 
+# %% ../../nbs/28_scale_sweep.ipynb #106b6477
 # what every worker imports, once in its fork server (scipy.special: each worker's interval);
 # `scale.preload` first: timm without its optional W&B import
 PRELOAD = ['throughput_bench.scale.preload', 'torch', 'timm', 'scipy.special', 'throughput_bench.measure.inference',
@@ -167,17 +172,20 @@ class _Popen(popen_forkserver.Popen):
         with open(w, 'wb', closefd=True) as f: f.write(buf.getbuffer())
         self.pid = forkserver.read_signed(self.sentinel)
 
+# %% ../../nbs/28_scale_sweep.ipynb #f4d6fc92
 def _set_env(values:dict):
     for k, v in values.items():
         if v is None: os.environ.pop(k, None)
         else: os.environ[k] = v
 
+# %% ../../nbs/28_scale_sweep.ipynb #9a4a493c
 class _Process(mpcontext.ForkServerProcess):
     "A worker process started by the fork server of its `allocator`."
     allocator = 'glibc'
     @staticmethod
     def _Popen(process_obj): return _Popen(process_obj)
 
+# %% ../../nbs/28_scale_sweep.ipynb #bfe76492
 _servers = {}  # allocator -> its fork server
 
 def worker_process(allocator:str, target:Callable, args:tuple):
@@ -191,6 +199,7 @@ def worker_process(allocator:str, target:Callable, args:tuple):
     p.allocator = allocator
     return p
 
+# %% ../../nbs/28_scale_sweep.ipynb #f1c85248
 def server_pids()->list:
     "The fork servers' pids, once they run (part of the sweep's own process tree)."
     # the package's servers (a notebook re-defines this module's names)
@@ -203,6 +212,7 @@ def _die_with_parent():
         ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception: pass
 
+# %% ../../nbs/28_scale_sweep.ipynb #893ae4b3
 def _die_with(pid:int):
     """End this process when process `pid` ends. A worker's parent is the fork server, which lives on while any worker
     does: it watches the sweep that asked for it instead."""
@@ -216,6 +226,7 @@ def _die_with(pid:int):
         os.kill(os.getpid(), signal.SIGKILL)
     threading.Thread(target=watch, daemon=True, name='tbench-watch-parent').start()
 
+# %% ../../nbs/28_scale_sweep.ipynb #5dbe545f
 def _plain(row:dict)->dict:
     """`row` with torch's own kinds of value (its version, a `TorchVersion`, is a str) as the plain ones: the sweep's
     process reads it without importing torch."""
@@ -224,6 +235,7 @@ def _plain(row:dict)->dict:
         return next((t(v) for t in (str, int, float, tuple) if isinstance(v, t)), v)
     return {k: plain(v) for k, v in row.items()}
 
+# %% ../../nbs/28_scale_sweep.ipynb #a62995c7
 def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0):
     """Worker entry: measure one spec, send its row (or the error) back; its output goes to `log_path` (the parent
     reads the last line if it dies)."""
@@ -260,6 +272,7 @@ def last_line(path)->str:
     said = [l for l in lines if any(w in l for w in ('Error', 'error', 'Exception', 'Fatal', 'Killed'))]
     return (said or lines or [''])[-1][:200]
 
+# %% ../../nbs/28_scale_sweep.ipynb #01ac30bb
 class _no_main:
     """While starting a worker, hide the user's `__main__` so the child does not re-run their script (a plain `python
     script.py`, `python -`): the worker's target lives in this package and needs nothing from it."""
@@ -283,6 +296,7 @@ def oom_kills()->Optional[int]:
     except (OSError, ValueError): pass
     return None
 
+# %% ../../nbs/28_scale_sweep.ipynb #d5ec8051
 def kill_cause(code:int, kills_before:Optional[int], kills_after:Optional[int])->tuple:
     "`(status, error)` of a worker that exited with `code` without sending a row."
     if code == -signal.SIGKILL:
@@ -364,6 +378,7 @@ def _mean(xs):
     xs = [x for x in xs if x is not None and x == x]
     return float(np.mean(xs)) if xs else None
 
+# %% ../../nbs/28_scale_sweep.ipynb #bfd5c384
 def _ci_over(out:BenchResult, rs:list, col:str, confidence:float):
     """`out.col`: its mean over the processes that measured it, and (two or more of them) its 95% CI in
     `<col>_ci_low/high` (`watts_mean`: `watts_ci_low/high`)."""
@@ -374,6 +389,7 @@ def _ci_over(out:BenchResult, rs:list, col:str, confidence:float):
         m, h = float(xs.mean()), ci_halfwidth(float(xs.std(ddof=1)), len(xs), confidence)
         setattr(out, f"{stem}_ci_low", max(m - h, 0.0)); setattr(out, f"{stem}_ci_high", m + h)
 
+# %% ../../nbs/28_scale_sweep.ipynb #3b4ac8e0
 def combine_repeats(rs:list, confidence:float=0.95)->BenchResult:
     "One row from the rows of `K` worker processes of one configuration: the CI is over the process means."
     rs = list(rs); k = len(rs)
@@ -413,6 +429,7 @@ def _num(v, fmt):
     try: return format(float(v), fmt) if v not in (None, '') and float(v) == float(v) else ''
     except (TypeError, ValueError): return ''
 
+# %% ../../nbs/28_scale_sweep.ipynb #14bf8459
 def ci_text(mean, lo, hi, fmt:str='.1f')->str:
     "` [lo–hi]`, the one way an interval is written (an open end: `inf`); '' where there is none."
     try: m, l, h = float(mean), float(lo), float(hi)
@@ -564,6 +581,7 @@ def summary_text(df:'pd.DataFrame', wide:bool=False)->str:
     if not wide: lines.append("every column: --wide (wide=True), or the CSV")
     return '\n'.join(lines)
 
+# %% ../../nbs/28_scale_sweep.ipynb #c5495623
 def software_versions(hw:dict)->dict:
     """What software a row ran beyond torch and timm: this package's version and commit, the GPU driver (from `hw`),
     and the command line that ran it."""
@@ -571,6 +589,7 @@ def software_versions(hw:dict)->dict:
     return dict(tbench_version=__version__, tbench_commit=hw.get('git_sha') or git_sha(),
                 driver_version=str(hw.get('driver_version') or ''), command=command_line())
 
+# %% ../../nbs/28_scale_sweep.ipynb #8c639df9
 def hardware_record(store, device, ceilings:bool=False, log:Callable=print)->dict:
     "Write the device's fingerprint; measure GEMM/copy ceilings if asked or not cached yet. Returns the record."
     hw = store.read_hardware()
@@ -594,8 +613,10 @@ def costs_path(store:ResultStore)->Path:
     "Where the worker processes' seconds are kept for `store`'s device: `<results>/<device>.costs.json`."
     return store.root / f"{store.slug}.costs.json"
 
+# %% ../../nbs/28_scale_sweep.ipynb #b1e7ae7f
 def cost_key(spec)->str: return '|'.join(spec.key())  # a configuration, as the costs file names it
 
+# %% ../../nbs/28_scale_sweep.ipynb #1fff86ce
 def read_costs(store:ResultStore)->dict:
     """Configuration -> seconds a worker process took (`costs_path`); {} where there is none or it cannot be read:
     not a regular file (a device such as /dev/zero, a pipe), over `COSTS_MB`, or not JSON (nested past its depth)."""
@@ -605,11 +626,13 @@ def read_costs(store:ResultStore)->dict:
     ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= MAX_PROCESS_SECONDS
     return {str(k): float(v) for k, v in d.items() if ok(v)} if isinstance(d, dict) else {}
 
+# %% ../../nbs/28_scale_sweep.ipynb #327ab0ef
 def keep_cost(store:ResultStore, spec, seconds:float):
     "Keep that a worker process of `spec` took `seconds` (under the store's lock; the file whole or not at all)."
     with store.lock:
         d = read_costs(store); d[cost_key(spec)] = round(float(seconds), 2); keep_json(costs_path(store), d)
 
+# %% ../../nbs/28_scale_sweep.ipynb #f79491a5
 def process_cost(spec, costs:dict)->tuple:
     """Seconds a worker process of `spec` is expected to take, and how that is known: `measured` (its own),
     `its model` (the slowest of its model's other configurations), else `estimated` (first use: `PROCESS_GUESS`)."""
@@ -619,13 +642,13 @@ def process_cost(spec, costs:dict)->tuple:
     slow = spec.compile_mode not in ('none', '', None) or spec.backend != 'pytorch'
     return PROCESS_GUESS * (GUESS_SLOW if slow else 1), 'estimated'
 
-
 # %% ../../nbs/28_scale_sweep.ipynb #e3eff6e6
 def _stamp(res:BenchResult, v:dict):
     res.contended = bool(res.contended or v['contended'])
     res.busy_share = max(res.busy_share or 0.0, v['busy_share'])
     res.steal_share = max(res.steal_share or 0.0, v['steal_share'])
 
+# %% ../../nbs/28_scale_sweep.ipynb #14b99993
 @dataclass
 class Repeats:
     """How many worker processes measure a configuration: `fixed`, or from `least` to `most` until the row's CI is
@@ -654,6 +677,7 @@ class Repeats:
         return (f"{self.least}-{self.most} worker processes each, until the 95% CI is within ±{self.ci:.0%} "
                 f"or {self.seconds:g} s")
 
+# %% ../../nbs/28_scale_sweep.ipynb #8342ecc0
 def _probing(s:BenchSpec)->bool:
     """Whether the first process of `s` probes its batch (the default batch, eager PyTorch on a CPU; a batch named is
     run as named unless it cannot fit)."""
@@ -685,113 +709,125 @@ class SweepRun:
         self.bar = tqdm(total=len(self.mine) * (rep.least or rep.most), unit='process',
                         disable=not progress or not self.mine, dynamic_ncols=True)
 
-    def run1(self, s:BenchSpec)->BenchResult:
-        "One process's row of `s`: in a worker process (its pid noted for the contention check), or in this one."
-        if not self.isolate: return run_spec(s, self.timing, **self.kw)
-        return run_isolated(s, self.timing, on_start=lambda pid: self.worker.update(pid=pid), **self.kw)
+# %% ../../nbs/28_scale_sweep.ipynb #a88f5dde
+@patch
+def run1(self:SweepRun, s:BenchSpec)->BenchResult:
+    "One process's row of `s`: in a worker process (its pid noted for the contention check), or in this one."
+    if not self.isolate: return run_spec(s, self.timing, **self.kw)
+    return run_isolated(s, self.timing, on_start=lambda pid: self.worker.update(pid=pid), **self.kw)
 
-    def finish(self, s:BenchSpec, row:BenchResult):
-        "Store the finished row of `s`, free its claim, and say what to look at (one verdict per configuration)."
-        row.batch_requested = s.batch_size
-        if self.post: row = self.post(row)
-        for k, v in self.software.items(): setattr(row, k, getattr(row, k) or v)
-        row = self.book.stamp(row)
-        self.store.append(row); self.book.record(row)
-        if self.isolate and self.spent[s.key()] > 0:  # what a process costs here, for the next budget's plan
-            keep_cost(self.store, s, self.spent[s.key()] / (len(self.parts[s.key()]) + (row.status != 'ok')))
-        self.results.append(row); self.store.release(s.key()); self.got.discard(s.key())
-        self.final[s.key()] = row
-        if (b := self.busy[s.key()]) and row.status == 'ok':
-            self.log(f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes "
-                     f"({b[0]}); the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter host")
-        if row.status == 'ok': self.bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s at bs={row.batch_size}")
-        elif row.status != 'skipped': self.log(f"{s.short()}: {row.status}: {row.error}")
+# %% ../../nbs/28_scale_sweep.ipynb #468320c7
+@patch
+def finish(self:SweepRun, s:BenchSpec, row:BenchResult):
+    "Store the finished row of `s`, free its claim, and say what to look at (one verdict per configuration)."
+    row.batch_requested = s.batch_size
+    if self.post: row = self.post(row)
+    for k, v in self.software.items(): setattr(row, k, getattr(row, k) or v)
+    row = self.book.stamp(row)
+    self.store.append(row); self.book.record(row)
+    if self.isolate and self.spent[s.key()] > 0:  # what a process costs here, for the next budget's plan
+        keep_cost(self.store, s, self.spent[s.key()] / (len(self.parts[s.key()]) + (row.status != 'ok')))
+    self.results.append(row); self.store.release(s.key()); self.got.discard(s.key())
+    self.final[s.key()] = row
+    if (b := self.busy[s.key()]) and row.status == 'ok':
+        self.log(f"{s.short()}: host busy while measuring in {len(b)} of {row.repeats or len(b)} processes "
+                 f"({b[0]}); the row is marked contended: re-run with --rerun --wait-idle 60 on a quieter host")
+    if row.status == 'ok': self.bar.set_postfix_str(f"last: {row.throughput_mean:.1f} img/s at bs={row.batch_size}")
+    elif row.status != 'skipped': self.log(f"{s.short()}: {row.status}: {row.error}")
 
-    def process(self, s:BenchSpec, r:int):
-        "Measure one more process of `s` (round `r`) at the batch its first process settled; finish `s` when settled."
-        k, n, conf = s.key(), self.rep.most, (self.timing or TimingConfig()).confidence
-        first = self.parts[k][0] if self.parts[k] else None
-        s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
-        label = s_run.short()
-        if not first and _probing(s): label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")
-        self.bar.set_description(f"{label} [process {r + 1}, at most {n}]")
-        pre = self.cont.before() if self.cont else None
-        if pre and self.rep.deadline is not None and self.cont.wait and pre.share >= self.cont.threshold:
-            self.cont.wait = 0  # under a budget, a host still busy after a wait is not waited for again
-            self.log(f"host still busy after waiting for quiet ({pre.describe()}): under a budget the sweep no longer "
-                     f"waits before each process; its rows are marked contended")
-        if pre and self.cont.strict and pre.share >= self.cont.threshold:
-            self._settled(r)
-            return self.finish(
-                s, result_from_spec(s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)")
-            )
-        self.worker.clear(); t0 = time.monotonic()
-        res = run_with_halving(
-            s_run, self.run1, on_retry=lambda s2: self.bar.set_description(s2.short() + ' (OOM: halved)')
+# %% ../../nbs/28_scale_sweep.ipynb #63606988
+@patch
+def process(self:SweepRun, s:BenchSpec, r:int):
+    "Measure one more process of `s` (round `r`) at the batch its first process settled; finish `s` when settled."
+    k, n, conf = s.key(), self.rep.most, (self.timing or TimingConfig()).confidence
+    first = self.parts[k][0] if self.parts[k] else None
+    s_run = dataclasses.replace(s, batch_size=first.batch_size, probe_batch=False) if first else s
+    label = s_run.short()
+    if not first and _probing(s): label = label.replace(f"bs={s.batch_size}", f"bs≤{s.batch_size} (probing)")
+    self.bar.set_description(f"{label} [process {r + 1}, at most {n}]")
+    pre = self.cont.before() if self.cont else None
+    if pre and self.rep.deadline is not None and self.cont.wait and pre.share >= self.cont.threshold:
+        self.cont.wait = 0  # under a budget, a host still busy after a wait is not waited for again
+        self.log(f"host still busy after waiting for quiet ({pre.describe()}): under a budget the sweep no longer "
+                 f"waits before each process; its rows are marked contended")
+    if pre and self.cont.strict and pre.share >= self.cont.threshold:
+        self._settled(r)
+        return self.finish(
+            s, result_from_spec(s, status='skipped', error=f"host busy before measuring: {pre.describe()} (strict)")
         )
-        self.spent[k] += time.monotonic() - t0
-        if self.cont:
-            v = self.cont.verdict(pre, self.cont.after([self.worker.get('pid')]))
-            if v['contended'] and self.cont.strict:
-                res = result_from_spec(s, status='skipped', error=f"{v['reason']} (strict)")
-            else:
-                _stamp(res, v)
-                if v['contended']: self.busy[k].append(v['reason'])
-        self.bar.update(1)
-        if res.status != 'ok':
-            self._settled(r + 1); return self.finish(s, res)
-        if first: res.batch_reason, res.error = first.batch_reason, first.error
-        self.parts[k].append(res)
-        xs = [x.throughput_mean for x in self.parts[k]]
-        if len(xs) > 1:
-            h = ci_halfwidth(float(np.std(xs, ddof=1)), len(xs), conf) / max(float(np.mean(xs)), 1e-9)
-            self.bar.set_postfix_str(f"{np.mean(xs):.1f} img/s ±{h:.0%} so far")
-        if self.rep.enough(xs, self.spent[k], conf):
-            self._settled(len(xs)); self.finish(s, combine_repeats(self.parts[k], conf))
-        elif len(xs) >= (self.rep.least or n):  # it needs another process than was counted
-            self.bar.total += 1; self.bar.refresh()
+    self.worker.clear(); t0 = time.monotonic()
+    res = run_with_halving(
+        s_run, self.run1, on_retry=lambda s2: self.bar.set_description(s2.short() + ' (OOM: halved)')
+    )
+    self.spent[k] += time.monotonic() - t0
+    if self.cont:
+        v = self.cont.verdict(pre, self.cont.after([self.worker.get('pid')]))
+        if v['contended'] and self.cont.strict:
+            res = result_from_spec(s, status='skipped', error=f"{v['reason']} (strict)")
+        else:
+            _stamp(res, v)
+            if v['contended']: self.busy[k].append(v['reason'])
+    self.bar.update(1)
+    if res.status != 'ok':
+        self._settled(r + 1); return self.finish(s, res)
+    if first: res.batch_reason, res.error = first.batch_reason, first.error
+    self.parts[k].append(res)
+    xs = [x.throughput_mean for x in self.parts[k]]
+    if len(xs) > 1:
+        h = ci_halfwidth(float(np.std(xs, ddof=1)), len(xs), conf) / max(float(np.mean(xs)), 1e-9)
+        self.bar.set_postfix_str(f"{np.mean(xs):.1f} img/s ±{h:.0%} so far")
+    if self.rep.enough(xs, self.spent[k], conf):
+        self._settled(len(xs)); self.finish(s, combine_repeats(self.parts[k], conf))
+    elif len(xs) >= (self.rep.least or n):  # it needs another process than was counted
+        self.bar.total += 1; self.bar.refresh()
 
-    def _settled(self, done:int):
-        "A configuration ends after `done` processes: those counted for it and not run leave the total."
-        left = (self.rep.least or self.rep.most) - done
-        if left > 0: self.bar.total -= left; self.bar.refresh()
+# %% ../../nbs/28_scale_sweep.ipynb #77def332
+@patch
+def _settled(self:SweepRun, done:int):
+    "A configuration ends after `done` processes: those counted for it and not run leave the total."
+    left = (self.rep.least or self.rep.most) - done
+    if left > 0: self.bar.total -= left; self.bar.refresh()
 
-    def forecast(self)->str:
-        """After the first round, under a budget: what that round measured and what the rest will cost, where it runs
-        past the budget ('' where it fits, or no budget)."""
-        rep = self.rep
-        if rep.deadline is None or not rep.budget_s: return ''
-        ran = [k for k in self.parts if self.parts[k]]
-        procs = sum(len(self.parts[k]) for k in ran)
-        if not procs: return ''
-        # a process's cost is the round's wall time over its processes: waiting for quiet and checking the host count
-        per = (time.monotonic() - getattr(self, 'round_start', rep.deadline - rep.budget_s)) / procs
-        more = sum(max(0, (rep.least or rep.most) - len(self.parts[s.key()])) for s in self.mine
-                   if s.key() not in self.final)
-        now = time.monotonic(); start = rep.deadline - rep.budget_s
-        over = now + more * per - rep.deadline
-        busy = ', beside other work' if any(self.busy.values()) else ''
-        if more == 0 or (over <= 0.1 * rep.budget_s and not busy): return ''  # a quiet run within its budget
-        end = time.strftime('%H:%M:%S', time.localtime(time.time() + more * per))  # the clock time it ends, said
-        head = (f"budget: the first round took {clock(now - start)} ({len(ran)} configurations, {per:.0f} s a worker "
-                f"process{busy}); the {more} processes left ({rep.least or rep.most} a configuration: the fewest that "
-                f"give an interval) need about {clock(more * per)}, so the run ends about {end}")
-        if over <= 0.1 * rep.budget_s: return f"{head}, within its {clock(rep.budget_s)} budget"
-        return (f"{head}, {clock(over)} past its {clock(rep.budget_s)} budget: a budget shares measuring time, it "
-                f"cannot make a process start faster")
+# %% ../../nbs/28_scale_sweep.ipynb #397b38b8
+@patch
+def forecast(self:SweepRun)->str:
+    """After the first round, under a budget: what that round measured and what the rest will cost, where it runs
+    past the budget ('' where it fits, or no budget)."""
+    rep = self.rep
+    if rep.deadline is None or not rep.budget_s: return ''
+    ran = [k for k in self.parts if self.parts[k]]
+    procs = sum(len(self.parts[k]) for k in ran)
+    if not procs: return ''
+    # a process's cost is the round's wall time over its processes: waiting for quiet and checking the host count
+    per = (time.monotonic() - getattr(self, 'round_start', rep.deadline - rep.budget_s)) / procs
+    more = sum(max(0, (rep.least or rep.most) - len(self.parts[s.key()])) for s in self.mine
+               if s.key() not in self.final)
+    now = time.monotonic(); start = rep.deadline - rep.budget_s
+    over = now + more * per - rep.deadline
+    busy = ', beside other work' if any(self.busy.values()) else ''
+    if more == 0 or (over <= 0.1 * rep.budget_s and not busy): return ''  # a quiet run within its budget
+    end = time.strftime('%H:%M:%S', time.localtime(time.time() + more * per))  # the clock time it ends, said
+    head = (f"budget: the first round took {clock(now - start)} ({len(ran)} configurations, {per:.0f} s a worker "
+            f"process{busy}); the {more} processes left ({rep.least or rep.most} a configuration: the fewest that "
+            f"give an interval) need about {clock(more * per)}, so the run ends about {end}")
+    if over <= 0.1 * rep.budget_s: return f"{head}, within its {clock(rep.budget_s)} budget"
+    return (f"{head}, {clock(over)} past its {clock(rep.budget_s)} budget: a budget shares measuring time, it "
+            f"cannot make a process start faster")
 
-    def run(self)->list:
-        "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."
-        try:
-            for r in range(self.rep.most):
-                if r == 0: self.round_start = time.monotonic()
-                for s in self.mine:
-                    if s.key() not in self.final: self.process(s, r)
-                if r == 0 and (f := self.forecast()): self.log(f)
-        finally:
-            self.bar.close()
-            if self.got: self.store.release(*self.got)  # not finished (interrupted): free for another sweep
-        return self.results
+# %% ../../nbs/28_scale_sweep.ipynb #3e2341d3
+@patch
+def run(self:SweepRun)->list:
+    "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."
+    try:
+        for r in range(self.rep.most):
+            if r == 0: self.round_start = time.monotonic()
+            for s in self.mine:
+                if s.key() not in self.final: self.process(s, r)
+            if r == 0 and (f := self.forecast()): self.log(f)
+    finally:
+        self.bar.close()
+        if self.got: self.store.release(*self.got)  # not finished (interrupted): free for another sweep
+    return self.results
 
 # %% ../../nbs/28_scale_sweep.ipynb #86f87586
 def run_sweep(p:Plan, store:ResultStore, timing:TimingConfig=None, isolate:bool=True, progress:bool=True,

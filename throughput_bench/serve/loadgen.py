@@ -14,6 +14,7 @@ from ..core import *
 from .serving import npy_bytes, NPY_MAGIC
 from urllib.parse import urlsplit
 from ..machine.hardware import device_name, device_memory_gb
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PCTS', 'server_info', 'make_payload', 'payload_images', 'form_variants', 'answer_problem', 'HttpSUT',
@@ -34,6 +35,7 @@ def server_info(url:str, timeout:float=10.0)->dict:
     except ValueError: return {}
     return meta if isinstance(meta, dict) else {}
 
+# %% ../../nbs/26_serve_loadgen.ipynb #010fb9fe
 def make_payload(meta:dict, input_file:Optional[str]=None, batch:int=1, seed:int=0)->bytes:
     "The `.npy` bytes every request sends: `input_file`, else `randn` of the served input shape."
     if input_file:
@@ -47,11 +49,13 @@ def make_payload(meta:dict, input_file:Optional[str]=None, batch:int=1, seed:int
         raise BenchError("the server has no /v1/metadata with an input_shape; give the payload with --input-file")
     return npy_bytes(np.random.default_rng(seed).standard_normal((batch, *shape), dtype=np.float32))
 
+# %% ../../nbs/26_serve_loadgen.ipynb #af710b3d
 def payload_images(raw:bytes)->int:
     "Images in a `.npy` payload: the leading dimension of a rank-4 array, else 1."
     shape = np.load(io.BytesIO(raw), allow_pickle=False, mmap_mode=None).shape
     return int(shape[0]) if len(shape) == 4 else 1
 
+# %% ../../nbs/26_serve_loadgen.ipynb #568c1a5d
 def form_variants(items:list)->list:
     "`['k=v', ...]` → one dict of form fields per test: keys given once are fixed, keys given more than once are swept."
     vals = {}
@@ -101,68 +105,85 @@ class HttpSUT:
         self._clients = []
         self.reset()
 
-    def reset(self):
-        "Forget the counts and client latencies of earlier runs."
-        self.sent = self.errors = 0; self.first_error = ''; self.latencies = []
+# %% ../../nbs/26_serve_loadgen.ipynb #0be78ed7
+@patch
+def reset(self:HttpSUT):
+    "Forget the counts and client latencies of earlier runs."
+    self.sent = self.errors = 0; self.first_error = ''; self.latencies = []
 
-    def client(self):
-        import httpx
-        c = getattr(self.local, 'c', None)
-        if c is None:
-            c = self.local.c = httpx.Client(
-                timeout=self.timeout, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)
-            )
-            with self.lock: self._clients.append(c)
-        return c
+# %% ../../nbs/26_serve_loadgen.ipynb #3a080c15
+@patch
+def client(self:HttpSUT):
+    import httpx
+    c = getattr(self.local, 'c', None)
+    if c is None:
+        c = self.local.c = httpx.Client(
+            timeout=self.timeout, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        )
+        with self.lock: self._clients.append(c)
+    return c
 
-    def post(self)->Optional[str]:
-        "Send one request; None if it answered 200, else what went wrong (one line)."
-        import httpx
-        try:
-            r = self.client().post(
-                self.url, files={'input_array': ('input_array', self.payload)}, data=self.form, headers=self.headers
-            )
-            if r.status_code != 200: return f"HTTP {r.status_code}: {r.text.strip()[:200]}"
-            return answer_problem(r.content, self.expect)
-        except httpx.HTTPError as e: return f"{type(e).__name__}: {str(e)[:200] or 'no message'}"
+# %% ../../nbs/26_serve_loadgen.ipynb #e73bdc9e
+@patch
+def post(self:HttpSUT)->Optional[str]:
+    "Send one request; None if it answered 200, else what went wrong (one line)."
+    import httpx
+    try:
+        r = self.client().post(
+            self.url, files={'input_array': ('input_array', self.payload)}, data=self.form, headers=self.headers
+        )
+        if r.status_code != 200: return f"HTTP {r.status_code}: {r.text.strip()[:200]}"
+        return answer_problem(r.content, self.expect)
+    except httpx.HTTPError as e: return f"{type(e).__name__}: {str(e)[:200] or 'no message'}"
 
-    def _one(self, qid:int, complete:bool=True):
-        import mlperf_loadgen as lg
-        with self.gate:
-            t0 = time.perf_counter()
-            err = self.post()
-            dt = time.perf_counter() - t0
-        with self.lock:
-            self.sent += 1; self.latencies.append(dt)
-            if err:
-                self.errors += 1; self.first_error = self.first_error or err
-        if complete: lg.QuerySamplesComplete([lg.QuerySampleResponse(qid, 0, 0)])
+# %% ../../nbs/26_serve_loadgen.ipynb #d082431f
+@patch
+def _one(self:HttpSUT, qid:int, complete:bool=True):
+    import mlperf_loadgen as lg
+    with self.gate:
+        t0 = time.perf_counter()
+        err = self.post()
+        dt = time.perf_counter() - t0
+    with self.lock:
+        self.sent += 1; self.latencies.append(dt)
+        if err:
+            self.errors += 1; self.first_error = self.first_error or err
+    if complete: lg.QuerySamplesComplete([lg.QuerySampleResponse(qid, 0, 0)])
 
-    def issue(self, queries):
-        "LoadGen's `issue_queries`: hand each query to a sender thread."
-        for q in queries: self.pool.submit(self._one, q.id)
+# %% ../../nbs/26_serve_loadgen.ipynb #054a26ae
+@patch
+def issue(self:HttpSUT, queries):
+    "LoadGen's `issue_queries`: hand each query to a sender thread."
+    for q in queries: self.pool.submit(self._one, q.id)
 
-    def flush(self): pass
+# %% ../../nbs/26_serve_loadgen.ipynb #fb1df7ba
+@patch
+def flush(self:HttpSUT): pass
 
-    def warm(self, n:int, parallel:int=1)->Optional[float]:
-        "Send `n` rounds of `parallel` untimed requests (the burn-in); the fastest round's seconds (None if `n` is 0)."
-        best = None
-        for _ in range(n):
-            t0 = time.perf_counter()
-            list(self.pool.map(lambda _: self._one(0, complete=False), range(parallel)))
-            dt = time.perf_counter() - t0
-            best = dt if best is None else min(best, dt)
-        return best
+# %% ../../nbs/26_serve_loadgen.ipynb #6c2b26e1
+@patch
+def warm(self:HttpSUT, n:int, parallel:int=1)->Optional[float]:
+    "Send `n` rounds of `parallel` untimed requests (the burn-in); the fastest round's seconds (None if `n` is 0)."
+    best = None
+    for _ in range(n):
+        t0 = time.perf_counter()
+        list(self.pool.map(lambda _: self._one(0, complete=False), range(parallel)))
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return best
 
-    def close(self):
-        self.pool.shutdown(wait=True)
-        for c in self._clients: c.close()
+# %% ../../nbs/26_serve_loadgen.ipynb #eaa1741e
+@patch
+def close(self:HttpSUT):
+    self.pool.shutdown(wait=True)
+    for c in self._clients: c.close()
 
 # %% ../../nbs/26_serve_loadgen.ipynb #68793ce2
 def early_stopping_queries(percentile:float)->int:
     "The fewest queries with which LoadGen's early stopping can vouch for `percentile` (64 for p90, 662 for p99)."
     return math.ceil(math.log(0.00129) / math.log(percentile))
 
+# %% ../../nbs/26_serve_loadgen.ipynb #22dd85a1
 def loadgen_settings(scenario:str, trials:int=10, min_duration:float=5.0, max_duration:float=60.0,
                      expected_latency_s:float=0.01, qps:Optional[float]=None, latency_bound_ms:Optional[float]=None,
                      latency_percentile:float=0.99, expected_qps:Optional[float]=None):
@@ -183,6 +204,7 @@ def loadgen_settings(scenario:str, trials:int=10, min_duration:float=5.0, max_du
     if scenario == 'offline': s.offline_expected_qps = float(expected_qps or 1.0 / expected_latency_s)
     return s
 
+# %% ../../nbs/26_serve_loadgen.ipynb #26436ad5
 def read_detail(path)->dict:
     "LoadGen's `mlperf_log_detail.txt` as `{key: value}` (the last value of each key)."
     out = {}
@@ -221,6 +243,7 @@ def summarise_run(d:dict, scenario:str, client_latencies:list=())->dict:
                    **{k: d[f'result_{v}_percentile_latency_ns'] / 1e6 for k, v in PCTS.items()})
     return out
 
+# %% ../../nbs/26_serve_loadgen.ipynb #3e534c75
 def run_loadgen(sut:HttpSUT, settings, log_dir)->dict:
     "One LoadGen test against `sut`; LoadGen's detail log as a dict (the logs stay in `log_dir`)."
     import mlperf_loadgen as lg
@@ -242,6 +265,7 @@ def split_url(url:str)->tuple:
     base = f"{u.scheme}://{u.netloc}"
     return base, (url if u.path not in ('', '/') else f"{base}/v1/infer")
 
+# %% ../../nbs/26_serve_loadgen.ipynb #d2594c98
 def _t_ci(xs:list)->tuple:
     xs = [x for x in xs if x is not None]
     if not xs: return None, None
@@ -250,6 +274,7 @@ def _t_ci(xs:list)->tuple:
     h = ci_halfwidth(float(np.std(xs, ddof=1)), len(xs))
     return m - h, m + h
 
+# %% ../../nbs/26_serve_loadgen.ipynb #e96272de
 def aggregate(runs:list)->dict:
     "One test's figures from its runs' summaries: means, CIs over runs, the verdict, the error count."
     ok = [r for r in runs if r.get('achieved_qps') is not None]
@@ -286,6 +311,7 @@ def server_dead(sut:HttpSUT)->str:
     except httpx.HTTPError as e:
         return f"{type(e).__name__}: {str(e)[:200] or 'no message'}"
 
+# %% ../../nbs/26_serve_loadgen.ipynb #c1efadae
 def run_test(sut:HttpSUT, scenario:str, runs:int=3, burn_in:int=3, log_dir='.', qps:Optional[float]=None,
              tick:Callable=lambda: None, **settings)->dict:
     "`runs` LoadGen runs of one test (burn-in before each), aggregated; stops early if the server is gone."
@@ -360,6 +386,7 @@ def server_fields(meta:dict, url:str)->dict:
                 quant_calibration=str(meta.get('quant_calibration') or ''),
                 max_rel_diff=meta.get('max_rel_diff'), tolerance=meta.get('tolerance'))
 
+# %% ../../nbs/26_serve_loadgen.ipynb #1cf755b6
 def said_setting(meta:dict, k:str):
     """Setting `k` as the server's metadata says it: a text ('' unsaid), a flag or a number (None unsaid); never the
     default where it says nothing."""
@@ -470,6 +497,7 @@ def fixed_load(run:LatencyRun, sut, i:int, form:dict, conc:int)->tuple:
                  **run.settings())
     return [run.post(run.row(t, form, o.scenario, o.qps, None if o.scenario == 'server' else conc, d))], t['dead']
 
+# %% ../../nbs/26_serve_loadgen.ipynb #18659a7c
 def max_qps(run:LatencyRun, sut, i:int, form:dict)->tuple:
     """The search for the highest VALID load (bisection of server runs): `(its rows, the highest VALID marked, whether
     the server died)`."""

@@ -36,6 +36,7 @@ class RequestError(Exception):
     "A bad request: the HTTP `status` and a one-line message."
     def __init__(self, status:int, msg:str): super().__init__(msg); self.status = status
 
+# %% ../../nbs/24_serve_serving.ipynb #541685ca
 NPY_MAGIC = b'\x93NUMPY'
 
 def decode_array(raw:bytes, # the bytes of the `input_array` field
@@ -71,6 +72,7 @@ def npy_bytes(a:np.ndarray)->bytes:
     "`a` as the bytes of a `.npy` file."
     b = io.BytesIO(); np.save(b, a, allow_pickle=False); return b.getvalue()
 
+# %% ../../nbs/24_serve_serving.ipynb #96177017
 def tar_bytes(files:dict)->bytes:
     "An uncompressed tar holding `files` (name → bytes), as the NIM answers when asked for `application/x-tar`."
     b = io.BytesIO()
@@ -80,6 +82,7 @@ def tar_bytes(files:dict)->bytes:
             t.addfile(ti, io.BytesIO(data))
     return b.getvalue()
 
+# %% ../../nbs/24_serve_serving.ipynb #6287d498
 def untar_npy(raw:bytes, name:str='output.npy')->np.ndarray:
     "The array `name` inside a tar answer."
     with tarfile.open(fileobj=io.BytesIO(raw)) as t:
@@ -95,6 +98,7 @@ def form_int(form, name:str, default:int, lo:int, hi:int)->int:
     if not lo <= n <= hi: raise RequestError(422, f"form field {name}={n} is out of range [{lo}, {hi}]")
     return n
 
+# %% ../../nbs/24_serve_serving.ipynb #2c025b33
 def read_request(form, channels:int, size:int, max_samples:int=64, max_images:int=64)->tuple:
     """`(array, seed)` from a parsed multipart form: the `input_array` file, repeated `samples` times; at most
     `max_images` images in all."""
@@ -113,6 +117,7 @@ def read_request(form, channels:int, size:int, max_samples:int=64, max_images:in
     seed = form_int(form, 'seed', 0, 0, 2**63 - 1)
     return (np.concatenate([a] * samples) if samples > 1 else a), seed
 
+# %% ../../nbs/24_serve_serving.ipynb #be6768f2
 MAX_FIELDS, MAX_HEADER_BYTES = 64, 1024  # a NIM request has 1-4 fields and short part headers
 
 def form_problem(
@@ -146,6 +151,7 @@ def first_tensor(out):
         if t is not None: return t
     return None
 
+# %% ../../nbs/24_serve_serving.ipynb #0e255856
 def _error_response(status:int, msg:str)->Response:
     "A one-line JSON error, as FastAPI writes them."
     return Response(json.dumps({'detail': msg}), status_code=status, media_type='application/json')
@@ -166,52 +172,64 @@ class BackboneAPI(ls.LitAPI):
         super().__init__(max_batch_size=max_batch_size, batch_timeout=batch_timeout_ms / 1e3, api_path='/v1/infer')
         self.bench, self.max_samples, self.max_images, self._sizes = spec, max_samples, max_images, []
 
-    def setup(self, device):
-        import dataclasses, torch
-        from throughput_bench.backends.model import build_model
-        from throughput_bench.backends.base import get_backend
-        from throughput_bench.machine.allocator import apply
-        spec = self.bench if device in (None, 'cpu') else dataclasses.replace(self.bench, device=str(device))
-        apply(spec.allocator)  # a worker runs the allocator its metadata names, or does not start
-        dev, info, model = build_model(spec)
-        # the model `tbench infer` measures, on its backend
-        self.f = get_backend(spec.backend).prepare(model.eval(), spec, dev).output
-        self.f(torch.randn(1, spec.in_chans, spec.input_size, spec.input_size))  # warm up (and compile) before ready
+# %% ../../nbs/24_serve_serving.ipynb #6350e84a
+@patch
+def setup(self:BackboneAPI, device):
+    import dataclasses, torch
+    from throughput_bench.backends.model import build_model
+    from throughput_bench.backends.base import get_backend
+    from throughput_bench.machine.allocator import apply
+    spec = self.bench if device in (None, 'cpu') else dataclasses.replace(self.bench, device=str(device))
+    apply(spec.allocator)  # a worker runs the allocator its metadata names, or does not start
+    dev, info, model = build_model(spec)
+    # the model `tbench infer` measures, on its backend
+    self.f = get_backend(spec.backend).prepare(model.eval(), spec, dev).output
+    self.f(torch.randn(1, spec.in_chans, spec.input_size, spec.input_size))  # warm up (and compile) before ready
 
-    def decode_request(self, request:Request):
-        import torch
+# %% ../../nbs/24_serve_serving.ipynb #44d1591c
+@patch
+def decode_request(self:BackboneAPI, request:Request):
+    import torch
 
-        try:
-            a, seed = read_request(
-                request, self.bench.in_chans, self.bench.input_size, self.max_samples, self.max_images
-            )
-        # answered as an error by `encode_response`, without failing the batch it is in
-        except RequestError as e:
-            return e
-        if seed: torch.manual_seed(seed)
-        return a
+    try:
+        a, seed = read_request(
+            request, self.bench.in_chans, self.bench.input_size, self.max_samples, self.max_images
+        )
+    # answered as an error by `encode_response`, without failing the batch it is in
+    except RequestError as e:
+        return e
+    if seed: torch.manual_seed(seed)
+    return a
 
-    def batch(self, inputs):
-        self._items = inputs
-        good = [a for a in inputs if isinstance(a, np.ndarray)]
-        return np.concatenate(good) if good else None
+# %% ../../nbs/24_serve_serving.ipynb #49499ea9
+@patch
+def batch(self:BackboneAPI, inputs):
+    self._items = inputs
+    good = [a for a in inputs if isinstance(a, np.ndarray)]
+    return np.concatenate(good) if good else None
 
-    def predict(self, x):
-        import torch
-        if x is None or isinstance(x, RequestError): return x
-        y = first_tensor(self.f(torch.from_numpy(x)))  # a tensor (PyTorch), or an array (the runtimes)
-        return y.float().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y, dtype=np.float32)
+# %% ../../nbs/24_serve_serving.ipynb #b8339f67
+@patch
+def predict(self:BackboneAPI, x):
+    import torch
+    if x is None or isinstance(x, RequestError): return x
+    y = first_tensor(self.f(torch.from_numpy(x)))  # a tensor (PyTorch), or an array (the runtimes)
+    return y.float().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y, dtype=np.float32)
 
-    def unbatch(self, y):
-        out, i = [], 0
-        for a in self._items:
-            if isinstance(a, RequestError): out.append(a)
-            else: out.append(y[i:i + len(a)]); i += len(a)
-        return out
+# %% ../../nbs/24_serve_serving.ipynb #d1e378a6
+@patch
+def unbatch(self:BackboneAPI, y):
+    out, i = [], 0
+    for a in self._items:
+        if isinstance(a, RequestError): out.append(a)
+        else: out.append(y[i:i + len(a)]); i += len(a)
+    return out
 
-    def encode_response(self, y) -> Response:
-        if isinstance(y, RequestError): return _error_response(y.status, str(y))
-        return Response(npy_bytes(y), media_type='application/octet-stream')
+# %% ../../nbs/24_serve_serving.ipynb #10b810d6
+@patch
+def encode_response(self:BackboneAPI, y) -> Response:
+    if isinstance(y, RequestError): return _error_response(y.status, str(y))
+    return Response(npy_bytes(y), media_type='application/octet-stream')
 
 # %% ../../nbs/24_serve_serving.ipynb #8fe80a8d
 # LitServe reads these annotations to decide how to parse a request (a `Request` annotation: the multipart form);
@@ -224,12 +242,14 @@ def free_port(host:str='127.0.0.1')->int:
     "A TCP port nobody listens on now."
     with socket.socket() as s: s.bind((host, 0)); return s.getsockname()[1]
 
+# %% ../../nbs/24_serve_serving.ipynb #b22d9064
 def port_busy(port:int, host:str='127.0.0.1')->bool:
     "Whether `port` cannot be bound on `host` now (someone listens there, or a connection holds it)."
     with socket.socket() as s:
         try: s.bind((host, port)); return False
         except OSError: return True
 
+# %% ../../nbs/24_serve_serving.ipynb #796109f3
 def server_metadata(
     spec: BenchSpec, max_batch_size: int, batch_timeout_ms: float, workers: int, max_request_mb: float
 ) -> dict:
@@ -256,6 +276,7 @@ def server_metadata(
                       cuda=torch.version.cuda or '', timm=timm.__version__),
     )
 
+# %% ../../nbs/24_serve_serving.ipynb #3238aa4f
 def _json_error(status:int, msg:str)->tuple:
     "`(headers, body)` of a one-line JSON error."
     body = json.dumps({'detail': msg}).encode()
@@ -267,48 +288,14 @@ class NimGuard:
     for."""
     def __init__(self, app, max_request_mb:float=64.0): self.app, self.max_request_mb = app, max_request_mb
 
-    async def _send_error(self, send, status:int, msg:str):
-        headers, body = _json_error(status, msg)
-        await send({'type': 'http.response.start', 'status': status, 'headers': headers})
-        await send({'type': 'http.response.body', 'body': body})
-
     async def __call__(self, scope, receive, send):
         if scope['type'] != 'http' or scope['path'] not in ('/v1/infer', '/v1/null'):
             return await self.app(scope, receive, send)
         rcv = receive  # what the app reads: the client's body, or the checked body replayed
         h = {k.decode('latin-1').lower(): v.decode('latin-1') for k, v in scope.get('headers', [])}
         if scope['method'] == 'POST':
-            n = h.get('content-length', '')
-            if n.isdigit() and int(n) > self.max_request_mb * 1e6:
-                return await self._send_error(
-                    send,
-                    413,
-                    f"request body of {int(n) / 1e6:.1f} MB is over this server's limit of {self.max_request_mb:g} MB "
-                    "(--max-request-mb)",
-                )
-            if not h.get('content-type', '').startswith('multipart/form-data'):
-                return await self._send_error(
-                    send,
-                    415,
-                    "send multipart/form-data with the .npy in the file field input_array (got "
-                    f"{h.get('content-type') or 'no content type'!r})",
-                )
-            # read it all (bounded: a body without a length is counted as it comes), check, replay
-            body, limit = [], self.max_request_mb * 1e6
-            while True:
-                msg = await receive()
-                if msg['type'] != 'http.request': return
-                body.append(msg.get('body', b'')); n = sum(map(len, body))
-                if n > limit:
-                    return await self._send_error(
-                        send,
-                        413,
-                        f"request body over this server's limit of {self.max_request_mb:g} MB (--max-request-mb)",
-                    )
-                if not msg.get('more_body'): break
-            body = b''.join(body)
-            why = form_problem(body, h.get('content-type', ''))
-            if why: return await self._send_error(send, 400, why)
+            body = await self.checked_body(h, receive, send)
+            if body is None: return  # answered with an error (or the client left)
             sent = False
             async def replay():
                 nonlocal sent
@@ -331,6 +318,40 @@ class NimGuard:
             await send({'type': 'http.response.start', 'status': start.get('status', 500), 'headers': headers})
             await send({'type': 'http.response.body', 'body': body})
         await self.app(scope, rcv, send_tar)
+
+# %% ../../nbs/24_serve_serving.ipynb #fc461d8b
+@patch
+async def _send_error(self:NimGuard, send, status:int, msg:str):
+    headers, body = _json_error(status, msg)
+    await send({'type': 'http.response.start', 'status': status, 'headers': headers})
+    await send({'type': 'http.response.body', 'body': body})
+
+# %% ../../nbs/24_serve_serving.ipynb #9d3a8f81
+@patch
+async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cased
+                       receive, send)->Optional[bytes]:
+    """A POST's body, read whole (bounded: a body without a length is counted as it comes) and checked before anything
+    parses it; None where an error was answered instead (over --max-request-mb, not a form, a form without an array)
+    or the client left."""
+    n, limit = h.get('content-length', ''), self.max_request_mb * 1e6
+    if n.isdigit() and int(n) > limit:
+        return await self._send_error(send, 413, f"request body of {int(n) / 1e6:.1f} MB is over this server's limit "
+                                                 f"of {self.max_request_mb:g} MB (--max-request-mb)")
+    if not h.get('content-type', '').startswith('multipart/form-data'):
+        return await self._send_error(send, 415, "send multipart/form-data with the .npy in the file field "
+                                                 f"input_array (got {h.get('content-type') or 'no content type'!r})")
+    body = []
+    while True:
+        msg = await receive()
+        if msg['type'] != 'http.request': return None
+        body.append(msg.get('body', b''))
+        if sum(map(len, body)) > limit:
+            return await self._send_error(send, 413, f"request body over this server's limit of "
+                                                     f"{self.max_request_mb:g} MB (--max-request-mb)")
+        if not msg.get('more_body'): break
+    body = b''.join(body)
+    why = form_problem(body, h.get('content-type', ''))
+    return body if not why else await self._send_error(send, 400, why)
 
 # %% ../../nbs/24_serve_serving.ipynb #970c1f2a
 def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0, workers:int=1,
@@ -424,6 +445,7 @@ def checked_model(spec:BenchSpec)->dict:
         raise BenchError(f"{spec.model_name} {spec.quant} on {spec.backend}: {res.status}: {res.error}")
     return {k: getattr(res, k) for k in CHECKED}
 
+# %% ../../nbs/24_serve_serving.ipynb #194a411f
 def wait_ready(url:str, timeout:float=120.0, proc=None)->bool:
     "Poll `url/v1/health/ready` until it answers 200 (True), `timeout` passes or `proc` exits (False)."
     import httpx
@@ -458,6 +480,7 @@ def _stop_children(signum, frame):
           file=sys.stderr, flush=True)
     os._exit(128 + signum)
 
+# %% ../../nbs/24_serve_serving.ipynb #d3b6287f
 def run_server(
     server: ls.LitServer,
     host: str = '127.0.0.1',
@@ -490,6 +513,7 @@ def _term_with_parent():
         ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except Exception: pass
 
+# %% ../../nbs/24_serve_serving.ipynb #2a8249df
 class ServerProcess:
     """`tbench serve ARGS` on a free 127.0.0.1 port, as a context manager: `.url` once ready; killed with its workers
     on exit."""
@@ -558,6 +582,7 @@ def listens(self:ServerProcess)->bool:
         if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port for c in cs): return True
     return not seen  # nothing could be read: believe the health check
 
+# %% ../../nbs/24_serve_serving.ipynb #b2eb9e93
 @patch
 def kill(self:ServerProcess, sig=signal.SIGKILL):
     "Send `sig` to the server and all its workers."

@@ -15,13 +15,15 @@ from ..analyse.store import row_key, read_results
 
 # %% auto #0
 __all__ = ['MATCH', 'MEAN_SLACK', 'round_order', 'stop_rounds', 'parse_config', 'study_id', 'pair_table', 'busy_rounds',
-           'round_values', 'energy_columns', 'compare', 'one_spec', 'run_rounds', 'welch_ratio', 'compare_results']
+           'round_values', 'energy_columns', 'compare', 'one_spec', 'round_line', 'run_rounds', 'welch_ratio',
+           'compare_results']
 
 # %% ../../nbs/33_studies_compare.ipynb #34c22258
 def round_order(k:int, r:int)->list:
     "The order configurations `0..k-1` run in, in round `r` (0-based): rotated by `r`."
     return [(i + r) % k for i in range(k)]
 
+# %% ../../nbs/33_studies_compare.ipynb #22ac31e8
 def stop_rounds(ratios:list, n:int, target_ci:float, min_rounds:int, max_rounds:int)->bool:
     """Whether `n` rounds settle the comparison: every ratio's CI within ±`target_ci` (never before `min_rounds`), or
     `max_rounds`."""
@@ -42,6 +44,7 @@ def _choice(text:str, k:str, v:str, choices)->str:
         + (f" (did you mean {close[0]}?)" if close else '')
     )
 
+# %% ../../nbs/33_studies_compare.ipynb #1c9f6f38
 def parse_config(text:str)->dict:
     """`backend=openvino threads=1 hint=LATENCY` as `BenchSpec` fields, the runtime's own words gathered in
     `backend_options`; every word checked against what its dimension takes, a repeated key refused."""
@@ -82,12 +85,12 @@ def parse_config(text:str)->dict:
         be.parse_options(out['backend_options'])  # the runtime's own words, checked by the runtime
     return out
 
-
 # %% ../../nbs/33_studies_compare.ipynb #76a04c20
 def study_id(kind:str, *parts)->str:
     "A short, stable id for a study (`cmp-1a2b3c4d5e`): the same question gets the same id, so it resumes."
     return f"{kind}-" + hashlib.sha1(repr(parts).encode()).hexdigest()[:10]
 
+# %% ../../nbs/33_studies_compare.ipynb #9222c120
 def _stored(store, specs:list)->dict:
     "The stored rows (dicts) of `specs`, by key: the last of each."
     want, out = {s.key() for s in specs}, {}
@@ -96,8 +99,10 @@ def _stored(store, specs:list)->dict:
         if k in want: out[k] = r
     return out
 
+# %% ../../nbs/33_studies_compare.ipynb #add67e4a
 def _letter(i:int)->str: return chr(65 + i) if i < 26 else str(i + 1)
 
+# %% ../../nbs/33_studies_compare.ipynb #bdd9283a
 def _num(v)->float:
     try: return float(v)
     except (TypeError, ValueError): return math.nan
@@ -159,13 +164,17 @@ def pair_table(labels:list, vals:dict, confidence:float=0.95, busy:int=0, min_ro
 
 # %% ../../nbs/33_studies_compare.ipynb #0af44702
 def _complete(rr:dict, k:int)->bool: return len(rr) >= k and all(str(x.get('status')) == 'ok' for x in rr.values())
+
+# %% ../../nbs/33_studies_compare.ipynb #36fffd61
 def _busy(rr:dict)->bool: return any(str(x.get('contended')).lower() == 'true' for x in rr.values())
 
+# %% ../../nbs/33_studies_compare.ipynb #63fc7638
 def busy_rounds(rows:list, k:int)->int:
     """Complete rounds in which a member was measured on a busy host: kept in the store and counted, never used for a
     verdict."""
     return sum(_complete(rr, k) and _busy(rr) for rr in rows)
 
+# %% ../../nbs/33_studies_compare.ipynb #0b53d15a
 def round_values(rows:list, k:int)->Optional[dict]:
     """Per configuration, its throughput and p50/p99 latency in each complete round on a quiet host (`rows[r][i]`:
     round `r`, configuration `i`, a stored row dict)."""
@@ -180,6 +189,7 @@ def round_values(rows:list, k:int)->Optional[dict]:
             vals[i]['jpi'].append(_num(rr[i].get('joules_per_image')))  # NaN where the device has no counter
     return vals
 
+# %% ../../nbs/33_studies_compare.ipynb #eaba3648
 def energy_columns(a:list, b:list, confidence:float=0.95)->dict:
     """B's joules per image over A's, paired by round, with its CI and verdict (lower is better); NaN and a reason
     where a round lacks an energy figure (no counter on this device, or a phase too short for it)."""
@@ -237,6 +247,7 @@ def compare(model:str, # a registry or timm name
     )
     return run_rounds(specs, labels, sid, su, target_ci, min_rounds, max_rounds, budget_minutes)
 
+# %% ../../nbs/33_studies_compare.ipynb #283fb66f
 def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
     "The one configuration of options `o` with the fields `words` sets (`parse_config`'s), measured as named."
     kw, usual = {}, {'batch_size': batch, 'precision': precision}
@@ -249,6 +260,14 @@ def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
     return dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True)
 
 # %% ../../nbs/33_studies_compare.ipynb #c523f1d7
+def round_line(n:int, labels:list, row:dict, ratios:list, spent:float, took:list)->str:
+    "What round `n` measured, in one line: each configuration's img/s, each ratio so far, the time a round takes."
+    return (f"round {n}: " + '; '.join(f"{labels[i]} {float(row[i].get('throughput_mean')):.1f}" for i in row)
+            + " img/s; " + '; '.join(f"{_x(x.ratio)}" + (f" [{x.low:.2f}, {x.high:.2f}]" if x.n > 1 else '')
+                                     for x in ratios)
+            + (f"; {spent:.0f} s so far, ~{np.mean(took):.0f} s a round" if took else ' (stored)'))
+
+# %% ../../nbs/33_studies_compare.ipynb #3faa7b6f
 def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds:int, max_rounds:int,
                budget_minutes:float, also:list=())->'pd.DataFrame':
     """Run (or resume) the paired rounds of study `sid` on `specs` until `stop_rounds` or the budget; the pair table,
@@ -294,13 +313,7 @@ def run_rounds(specs:list, labels:list, sid:str, su, target_ci:float, min_rounds
                 "round(s) so far)"
             )
         ratios = [paired_ratio(*(vals[j]['throughput'] for j in (0, i))) for i in range(1, k)] if clean else []
-        a.log(
-            f"round {n}: "
-            + '; '.join(f"{labels[i]} {float(rows[-1][i].get('throughput_mean')):.1f}" for i in range(k))
-            + " img/s; "
-            + '; '.join(f"{_x(x.ratio)}" + (f" [{x.low:.2f}, {x.high:.2f}]" if x.n > 1 else '') for x in ratios)
-            + (f"; {time.monotonic() - t0:.0f} s so far, ~{np.mean(took):.0f} s a round" if took else ' (stored)')
-        )
+        a.log(round_line(n, labels, rows[-1], ratios, time.monotonic() - t0, took))
         if n >= max_rounds or (clean and stop_rounds(ratios, clean, target_ci, min_rounds, max_rounds)): break
         if took and time.monotonic() - t0 + np.mean(took) > budget_minutes * 60:
             a.warn(f"the {budget_minutes:g} min budget ends before round {n + 1}: the answer is the {n} rounds so far")
@@ -320,6 +333,7 @@ def _repeats(row)->np.ndarray:
     xs = [float(x) for x in str(row.get('throughput_repeats') or '').split(';') if x.strip()]
     return np.asarray(xs or [float(row['throughput_mean'])], float)
 
+# %% ../../nbs/33_studies_compare.ipynb #f00be4b4
 MEAN_SLACK = 0.02  # how far a row's img/s may sit from its per-process figures' mean (`submit.SLACK`)
 
 def _agrees(row)->bool:
@@ -327,6 +341,7 @@ def _agrees(row)->bool:
     xs, m = _repeats(row), float(row['throughput_mean'])
     return m > 0 and math.isfinite(m) and abs(float(xs.mean()) / m - 1) <= MEAN_SLACK
 
+# %% ../../nbs/33_studies_compare.ipynb #e5c364cc
 def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
     """mean(b)/mean(a) of two independent samples of process means: Welch's t on the log scale; no interval unless both
     have two or more."""
@@ -381,6 +396,7 @@ def compare_results(a, # results of A: a CSV file or a folder of them
     geo = float(np.exp(np.log(rated).mean())) if len(rated) else math.nan
     return t, only(A, B), only(B, A), geo
 
+# %% ../../nbs/33_studies_compare.ipynb #8bbb829f
 def _label(row)->str:
     """A stored row's configuration in words (`config_words`): what two sides are matched on (`MATCH`), less the model
     (its own column)."""

@@ -23,7 +23,7 @@ from ..machine.allocator import missing as missing_allocator, apply as apply_all
 __all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
            'gsd_metres', 'valid_mask', 'RasterFacts', 'count_windows', 'raster_facts', 'remove_stale_partials',
            'synthetic_scene', 'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection', 'WriteFailed',
-           'StripWriter', 'check_output', 'check_fits', 'bounding_stage', 'map_pass', 'stitch_reference',
+           'StripWriter', 'check_output', 'check_fits', 'bounding_stage', 'timed_items', 'map_pass', 'stitch_reference',
            'map_options_text', 'check_map_args', 'check_header', 'share_check', 'stored_row', 'MapOptions',
            'check_map_options', 'MapPlan', 'plan_map', 'MapRun', 'measure_map', 'map_figures', 'map_facts',
            'map_raster', 'summary_lines']
@@ -39,6 +39,7 @@ def _rasterio():
         return rasterio
     except ImportError: raise BenchError(GEO_MAP_EXTRA) from None
 
+# %% ../../nbs/35_studies_mapping.ipynb #e8f9a2a9
 def open_raster(path):
     "`path` opened with rasterio; a missing, unreadable or non-raster file is a one-line `BenchError`."
     rio = _rasterio()
@@ -71,6 +72,7 @@ def row_areas_km2(ds)->np.ndarray:
         return EARTH_RADIUS_KM ** 2 * math.radians(abs(t.a)) * np.abs(np.diff(np.sin(lat)))
     raise BenchError(f"{Path(ds.name).name}: unknown kind of CRS ({crs.to_string()[:80]})")
 
+# %% ../../nbs/35_studies_mapping.ipynb #874056ef
 def gsd_metres(ds)->float:
     "Ground sample distance in metres: the mean of a pixel's width and height (at the centre for a geographic CRS)."
     t = ds.transform
@@ -89,6 +91,7 @@ def valid_mask(ds, data:np.ndarray, window=None)->np.ndarray:
     if any(MaskFlags.all_valid not in f for f in ds.mask_flag_enums): return ds.dataset_mask(window=window) > 0
     return np.ones(data.shape[1:], bool)
 
+# %% ../../nbs/35_studies_mapping.ipynb #516a3a22
 @dataclasses.dataclass
 class RasterFacts:
     "What a raster says of itself."
@@ -99,6 +102,7 @@ class RasterFacts:
     area_km2:float     # valid pixels only
     valid_share:float  # of all pixels
 
+# %% ../../nbs/35_studies_mapping.ipynb #c2269fc4
 # pixels (per band) in one read while counting valid pixels: 4 Mpx, bounded whatever the raster's width
 MAX_WINDOW_PX = 1 << 22
 
@@ -118,6 +122,7 @@ def count_windows(ds, max_px:int=MAX_WINDOW_PX)->list:
         for c0 in range(0, ds.width, cw)
     ]
 
+# %% ../../nbs/35_studies_mapping.ipynb #4312db14
 def raster_facts(path, max_px:int=MAX_WINDOW_PX)->RasterFacts:
     """Size, bands, CRS, block shape, GSD and valid area of the raster at `path`, read in windows of at most `max_px`
     pixels (bounded memory)."""
@@ -156,7 +161,7 @@ def remove_stale_partials(folder)->list:
             f.unlink(missing_ok=True); gone.append(f)
     return gone
 
-
+# %% ../../nbs/35_studies_mapping.ipynb #e200991d
 def _scene_rows(r0:int, n:int, width:int, bands:int, classes:np.ndarray, cell:int, rng)->np.ndarray:
     "Rows `r0`..`r0+n` of the scene, bands x n x width, uint16."
     y, x = np.mgrid[r0:r0 + n, 0:width]
@@ -229,6 +234,7 @@ def band_stats(ds, bands:list, max_px:int=512)->tuple:
     std = v.std(axis=1); std[std == 0] = 1
     return v.mean(axis=1).astype(np.float32), std.astype(np.float32)
 
+# %% ../../nbs/35_studies_mapping.ipynb #5b07a73c
 class TileRows:
     """A map-style dataset: item `i` is the `i`-th row of tiles, as a dict of tiles, their valid masks, offsets and
     stage seconds."""
@@ -296,6 +302,7 @@ class Stitcher:
         self.w[r:r + s, x:x + s] += v
     def finish(self): self.flush(self.height)
 
+# %% ../../nbs/35_studies_mapping.ipynb #3d89f327
 def projection(d:int, k:int)->np.ndarray:
     "A fixed `d` x `k` random projection (seed 0), scaled to keep the output's magnitude."
     return (np.random.default_rng(0).standard_normal((d, k)) / math.sqrt(d)).astype(np.float32)
@@ -305,6 +312,7 @@ class WriteFailed(BenchError):
     """The output could not be written (a full disk, a file size limit, a folder that went away); nothing was left
     behind."""
 
+# %% ../../nbs/35_studies_mapping.ipynb #19c540b1
 def _check_readable(path):
     "Read every block of the raster at `path`; raise if any does not read back."
     import rasterio
@@ -316,6 +324,7 @@ def _check_readable(path):
             "the closed file does not read back: a write failed (a full disk, or a file size limit)"
         ) from None
 
+# %% ../../nbs/35_studies_mapping.ipynb #5df86a7f
 class StripWriter:
     """Writes `(first_row, k x rows x width)` strips to `path` from a thread; `close()` waits, then renames the
     finished file into place."""
@@ -369,6 +378,7 @@ def _same(a, b)->bool:
     try: return os.path.samefile(a, b)
     except OSError: return False
 
+# %% ../../nbs/35_studies_mapping.ipynb #994b6e2a
 def check_output(out, raster, protected=(),
                  make:bool=True, # create its folder and try a write there (False: the checks that write nothing)
                 )->Path:
@@ -397,6 +407,7 @@ def check_output(out, raster, protected=(),
         raise BenchError(f"cannot write to {folder}: {e.strerror or e}; choose another --output-raster") from None
     return out
 
+# %% ../../nbs/35_studies_mapping.ipynb #4fabeeb2
 def _gb(b:float)->str: return f"{b / 2**30:,.1f} GB"
 
 # %% ../../nbs/35_studies_mapping.ipynb #176eddd7
@@ -458,6 +469,20 @@ def bounding_stage(seconds:dict, workers:int)->str:
     return max(per, key=per.get)
 
 # %% ../../nbs/35_studies_mapping.ipynb #d34f9364
+def timed_items(rows, workers:int, prefetch:int, st:dict):
+    """The raster's rows of tiles through a DataLoader (`workers` processes, each `prefetch` rows ahead), the time
+    waited for each added to `st['wait']`."""
+    from torch.utils.data import DataLoader
+    it = iter(DataLoader(rows, batch_size=None, shuffle=False, num_workers=workers,
+                         prefetch_factor=prefetch if workers else None))
+    while True:
+        t0 = time.perf_counter()
+        item = next(it, None)
+        st['wait'] += time.perf_counter() - t0
+        if item is None: return
+        yield item
+
+# %% ../../nbs/35_studies_mapping.ipynb #cf9f1a00
 def map_pass(rows:TileRows, # the tiles, row by row
              run, # `run(x)`: the model's outputs for a float32 batch on `device`, as an array or tensor
              out_path, # the GeoTIFF to write (renamed into place when the pass succeeds)
@@ -472,7 +497,6 @@ def map_pass(rows:TileRows, # the tiles, row by row
     """One pass over the raster: `{'seconds', 'tiles', 'read', 'preprocess', 'transfer', 'model', 'stitch', 'write',
     'wait'}`."""
     import torch
-    from torch.utils.data import DataLoader
     from throughput_bench.backends.base import as_samples
     dev = torch.device(device)
     st = dict.fromkeys(('read', 'preprocess', 'transfer', 'model', 'stitch', 'wait'), 0.0)
@@ -496,15 +520,7 @@ def map_pass(rows:TileRows, # the tiles, row by row
         if progress: progress(done)
     ok = False
     try:
-        loader = DataLoader(
-            rows, batch_size=None, shuffle=False, num_workers=workers, prefetch_factor=prefetch if workers else None
-        )
-        it = iter(loader)
-        while True:
-            t0 = time.perf_counter()
-            item = next(it, None)
-            st['wait'] += time.perf_counter() - t0
-            if item is None: break
+        for item in timed_items(rows, workers, prefetch, st):
             st['read'] += item['read']; st['preprocess'] += item['prep']
             valid = np.asarray(item['valid'])  # the loader hands arrays back as tensors
             tiles += [(item['tiles'][i:i + 1], int(item['y']), int(x), valid[i]) for i, x in enumerate(item['xs'])]
@@ -549,6 +565,7 @@ def map_options_text(overlap:float, workers:int, prefetch:int, raster:str, bands
     w = [f"overlap={overlap:g}", f"workers={workers}", f"prefetch={prefetch}", f"raster={raster}"]
     return ' '.join(w + ([f"bands={','.join(map(str, bands))}"] if bands else []))
 
+# %% ../../nbs/35_studies_mapping.ipynb #7b92c0db
 def check_map_args(overlap:float, workers:int, prefetch:int, batch:int, passes:int, k:int):
     "A one-line `BenchError` for a setting out of range."
     for name, v, lo, hi in (('overlap', overlap, 0, 0.95), ('workers', workers, 0, 64), ('prefetch', prefetch, 1, 64),
@@ -567,6 +584,7 @@ def _model_alone(prep, batch:int, device, max_seconds:float)->tuple:
     s = measure(step, device, per, tc).summary()
     return s['throughput_mean'], s.get('throughput_ci_low'), s.get('throughput_ci_high')
 
+# %% ../../nbs/35_studies_mapping.ipynb #3819cdb9
 def check_header(
     raster, info, bands: Optional[list], size: int, overlap: float, workers: int, prefetch: int, k: int, out_dir
 ) -> int:
@@ -583,6 +601,7 @@ def check_header(
         check_fits(ds, nb, size, overlap, workers, prefetch, k, out_dir)
     return size
 
+# %% ../../nbs/35_studies_mapping.ipynb #0bc0fbf0
 def share_check(km2:tuple, model_km2:tuple, model_stage_tps:float, model_tps:float)->str:
     """'' if the end-to-end rate `km2` (mean, low, high) can be at most the model's alone `model_km2`; else why the
     figures are a measurement error."""
@@ -599,6 +618,7 @@ def share_check(km2:tuple, model_km2:tuple, model_stage_tps:float, model_tps:flo
         f"the host's speed changed between the phases; re-run with --rerun on a quieter host"
     )
 
+# %% ../../nbs/35_studies_mapping.ipynb #a40cc55c
 def _mean_ci(v:list)->tuple:
     m = float(np.mean(v))
     h = ci_halfwidth(float(np.std(v, ddof=1)), len(v)) if len(v) > 1 else math.nan
@@ -658,6 +678,7 @@ class MapOptions(Settings):
               'the store and the host': 'results_dir rerun wait_idle busy_threshold progress quiet'}
     TEXTS = ('raster', 'model', 'device', 'output_raster', 'results_dir')
 
+# %% ../../nbs/35_studies_mapping.ipynb #34857971
 def check_map_options(o:MapOptions)->MapOptions:
     """`o` checked before anything is read (a one-line `BenchError` for the first wrong setting), `raster` the file to
     map."""
@@ -683,6 +704,7 @@ class MapPlan:
     store:object        # the `ResultStore` the row goes to
     out:Path            # the embedding map to write (never the input, never the store's files)
 
+# %% ../../nbs/35_studies_mapping.ipynb #3b320048
 def plan_map(o:MapOptions)->MapPlan:
     """The model, output, tile size and raster checked against the raster's header, then the device and store (the
     first to import torch: a wrong file is said in a second, not after it); the row's `BenchSpec`."""
@@ -719,6 +741,7 @@ class MapRun:
     stats:list = field(default_factory=list)
     alone:Optional[tuple] = None  # (tiles/s, ci low, ci high), measured after the warm-up pass wrote the map
 
+# %% ../../nbs/35_studies_mapping.ipynb #fd7da9da
 def measure_map(o:MapOptions, mp:MapPlan, res:BenchResult, got:MapRun)->MapRun:
     """Build the model and prepare it as `tbench infer` does (`prepare_checked`: calibrated, quantized, described on
     `res`), warm it with one untimed pass (which writes the map), time the model alone on a batch in memory, then time
@@ -747,6 +770,7 @@ def measure_map(o:MapOptions, mp:MapPlan, res:BenchResult, got:MapRun)->MapRun:
     gate_prepared(res, run_spec, prep, checks, o.batch_size, mp.device)  # outputs beyond the tolerance: `wrong`
     return got
 
+# %% ../../nbs/35_studies_mapping.ipynb #0458fcdc
 def _pass_bar(o:MapOptions, i:int, tiles:Optional[int]):
     "A progress bar for pass `i` (0: the warm-up), or None when asked for none."
     if not o.progress or o.quiet: return None
@@ -787,6 +811,7 @@ def map_figures(res:BenchResult, mp:MapPlan, stats:list, alone:tuple, workers:in
     res.peak_memory_mb = peak_memory_mb(mp.device)
     return res
 
+# %% ../../nbs/35_studies_mapping.ipynb #c52c1dcf
 def map_facts(res:BenchResult, o:MapOptions, mp:MapPlan, stats:list, written:bool)->BenchResult:
     "Fill `res` with what was mapped, whatever the outcome: the raster, the tiles, the output file."
     f = mp.facts

@@ -88,6 +88,7 @@ def _union(*lists)->list:
         for s in l: out.setdefault(s.key(), s)
     return list(out.values())
 
+# %% ../../nbs/34_studies_tune.ipynb #7364db86
 def _rank(rows:dict, specs:list, key:str, low:bool=False)->list:
     """`specs` that have an ok row, best first by `key` (their stored rows' values); where any row's accuracy was
     checked, rows whose accuracy is unchecked come after every other (`core.UNCHECKED`)."""
@@ -96,6 +97,7 @@ def _rank(rows:dict, specs:list, key:str, low:bool=False)->list:
     last = lambda s: checked and UNCHECKED in str(rows[s.key()].get('accuracy_check') or '')
     return sorted(ok, key=lambda s: (last(s), _num(rows[s.key()].get(key)) * (1 if low else -1)))
 
+# %% ../../nbs/34_studies_tune.ipynb #4674c56e
 def best_eager(last:dict, specs:list)->Optional[BenchSpec]:
     """The fastest eager PyTorch configuration (no compile, no quantization) any stage measured: the screen's too, where
     none reached the last rung."""
@@ -103,6 +105,7 @@ def best_eager(last:dict, specs:list)->Optional[BenchSpec]:
                  if s.backend == 'pytorch' and at_default('compile_mode', s.compile_mode)
                  and at_default('quant', s.quant)), None)
 
+# %% ../../nbs/34_studies_tune.ipynb #901f2e24
 def accuracy_said(last:dict, specs:list, win:BenchSpec)->list:
     """What the winner's accuracy rests on (an int8 one: on what units it ran, what calibrated it, its gate), and the
     faster rows ranked below it for an unchecked accuracy, in sentences."""
@@ -124,6 +127,7 @@ def accuracy_said(last:dict, specs:list, win:BenchSpec)->list:
                    f"({below[0].settings()}: {_num(last[below[0].key()].get('throughput_mean')):.1f} img/s)")
     return out
 
+# %% ../../nbs/34_studies_tune.ipynb #89769c58
 def _stage(specs:list, name:str, tid:str, reps:int, su, cont)->dict:
     """Measure (or find stored) `specs` as stage `name` with `reps` processes each; their rows by the specs' keys
     without study/stage."""
@@ -192,11 +196,13 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
                "--compile-modes default)"))
     return specs, said
 
+# %% ../../nbs/34_studies_tune.ipynb #508c3c82
 def _cost(rows:dict)->float:
     "Seconds the processes of `rows` took, start-up (about a second each) included."
     return sum(_num(r.get('wall_seconds')) + _num(r.get('repeats') or 1) * 1.0 for r in rows.values()
                if r and _num(r.get('wall_seconds')) == _num(r.get('wall_seconds')))
 
+# %% ../../nbs/34_studies_tune.ipynb #7ab995a7
 def _b1(rows:dict, specs:list)->list:
     "`specs` at batch 1 that have an ok row, best p50 latency first."
     return [s for s in _rank(rows, specs, 'latency_p50_ms', low=True) if s.batch_size == 1]
@@ -225,6 +231,7 @@ def search(specs:list, tid:str, su, cont, budget:float)->tuple:
         s, t, b = again(conf, 'confirm', 3); spent += s; by_tp, b1 = t or by_tp, b or b1
     return last, by_tp, b1, per_run, spent
 
+# %% ../../nbs/34_studies_tune.ipynb #b5c3a08b
 def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[BenchSpec]=None)->'pd.DataFrame':
     """The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count, glibc's malloc at its defaults:
     what a plain script gets) and against `best_eager`, the fastest eager PyTorch the search found (its precision,
@@ -268,6 +275,7 @@ def allocator_screen(specs:list, tid:str, su, cont)->tuple:
         said.append(f"allocators, {b} at batch {top_b}: {figs} img/s (one process each): {b} runs with {best[b]}")
     return [dataclasses.replace(s, allocator=best.get(s.backend, 'glibc')) for s in specs], said, _cost(rows)
 
+# %% ../../nbs/34_studies_tune.ipynb #80241909
 def tune_table(specs:list, last:dict)->'pd.DataFrame':
     "One line per configuration measured: its words, the stage of its last row, its figures and status."
     import pandas as pd
