@@ -200,3 +200,39 @@ def test_sigterm_stops_the_server_quietly_and_says_so(tmp_path):
     assert 'stopped (SIGTERM)' in err and err.count('stopped (SIGTERM)') == 1, err
     _, alive = psutil.wait_procs(kids, timeout=10)
     assert not alive, alive
+
+# ---- the body check (NimGuard) alone, as ASGI calls: no server ----
+
+def _guarded(receive, headers, monkeypatch=None, max_mb=1.0):
+    "What NimGuard sends for one POST to /v1/infer, and the scope its app got (None where it answered itself)."
+    import asyncio
+    from throughput_bench.serve.serving import NimGuard
+    sent, seen = [], []
+    async def app(scope, rcv, send):
+        seen.append(scope); await send({'type': 'http.response.start', 'status': 200, 'headers': []})
+        await send({'type': 'http.response.body', 'body': b'ok'})
+    async def send(msg): sent.append(msg)
+    scope = dict(type='http', method='POST', path='/v1/infer', headers=[(k.encode(), v.encode()) for k, v in headers])
+    asyncio.run(NimGuard(app, max_mb)(scope, receive, send))
+    return sent[0]['status'], (seen[0] if seen else None)
+
+def test_a_body_that_stops_arriving_is_a_408_not_a_request_held_open(monkeypatch):
+    import asyncio
+    from throughput_bench.serve import serving as S  # (`throughput_bench.serve` is also the API's function)
+    monkeypatch.setattr(S, 'BODY_SECONDS', 0.05)
+    async def stalls(): await asyncio.sleep(60)
+    status, seen = _guarded(stalls, [('content-type', 'multipart/form-data; boundary=x'), ('content-length', '10')])
+    assert status == 408 and seen is None
+
+def test_a_chunked_body_over_the_limit_is_a_413_not_a_500():
+    "The server's own size middleware raises inside receive() on a body without a length: NimGuard answers it."
+    from fastapi import HTTPException
+    async def too_big(): raise HTTPException(413, 'Payload too large')
+    assert _guarded(too_big, [('content-type', 'multipart/form-data; boundary=x')]) == (413, None)
+
+def test_a_media_type_in_capitals_is_a_form():
+    "HTTP media types are case-insensitive; the form parser behind the server reads lower case only (it was a 500)."
+    body = b'--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--\r\n'
+    async def once(): return {'type': 'http.request', 'body': body, 'more_body': False}
+    status, seen = _guarded(once, [('Content-Type', 'Multipart/Form-Data; BOUNDARY=x')])
+    assert status == 200 and dict(seen['headers'])[b'Content-Type'] == b'multipart/form-data; BOUNDARY=x'

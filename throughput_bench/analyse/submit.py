@@ -18,13 +18,13 @@ __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LO
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
            'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'MAX_DRIFT',
-           'AUDITS_FILE', 'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS', 'MOST_CACHE_PAIRS',
-           'MIN_CACHE_GAIN', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem', 'Submission', 'hw_num',
-           'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints', 'rerun_fault', 'released',
-           'pd_num', 'read_audits', 'audit_failures', 'seed_interval', 'audited_rows', 'unaudited', 'check',
-           'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps', 'shown',
-           'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing', 'board_rows',
-           'esc', 'page_link', 'leaderboard']
+           'SAID_DRIFT', 'AUDITS_FILE', 'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS',
+           'MOST_CACHE_PAIRS', 'MIN_CACHE_GAIN', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem',
+           'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints',
+           'rerun_fault', 'released', 'pd_num', 'read_audits', 'audit_failures', 'seed_interval', 'audited_rows',
+           'unaudited', 'check', 'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps',
+           'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing',
+           'board_rows', 'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/36_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
@@ -40,7 +40,7 @@ ROW_VERSIONS = ('pytorch_version', 'timm_version', 'tbench_version')
 MARKUP = re.compile(r'<\s*[A-Za-z/!?]|javascript:', re.I)  # a tag, a comment or a script URL; "a < b" is text
 # a tab or a newline is text; anything else is not: C0 and C1 controls, and the format characters that reorder or hide
 # text (bidi overrides and isolates, zero-width marks)
-CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]')
+CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]')
 MAX_IMG_S = 1e7        # the most images per second a row may claim (a tiny model on the fastest GPU is under 1e6)
 MAX_ROW_WATTS = 2000.0 # the most a row's device may draw (`energy.MAX_WATTS`)
 SLACK = 0.02           # how far a stored figure may sit from what its per-process figures give (rounding: 1e-6)
@@ -225,7 +225,7 @@ def stated_peak(hw:dict, # the hardware record
 # %% ../../nbs/36_analyse_submit.ipynb #7a8f07be
 RECORD = ('precision', 'tf32_enabled', 'threads', 'quant', 'gflops_per_sample', 'throughput_mean', 'mfu', 'repeats',
           'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high', 'throughput_rerun_low',
-          'throughput_rerun_high', 'rerun_drift')
+          'throughput_rerun_high', 'rerun_drift', 'rerun_basis')
 
 def _ok(s:Submission):
     "Which rows are `ok`, a NumPy mask."
@@ -478,7 +478,7 @@ def _repeats(v)->Optional[list]:
     import math
     try: xs = [float(x) for x in str(v).split(';') if x.strip()]
     except ValueError: return None
-    return xs if xs and all(math.isfinite(x) and x > 0 for x in xs) else None
+    return xs if xs and all(0 < x <= MAX_IMG_S for x in xs) else None  # 1e308s: their sum is inf, "equal" to any
 
 # %% ../../nbs/36_analyse_submit.ipynb #373dfe65
 def _recomputed(s:Submission)->list:
@@ -508,7 +508,8 @@ def _recomputed(s:Submission)->list:
     return [(lines, msg) for msg, lines in out.items()]
 
 # %% ../../nbs/36_analyse_submit.ipynb #b1665346
-MAX_DRIFT = 0.25  # the most run-to-run drift (a relative SD) a row's re-run interval may rest on
+MAX_DRIFT = 0.15  # the most run-to-run drift (a relative SD) a re-run interval may rest on: twice the noisiest seen
+SAID_DRIFT = re.compile(r'drift (?:taken as )?(\d+(?:\.\d+)?)%')  # the drift its basis (`rerun_basis`) says, in %
 
 def rerun_fault(row:dict)->str:
     """What is wrong with a row's re-run interval ('' where nothing is, or it has none): a drift that is not a share
@@ -518,6 +519,9 @@ def rerun_fault(row:dict)->str:
     if lo != lo and hi != hi: return ''
     d = _float(row.get('rerun_drift'))
     if not 0 <= d <= MAX_DRIFT: return f"a re-run interval without a drift within [0, {MAX_DRIFT:g}] (rerun_drift)"
+    said = SAID_DRIFT.search(str(row.get('rerun_basis') or ''))
+    if said and abs(float(said.group(1)) - 100 * d) > 0.051:
+        return "rerun_drift is not the drift its basis (rerun_basis) says"
     m, cl, ch = row['throughput_mean'], row.get('throughput_ci_low'), row.get('throughput_ci_high')
     (nlo, nhi), (wlo, whi) = rerun_interval(m, cl, ch, d), rerun_interval(m, cl, ch, d, dof=PRIOR_DOF)
     if wlo * (1 - SLACK) <= lo <= nlo * (1 + SLACK) and nhi * (1 - SLACK) <= hi <= whi * (1 + SLACK): return ''
@@ -653,8 +657,8 @@ def audit_failures(row:dict, rec:dict)->list:
     if not same: out.append(f"outputs: {how}" + ('' if str(row.get('output_digest') or '') else
                                                  ' (the row predates output digests: measure it again)'))
     gain = _float(rec.get('cache_gain'))
-    if not gain == gain or gain > CACHE_GAIN: out.append(f"caching: a repeated input ran {gain:.3g}x distinct inputs "
-                                                         f"(at most {CACHE_GAIN:g})")
+    if gain > CACHE_GAIN:  # (not a number: the record's own fault, said above)
+        out.append(f"caching: a repeated input ran {gain:.3g}x distinct inputs (at most {CACHE_GAIN:g})")
     lo, hi = seed_interval(row)
     x = _float(rec.get('throughput'))
     if not lo <= x <= hi: out.append(f"seeds: another seed's process measured {x:.4g} img/s, outside the row's "

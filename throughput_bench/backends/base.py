@@ -4,7 +4,7 @@
 
 # %% ../../nbs/16_backends_base.ipynb #465dd0f7
 from __future__ import annotations
-import dataclasses, difflib, functools, hashlib, importlib, importlib.metadata, importlib.util, math
+import dataclasses, difflib, functools, hashlib, importlib, importlib.metadata, importlib.util, math, re
 from dataclasses import dataclass
 from typing import Callable, Optional
 import numpy as np
@@ -324,7 +324,8 @@ def read_digest(s)->Optional[dict]:
         out = dict(sha256=d['sha256'], max=float(d['max']), probe=[float(v) for v in d['probe'].split(',')],
                    shape=tuple(int(v) for v in d['shape'].split('x')))
     except (KeyError, ValueError): return None
-    ok = (len(out['probe']) == DIGEST_PROBES and len(out['shape']) == 2 and min(out['shape']) > 0  # one row an image
+    ok = (re.fullmatch(r'[0-9a-f]{16}', out['sha256']) is not None  # as `output_digest` writes it: one spelling
+          and len(out['probe']) == DIGEST_PROBES and len(out['shape']) == 2 and min(out['shape']) > 0  # a row an image
           and math.prod(out['shape']) <= MAX_DIGEST_VALUES)
     return out if ok and math.isfinite(out['max']) and all(map(math.isfinite, out['probe'])) else None
 

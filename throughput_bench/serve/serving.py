@@ -4,7 +4,7 @@
 
 # %% ../../nbs/24_serve_serving.ipynb #f174afb0
 from __future__ import annotations
-import io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, threading, importlib.util
+import asyncio, io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, threading, importlib.util
 from dataclasses import dataclass, asdict
 from typing import Optional
 import numpy as np, re, ctypes
@@ -13,10 +13,11 @@ from ..core import *
 from ..backbones.registry import get_model, check_model
 
 # %% auto #0
-__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'CHECKED', 'require_serving',
-           'RequestError', 'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int', 'read_request',
-           'form_problem', 'first_tensor', 'BackboneAPI', 'free_port', 'port_busy', 'server_metadata', 'NimGuard',
-           'make_server', 'serve_spec', 'checked_model', 'wait_ready', 'run_server', 'ServerProcess']
+__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'BODY_SECONDS', 'CHECKED',
+           'require_serving', 'RequestError', 'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int',
+           'read_request', 'form_problem', 'first_tensor', 'BackboneAPI', 'free_port', 'port_busy', 'server_metadata',
+           'NimGuard', 'lowered_media_type', 'make_server', 'serve_spec', 'checked_model', 'wait_ready', 'run_server',
+           'ServerProcess']
 
 # %% ../../nbs/24_serve_serving.ipynb #3d6c3a04
 SERVE_EXTRA = 'pip install -e ".[serve]"  (from a checkout; or pip install "throughput_bench[serve]")'
@@ -125,7 +126,7 @@ def form_problem(
 ) -> Optional[str]:
     """Why a multipart body is refused before parsing (too many fields, an over-long part header such as a 100 kB
     filename), or None."""
-    m = re.search(r'boundary="?([^";]+)"?', content_type)
+    m = re.search(r'boundary="?([^";]+)"?', content_type, re.I)  # parameter names are case-insensitive (RFC 9110)
     if not m: return "multipart/form-data without a boundary"
     sep = b'--' + m.group(1).encode('latin-1')
     # the preamble before the first boundary and the epilogue after the last are not fields
@@ -293,6 +294,7 @@ class NimGuard:
             return await self.app(scope, receive, send)
         rcv = receive  # what the app reads: the client's body, or the checked body replayed
         h = {k.decode('latin-1').lower(): v.decode('latin-1') for k, v in scope.get('headers', [])}
+        scope = lowered_media_type(scope, h)
         if scope['method'] == 'POST':
             body = await self.checked_body(h, receive, send)
             if body is None: return  # answered with an error (or the client left)
@@ -327,6 +329,18 @@ async def _send_error(self:NimGuard, send, status:int, msg:str):
     await send({'type': 'http.response.body', 'body': body})
 
 # %% ../../nbs/24_serve_serving.ipynb #9d3a8f81
+def lowered_media_type(scope:dict, h:dict)->dict:
+    """`scope` with its content type's media type in lower case (`h`, its headers, too): HTTP allows any case, the form
+    parser behind the server reads lower case only (`Multipart/Form-Data` was a 500)."""
+    ct = h.get('content-type', '')
+    media, sep, rest = ct.partition(';')
+    if media == media.lower(): return scope
+    h['content-type'] = ct = media.lower() + sep + rest
+    return scope | dict(headers=[(k, ct.encode('latin-1')) if k.lower() == b'content-type' else (k, v)
+                                 for k, v in scope.get('headers', [])])
+
+BODY_SECONDS = 30  # the longest a request body may pause before the server gives up on it (a client that stalls)
+
 @patch
 async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cased
                        receive, send)->Optional[bytes]:
@@ -337,12 +351,17 @@ async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cas
     if n.isdigit() and int(n) > limit:
         return await self._send_error(send, 413, f"request body of {int(n) / 1e6:.1f} MB is over this server's limit "
                                                  f"of {self.max_request_mb:g} MB (--max-request-mb)")
-    if not h.get('content-type', '').startswith('multipart/form-data'):
+    if not h.get('content-type', '').lower().startswith('multipart/form-data'):  # a media type: any case
         return await self._send_error(send, 415, "send multipart/form-data with the .npy in the file field "
                                                  f"input_array (got {h.get('content-type') or 'no content type'!r})")
     body = []
     while True:
-        msg = await receive()
+        try: msg = await asyncio.wait_for(receive(), BODY_SECONDS)
+        except asyncio.TimeoutError:
+            return await self._send_error(send, 408, f"the request body stopped arriving for {BODY_SECONDS} s")
+        except HTTPException as e:  # the server's own size limit on a body without a length (chunked)
+            return await self._send_error(send, e.status_code, f"request body over this server's limit of "
+                                                              f"{self.max_request_mb:g} MB (--max-request-mb)")
         if msg['type'] != 'http.request': return None
         body.append(msg.get('body', b''))
         if sum(map(len, body)) > limit:

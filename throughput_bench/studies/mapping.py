@@ -594,6 +594,8 @@ def check_header(
         name, nb = Path(raster).name, len(bands) if bands else ds.count
         if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]:
             raise BenchError(f"{name} has bands 1 to {ds.count}, not {bad[0]}")
+        if odd := [d for d in ds.dtypes if np.dtype(d).kind not in 'uif']:  # complex: its imaginary part would be lost
+            raise BenchError(f"{name} holds {odd[0]} pixels: map a raster of integers or real numbers")
         if why := input_problem(info, nb, size):
             raise BenchError(f"{why}; {name} gives {nb} band(s): pick them with --bands")
         if ds.width < size or ds.height < size:
@@ -717,10 +719,10 @@ def plan_map(o:MapOptions)->MapPlan:
                         o.out_channels, out.parent)
     facts = raster_facts(o.raster)
     if facts.area_km2 <= 0: raise BenchError(f"{facts.name}: every pixel is nodata; there is nothing to map")
-    out, dev = check_output(out, o.raster), resolve_device(o.device)
+    dev = resolve_device(o.device)
     store = ResultStore(o.results_dir, device_slug(dev), device_name(dev))
-    out = check_output(out, o.raster, (store.csv_path, store.hw_path, store.index_path))  # nor the results' files
-    remove_stale_partials(out.parent)
+    protected = (store.csv_path, store.hw_path, store.index_path)  # nor the results' files
+    out = check_output(out, o.raster, protected, make=False)
     bands = list(o.bands) if o.bands else list(range(1, facts.bands + 1))
     words = map_options_text(o.overlap, o.workers, o.prefetch, facts.name, bands if len(bands) != facts.bands else None)
     from throughput_bench.scale.launch import backend_words
@@ -731,6 +733,8 @@ def plan_map(o:MapOptions)->MapPlan:
                      input_channels=len(bands), input_size=size, device=str(dev), explicit_precision=True,
                      probe_batch=False, map_options=words)
     if (why := get_backend(o.backend).unsupported(dataclasses.replace(spec, mode='inference'))): raise BenchError(why)
+    out = check_output(out, o.raster, protected)  # every check passed: now its folder is made and tried
+    remove_stale_partials(out.parent)
     store.ensure_writable()
     return MapPlan(spec, facts, bands, dev, store, out)
 
