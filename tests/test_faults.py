@@ -22,7 +22,8 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['infer', '--models', 'resnet18', '--threads', '100000'], 'more than 1024'),
        (['train', '--models', 'resnet18', '--lr', '-1'], '--lr must be > 0'),
        (['repair', ''], 'must not be empty'), (['repair', '/dev/zero'], 'not a regular file'),
-       (['repair', '.'], 'is a folder'), (['repair', 'nope.csv'], 'no such results file')]
+       (['repair', '.'], 'is a folder'), (['repair', 'nope.csv'], 'no such results file'),
+       (['map', ''], 'tbench map: error: raster must not be empty'), (['compare', ''], 'tbench compare: error: an empty argument')]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):

@@ -119,8 +119,9 @@ def parse_args(self:Parser, args=None, namespace=None):
             act = next((x for x in p._actions if x.dest == k), None)
             longs = [s for s in getattr(act, 'option_strings', ()) if s.startswith('--') and '_' not in s]
             word = str(getattr(act, 'metavar', None) or k)
-            name = longs[0] if longs else word if word.isidentifier() else k
-            p.error(f"{name} must not be empty")
+            if not longs and not word.isidentifier():  # `MODEL CONFIG CONFIG... | A B`: no one word to name
+                p.error(f"an empty argument (see {p.prog} --help)")
+            p.error(f"{longs[0] if longs else word} must not be empty")
     return a
 
 # %% ../nbs/38_cli.ipynb #a639ccc0
