@@ -380,7 +380,7 @@ def _same(a, b)->bool:
 
 # %% ../../nbs/35_studies_mapping.ipynb #994b6e2a
 def check_output(out, raster, protected=(),
-                 make:bool=True, # create its folder and try a write there (False: no folder made, the nearest one tried)
+                 make:bool=True, # create its folder and try a write there (False: none made, the nearest one tried)
                 )->Path:
     """`out` as a Path, or a one-line `BenchError` if it is the input raster or one of `protected` (results files), a
     folder, or in a folder that cannot be written."""
@@ -395,7 +395,7 @@ def check_output(out, raster, protected=(),
     if out.is_file() and out.suffix.lower() not in ('.tif', '.tiff'):  # a drift record, a chart: never replaced
         raise BenchError(f"{out} exists and is not a GeoTIFF: name another file to write the map to")
     folder = out.parent
-    if not make:  # a write tried in the nearest folder that exists (a read-only file system: said now, not as 0 GB free)
+    if not make:  # a write tried in the nearest folder that exists (a read-only one: said now, not as 0 GB free)
         folder = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
     else:
         try: folder.mkdir(parents=True, exist_ok=True)
