@@ -80,7 +80,7 @@ def test_geographic_crs_area_follows_latitude(tmp_path):
     assert math.isclose(n60.area_km2 / eq.area_km2, math.cos(math.radians(60)), rel_tol=2e-3)
 
 @pytest.mark.parametrize('case', ['not a raster', 'truncated', 'smaller than a tile', 'bands', 'no CRS', 'all nodata', 'missing', 'empty name', 'overlap',
-                                  'complex pixels', 'a backend that does not exist', 'a device not here'])
+                                  'complex pixels', 'complex integer pixels', 'a backend that does not exist', 'a device not here'])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(case, scene, tmp_path):
     args, want = [], ''
     if case == 'not a raster': (tmp_path / 'x.tif').write_text('id,value\n1,2\n'); args, want = ['x.tif'], 'not a raster GDAL can read'
@@ -94,6 +94,11 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(case, scene, tmp_path)
     elif case == 'overlap': args, want = [str(scene), '--overlap', '1'], 'overlap 1.0: choose 0 to 0.95'
     elif case == 'complex pixels':  # its imaginary part would have been dropped, with a warning, and the map written
         write_raster(tmp_path / 'x.tif', np.ones((3, 64, 64), np.complex64)); args, want = ['x.tif', '--size', '32'], 'complex64 pixels'
+    elif case == 'complex integer pixels':  # GDAL's CInt16, which NumPy has no type for: it was a traceback
+        with rasterio.open(tmp_path / 'x.tif', 'w', driver='GTiff', width=64, height=64, count=3, dtype='complex_int16',
+                           crs='EPSG:32632', transform=rasterio.transform.from_origin(500000, 4000000, 10, 10)) as d:
+            d.write(np.ones((3, 64, 64), np.complex64))
+        args, want = ['x.tif', '--size', '32'], 'complex_int16 pixels'
     elif case == 'a backend that does not exist': args, want = [str(scene), '--size', '32', '--backend', 'nosuch'], "unknown backend 'nosuch'"
     elif case == 'a device not here': args, want = [str(scene), '--size', '32', '--device', 'cuda:3'], "'cuda:3'"
     if case == 'bands' and not __import__('importlib').util.find_spec('torchgeo'): pytest.skip('the [geo] extra is not installed')

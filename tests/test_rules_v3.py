@@ -218,3 +218,12 @@ def test_a_digest_is_read_in_the_one_spelling_it_is_written_in():
     d = output_digest(np.ones((2, 10)))
     assert read_digest(d) is not None
     assert read_digest(d.upper()) is None and read_digest(d.replace('sha256=', 'sha256=0')) is None
+
+def test_the_long_bases_the_tool_writes_are_submittable():
+    "A damaged record's or the yardstick's basis runs past 200 characters: every line of such a run was refused."
+    from throughput_bench.measure.drift import Drift
+    from throughput_bench.analyse.submit import LONG_TEXT, LONG_TEXT_LIMIT, SAID_DRIFT
+    said = Drift(0.08, True, damaged='the drift record was damaged (3 unreadable line(s)) and set aside as x.jsonl',
+                 prior_source='the CPU prior: re-runs minutes apart on a 2-core VM spread 11-19% (SD 4-7.5%)').basis()
+    assert 200 < len(said) <= LONG_TEXT_LIMIT and 'rerun_basis' in LONG_TEXT
+    assert float(SAID_DRIFT.search(said).group(1)) == 8.0 and SAID_DRIFT.search('Drift 8.0% from').group(1) == '8.0'

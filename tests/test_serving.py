@@ -236,3 +236,17 @@ def test_a_media_type_in_capitals_is_a_form():
     async def once(): return {'type': 'http.request', 'body': body, 'more_body': False}
     status, seen = _guarded(once, [('Content-Type', 'Multipart/Form-Data; BOUNDARY=x')])
     assert status == 200 and dict(seen['headers'])[b'Content-Type'] == b'multipart/form-data; BOUNDARY=x'
+
+def test_several_content_type_headers_are_a_400():
+    "The guard read the last, the form parser the first: two of them bypassed the checks (a 500 behind them)."
+    async def never(): raise AssertionError('the body is not read')
+    status, seen = _guarded(never, [('content-type', 'text/plain'), ('content-type', 'multipart/form-data; boundary=x')])
+    assert status == 400 and seen is None
+
+@pytest.mark.parametrize('ct', ['multipart/form-data; xboundary=QQ; boundary=XyZ', 'multipart/form-data; boundary=XyZ ',
+                                'multipart/form-data; BOUNDARY="XyZ"'])
+def test_the_boundary_is_read_as_http_reads_it(ct):
+    "Another parameter ending in `boundary`, a trailing space or quotes made the field count check find no field at all."
+    from throughput_bench.serve.serving import form_problem, MAX_FIELDS
+    body = b'--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n' * (MAX_FIELDS + 1) + b'--XyZ--\r\n'
+    assert form_problem(body, ct) == f"{MAX_FIELDS + 1} form fields; this server takes at most {MAX_FIELDS}"

@@ -54,7 +54,7 @@ def test_ready_steady_go(work, cli):
     from throughput_bench.analyse.tracking import inspect_run, offline_run_dirs
     assert inspect_run(offline_run_dirs(work / 'wandb')[0])['name'] == 'rsg-resnet18-bs4'  # --wnb_run names the run
     printed = float(lines[-9].split(': ')[-1].split()[0])
-    assert math.isclose(printed, df.throughput_mean[0], rel_tol=1e-3)
+    assert math.isclose(printed, df.throughput_mean[0], rel_tol=1e-3, abs_tol=0.005)  # printed to 2 decimals: 0.98 of 0.97847
     # n_batches fixes the iteration count; a second call is a new measurement, not a skip
     # (in this process: the first was a process of its own)
     r = cli('--model', 'resnet18', '--bs', '4', '--size', '32', '--n_batches', '6', cwd=work, cmd='ready-steady-go')

@@ -32,7 +32,7 @@ MAX_HALF_WIDTH = 0.10  # a row's 95% interval: half-width at most this share of 
 MIN_PROCESSES = {'cuda': 3, 'cpu': 5}  # worker processes behind a row's interval (the sweep's defaults; others: 3)
 TEXT_LIMIT, LONG_TEXT_LIMIT = 200, 2000  # characters in a text field; in an error message or a command line
 LONG_TEXT = ('error', 'command', 'invalid_reason', 'backend_settings', 'server_metadata', 'map_options', 'process_env',
-             'throughput_repeats')  # the last: one figure per worker process (a row of 20 is over 200 characters)
+             'throughput_repeats', 'rerun_basis')  # a figure a worker process (20: 200+ characters); the drift's source
 HW_REQUIRED = ('gpu_name', 'device_type', 'pytorch_version', 'timm_version', 'throughput_bench_version',
                'python_version', 'os', 'torch_threads', 'cpu')
 HW_REQUIRED_CUDA = ('driver_version', 'cuda_version', 'clock_max_sm_mhz', 'power_limit_w')
@@ -509,7 +509,7 @@ def _recomputed(s:Submission)->list:
 
 # %% ../../nbs/36_analyse_submit.ipynb #b1665346
 MAX_DRIFT = 0.15  # the most run-to-run drift (a relative SD) a re-run interval may rest on: twice the noisiest seen
-SAID_DRIFT = re.compile(r'drift (?:taken as )?(\d+(?:\.\d+)?)%')  # the drift its basis (`rerun_basis`) says, in %
+SAID_DRIFT = re.compile(r'drift (?:taken as )?(\d+(?:\.\d+)?)%', re.I)  # the drift its basis (`rerun_basis`) says, in %
 
 def rerun_fault(row:dict)->str:
     """What is wrong with a row's re-run interval ('' where nothing is, or it has none): a drift that is not a share

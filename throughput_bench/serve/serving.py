@@ -126,9 +126,11 @@ def form_problem(
 ) -> Optional[str]:
     """Why a multipart body is refused before parsing (too many fields, an over-long part header such as a 100 kB
     filename), or None."""
-    m = re.search(r'boundary="?([^";]+)"?', content_type, re.I)  # parameter names are case-insensitive (RFC 9110)
-    if not m: return "multipart/form-data without a boundary"
-    sep = b'--' + m.group(1).encode('latin-1')
+    import email.message
+    msg = email.message.Message(); msg['content-type'] = content_type  # its parameters as HTTP reads them: any case,
+    b = msg.get_param('boundary')  # quoted or not, `xboundary=` another parameter
+    if not isinstance(b, str) or not b.strip(): return "multipart/form-data without a boundary"
+    sep = b'--' + b.strip().encode('latin-1', 'replace')
     # the preamble before the first boundary and the epilogue after the last are not fields
     parts = body.split(sep)[1:-1]
     if len(parts) > max_fields: return f"{len(parts)} form fields; this server takes at most {max_fields}"
@@ -295,6 +297,8 @@ class NimGuard:
         rcv = receive  # what the app reads: the client's body, or the checked body replayed
         h = {k.decode('latin-1').lower(): v.decode('latin-1') for k, v in scope.get('headers', [])}
         scope = lowered_media_type(scope, h)
+        if scope['method'] == 'POST' and sum(k.lower() == b'content-type' for k, _ in scope.get('headers', [])) > 1:
+            return await self._send_error(send, 400, "several Content-Type headers: send one")  # which would be read?
         if scope['method'] == 'POST':
             body = await self.checked_body(h, receive, send)
             if body is None: return  # answered with an error (or the client left)

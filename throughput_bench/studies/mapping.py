@@ -596,7 +596,7 @@ def check_header(
         name, nb = Path(raster).name, len(bands) if bands else ds.count
         if bad := [b for b in (bands or []) if not 1 <= b <= ds.count]:
             raise BenchError(f"{name} has bands 1 to {ds.count}, not {bad[0]}")
-        if odd := [d for d in ds.dtypes if np.dtype(d).kind not in 'uif']:  # complex: its imaginary part would be lost
+        if odd := [d for d in ds.dtypes if 'complex' in str(d) or np.dtype(d).kind not in 'uif']:  # its imaginary part
             raise BenchError(f"{name} holds {odd[0]} pixels: map a raster of integers or real numbers")
         if why := input_problem(info, nb, size):
             raise BenchError(f"{why}; {name} gives {nb} band(s): pick them with --bands")
