@@ -163,13 +163,17 @@ def test_a_rerun_interval_widened_so_that_any_seed_lands_inside(tmp_path, name):
     lines = check_folder(forge(copy(tmp_path, name), _widened(10)))
     assert rules_said(lines) == ['recomputed'] and 're-run interval is not what its drift' in lines[0], lines
 
-def test_a_rerun_interval_on_a_drift_no_machine_has(tmp_path):
-    "The interval is what a drift of 300% gives: its arithmetic holds, the drift does not."
+def _restamped(drift:float):
+    "An edit giving each row the re-run interval that `drift` gives around its 95% interval, and that drift."
     from throughput_bench.core import rerun_interval
     def edit(r):
-        lo, hi = rerun_interval(float(r['throughput_mean']), r['throughput_ci_low'], r['throughput_ci_high'], 3.0)
-        r.update(throughput_rerun_low=str(lo), throughput_rerun_high=str(hi), rerun_drift='3.0')
-    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), edit))
+        lo, hi = rerun_interval(float(r['throughput_mean']), r['throughput_ci_low'], r['throughput_ci_high'], drift)
+        r.update(throughput_rerun_low=str(lo), throughput_rerun_high=str(hi), rerun_drift=str(drift))
+    return edit
+
+def test_a_rerun_interval_on_a_drift_no_machine_has(tmp_path):
+    "The interval is what a drift of 300% gives: its arithmetic holds, the drift does not."
+    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), _restamped(3.0)))
     assert rules_said(lines) == ['recomputed'] and 'without a drift within [0, 0.15]' in lines[0], lines
 
 def test_cuda_rows_in_a_cpus_folder(tmp_path):
@@ -195,11 +199,7 @@ def test_the_seed_interval_of_a_row_with_numpy_numbers():
 
 def test_a_drift_its_basis_does_not_say(tmp_path):
     "The row's basis says 8.0%; rerun_drift says 15% and the interval is what 15% gives: one of the two was edited."
-    from throughput_bench.core import rerun_interval
-    def edit(r):
-        lo, hi = rerun_interval(float(r['throughput_mean']), r['throughput_ci_low'], r['throughput_ci_high'], 0.15)
-        r.update(throughput_rerun_low=str(lo), throughput_rerun_high=str(hi), rerun_drift='0.15')
-    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), edit))
+    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), _restamped(0.15)))
     assert rules_said(lines) == ['recomputed'] and 'not the drift its basis' in lines[0], lines
 
 def test_per_process_figures_past_any_machine_are_no_figures(tmp_path):

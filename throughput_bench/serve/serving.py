@@ -358,7 +358,7 @@ async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cas
     if not h.get('content-type', '').lower().startswith('multipart/form-data'):  # a media type: any case
         return await self._send_error(send, 415, "send multipart/form-data with the .npy in the file field "
                                                  f"input_array (got {h.get('content-type') or 'no content type'!r})")
-    body = []
+    body, got = [], 0
     while True:
         try: msg = await asyncio.wait_for(receive(), BODY_SECONDS)
         except asyncio.TimeoutError:
@@ -367,8 +367,8 @@ async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cas
             return await self._send_error(send, e.status_code, f"request body over this server's limit of "
                                                               f"{self.max_request_mb:g} MB (--max-request-mb)")
         if msg['type'] != 'http.request': return None
-        body.append(msg.get('body', b''))
-        if sum(map(len, body)) > limit:
+        body.append(msg.get('body', b'')); got += len(body[-1])  # counted as it comes, not summed again each time
+        if got > limit:
             return await self._send_error(send, 413, f"request body over this server's limit of "
                                                      f"{self.max_request_mb:g} MB (--max-request-mb)")
         if not msg.get('more_body'): break

@@ -23,10 +23,10 @@ from ..machine.allocator import missing as missing_allocator, apply as apply_all
 __all__ = ['GEO_MAP_EXTRA', 'EARTH_RADIUS_KM', 'MAX_WINDOW_PX', 'S2_BANDS', 'MAX_TILES', 'STAGES', 'open_raster', 'row_areas_km2',
            'gsd_metres', 'valid_mask', 'RasterFacts', 'count_windows', 'raster_facts', 'remove_stale_partials',
            'synthetic_scene', 'tile_offsets', 'band_stats', 'TileRows', 'Stitcher', 'projection', 'WriteFailed',
-           'StripWriter', 'check_output', 'check_fits', 'bounding_stage', 'timed_items', 'map_pass', 'stitch_reference',
-           'map_options_text', 'check_map_args', 'check_header', 'share_check', 'stored_row', 'MapOptions',
-           'check_map_options', 'MapPlan', 'plan_map', 'MapRun', 'measure_map', 'map_figures', 'map_facts',
-           'map_raster', 'summary_lines']
+           'StripWriter', 'nearest_folder', 'check_output', 'check_fits', 'bounding_stage', 'timed_items', 'map_pass',
+           'stitch_reference', 'map_options_text', 'check_map_args', 'check_header', 'share_check', 'stored_row',
+           'MapOptions', 'check_map_options', 'MapPlan', 'plan_map', 'MapRun', 'measure_map', 'map_figures',
+           'map_facts', 'map_raster', 'summary_lines']
 
 # %% ../../nbs/35_studies_mapping.ipynb #e4407671
 GEO_MAP_EXTRA = "tbench map reads and writes rasters with rasterio: pip install 'throughput_bench[geo]'"
@@ -379,6 +379,12 @@ def _same(a, b)->bool:
     except OSError: return False
 
 # %% ../../nbs/35_studies_mapping.ipynb #994b6e2a
+def nearest_folder(p)->Path:
+    "`p` (absolute) where it exists, else the nearest of its parents that does: where a folder not yet made would go."
+    p = Path(p).absolute()
+    return next(q for q in (p, *p.parents) if q.exists())
+
+# %% ../../nbs/35_studies_mapping.ipynb #34136add
 def check_output(out, raster, protected=(),
                  make:bool=True, # create its folder and try a write there (False: none made, the nearest one tried)
                 )->Path:
@@ -396,7 +402,7 @@ def check_output(out, raster, protected=(),
         raise BenchError(f"{out} exists and is not a GeoTIFF: name another file to write the map to")
     folder = out.parent
     if not make:  # a write tried in the nearest folder that exists (a read-only one: said now, not as 0 GB free)
-        folder = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+        folder = nearest_folder(folder)
     else:
         try: folder.mkdir(parents=True, exist_ok=True)
         except OSError as e: raise BenchError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
@@ -437,8 +443,7 @@ def check_fits(
     row_tiles = len(tile_offsets(W, size, overlap)) * (bands * 4 + 1) * size * size
     # in flight, the stitcher, the writer's queue
     mem = (max(1, workers) * prefetch + 1) * (row_read + row_tiles) + 2 * k * 2 * size * W * 4 + 4 * k * size * W * 4
-    free = shutil.disk_usage(next(p for p in (Path(out_dir).absolute(), *Path(out_dir).absolute().parents)
-                                  if p.exists())).free  # the folder it will be made in, before it is made
+    free = shutil.disk_usage(nearest_folder(out_dir)).free  # where it will be made, before it is made
     avail = psutil.virtual_memory().available if available is None else available
     name = Path(ds.name).name
     if tiles > MAX_TILES:
