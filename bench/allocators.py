@@ -37,10 +37,11 @@ def main():
         saved = json.loads(Path(a.report_only).read_text())
         got = collections.defaultdict(list, {tuple(json.loads(k)): v for k, v in saved['got'].items()})
         for k, v in saved['args'].items(): setattr(a, k, v)
-        from throughput_bench.core import paired_ratio
+        from throughput_bench.stats import paired_ratio
         return report(got, a, saved['allocs'], paired_ratio)
     import torch
-    from throughput_bench.core import ALLOCATORS, BenchSpec, paired_ratio
+    from throughput_bench.core import ALLOCATORS, BenchSpec
+    from throughput_bench.stats import paired_ratio
     from throughput_bench.machine.allocator import missing
     from throughput_bench.scale.sweep import run_isolated
     from throughput_bench.measure.timing import TimingConfig
@@ -81,7 +82,7 @@ def run_spawned(spec, timing):
     import multiprocessing, os, tempfile
     from dataclasses import asdict
     from throughput_bench.scale import sweep
-    from throughput_bench.core import BenchResult
+    from throughput_bench.result import BenchResult
     ctx = multiprocessing.get_context('spawn')
     recv, send = ctx.Pipe(duplex=False)
     fd, log = tempfile.mkstemp(prefix='tbench-spawned-', suffix='.log'); os.close(fd)

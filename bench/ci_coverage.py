@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from common import wilson
 from throughput_bench.analyse.store import read_results
-from throughput_bench.core import rerun_interval
+from throughput_bench.stats import rerun_interval
 from throughput_bench.measure.drift import read_record, reference_drift, config_drift, machine_drift
 
 CONFIGS = [('resnet18', 64), ('vit_tiny_patch16_224', 224), ('mobilenetv3_small_100', 224)]

@@ -3,7 +3,7 @@
 Histories drawn like this project's 2-core VM: a configuration whose runs drift by a relative SD `sigma_d` (3-15%) about
 its centre, each run measured to a within-run 95% half-width `w` (1-10%, over 5 worker processes, each run reporting its
 own estimate of it), with 0-50 re-runs of it on record. Each history's row (one more run) gets its re-run interval from
-the prior of a CPU and the re-runs (`drift.posterior_drift`, `core.rerun_interval`'s formula, vectorised); the interval
+the prior of a CPU and the re-runs (`drift.posterior_drift`, `stats.rerun_interval`'s formula, vectorised); the interval
 is then checked against what came after: the configuration's centre, the median of 5 later re-runs (what
 `bench/ci_coverage.py` and the issue check: the median of the other re-runs) and a single later re-run. The half-width
 (log scale) is compared with the provisional one (no re-runs) and with the interval the true drift would give.
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from throughput_bench.core import prior_drift, rerun_interval
+from throughput_bench.stats import prior_drift, rerun_interval
 from throughput_bench.measure.drift import machine_drift, posterior_drift, record_line
 
 COUNTS = (0, 1, 2, 3, 5, 10, 20, 50)
@@ -44,7 +44,7 @@ def histories(reruns:int, # re-runs on record (runs of the configuration on reco
     prior, nu0, _ = prior_drift(device)
     s, nu = posterior_drift(prior, nu0, ss, reruns)
     h = said[:, reruns + 1]
-    H = np.sqrt(h**2 + (stats.t.ppf(0.975, nu) * s) ** 2)  # core.rerun_interval, on the log scale
+    H = np.sqrt(h**2 + (stats.t.ppf(0.975, nu) * s) ** 2)  # stats.rerun_interval, on the log scale
     return dict(H=H, oracle=np.sqrt(h**2 + (stats.norm.ppf(0.975) * sd) ** 2), centre=np.abs(row) <= H,
                 median=np.abs(np.median(after, axis=1) - row) <= H, one=np.abs(after[:, 0] - row) <= H)
 

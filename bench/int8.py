@@ -13,7 +13,9 @@ process of every round: minutes a round on a CPU).
     python bench/int8.py --models resnet50 --pretrained --images imagenette2/val   # with the accuracy check
 """
 import argparse, re, sys
-from throughput_bench.core import BenchError, paired_ratio, int8_units
+from throughput_bench.core import BenchError
+from throughput_bench.stats import paired_ratio
+from throughput_bench.machine.host import int8_units
 from throughput_bench.studies import compare as C
 from throughput_bench.scale import launch
 from throughput_bench.analyse.store import read_results

@@ -9,7 +9,7 @@ import argparse, os, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from common import mean_ci, show
-from throughput_bench.core import paired_ratio
+from throughput_bench.stats import paired_ratio
 from throughput_bench.studies.mapping import map_raster, synthetic_scene, STAGES
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -104,7 +104,7 @@ def test_an_unchecked_row_says_why(trained, tmp_path):
     assert r.accuracy_check == '' and r.top1_agreement is None
 
 def test_the_summary_says_each_checked_accuracy_and_counts_the_unchecked():
-    from throughput_bench.core import BenchResult
+    from throughput_bench.result import BenchResult
     from throughput_bench.scale.sweep import summary_text
     import pandas as pd
     base = dict(model_name='resnet50', status='ok', batch_size=16, input_channels=3, input_size=224, throughput_mean=100.0,

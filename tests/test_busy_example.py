@@ -19,7 +19,7 @@ def test_the_time_capped_path_passes_the_gate_in_every_precision(work):
 
 import subprocess, sys, time
 from throughput_bench.api import rerun_note, rerun_command
-from throughput_bench.core import BenchResult
+from throughput_bench.result import BenchResult
 from throughput_bench.api import SweepOptions
 from throughput_bench.scale import sweep as S
 

@@ -2,7 +2,7 @@
 import math, statistics, sys
 from pathlib import Path
 import pytest
-from throughput_bench.core import PRIOR_DRIFT, rerun_interval
+from throughput_bench.stats import PRIOR_DRIFT, rerun_interval
 from throughput_bench.measure.drift import machine_drift, record_line
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -253,7 +253,7 @@ def test_the_latency_client_imports_no_torch(fake, tmp_path):
 
 def test_a_report_of_served_rows_reads_the_server_json_before_escaping_it(tmp_path):
     "The summary escapes text for Markdown; the server's metadata (JSON with lists, or malformed) is parsed from the row as stored, never from the escaped text, and never crashes the report."
-    from throughput_bench.core import BenchResult
+    from throughput_bench.result import BenchResult
     from throughput_bench.analyse.store import ResultStore
     from throughput_bench.analyse.charts import summary_markdown, best_rows
     s = ResultStore(tmp_path, 'cpu_test', 'Test CPU')

@@ -1,8 +1,9 @@
 """Issue 42: one field table. Each field of a configuration is declared once (`core.FIELDS`, from `BenchSpec`'s `_F`); the
 tables that used to name fields are read from it; serve and map take every setting `compare` and `tune` can name."""
 import dataclasses
-from throughput_bench.core import (FIELDS, FIELD, KEY, KEY_DEFAULTS, WORDS, SHORT_WORDS, BenchSpec, ServeOptions, fields_in,
-                                   config_key, config_words)
+from throughput_bench.core import (FIELDS, FIELD, KEY, KEY_DEFAULTS, WORDS, SHORT_WORDS, BenchSpec, fields_in,
+    config_key, config_words)
+from throughput_bench.options import ServeOptions
 
 # the resume key's order as stored results and drift records have it (`key` column of <device>_drift.tsv)
 STORED_KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last', 'input_channels',
@@ -86,7 +87,7 @@ def test_a_configuration_is_a_tree_of_its_parts():
 
 def test_a_stored_row_has_a_column_for_every_field():
     "`BenchResult` is the row flattened where it is stored: each field of the configuration is one of its columns."
-    from throughput_bench.core import COLUMNS
+    from throughput_bench.result import COLUMNS
     assert set(KEY) <= set(COLUMNS), set(KEY) - set(COLUMNS)
 
 NEW_SETTING = '''
@@ -97,7 +98,8 @@ NEW_SETTING = '''
 
 CHECK_NEW_SETTING = '''
 import dataclasses, throughput_bench as tb
-from throughput_bench.core import KEY, KEY_DEFAULTS, BenchSpec, ServeOptions, config_words, config_key
+from throughput_bench.core import KEY, KEY_DEFAULTS, BenchSpec, config_words, config_key
+from throughput_bench.options import ServeOptions
 from throughput_bench.cli import main_parser
 from throughput_bench.studies.compare import parse_config
 from throughput_bench.studies.mapping import MapOptions
@@ -114,7 +116,7 @@ assert ServeOptions('resnet18', fusion='on').fusion == 'on' and MapOptions(fusio
 assert server_fields({'fusion': 'on'}, 'http://127.0.0.1:1')['fusion'] == 'on'  # what a server says of it
 # tbench infer takes it; the sweep's configurations carry it; the row stores it as a column; the row resumes
 import tempfile, torch
-from throughput_bench.core import COLUMNS
+from throughput_bench.result import COLUMNS
 from throughput_bench.scale.launch import SweepOptions, check, configurations, rerun_command
 from throughput_bench.machine.devices import result_from_spec
 from throughput_bench.analyse.store import ResultStore, row_key

@@ -196,7 +196,7 @@ def test_strings_from_a_results_file_are_text_never_markup(tmp_path, browser):
 
 def test_a_mapping_run_races_end_to_end_against_the_model_alone(tmp_path, browser):
     "A `tbench map` row is two lanes: the pipeline's km²/s and the model's alone, each scaled to the picked GSD by (gsd / the raster's GSD)²."
-    from throughput_bench.core import BenchResult
+    from throughput_bench.result import BenchResult
     from throughput_bench.analyse.store import ResultStore
     evil = '<img src=x onerror="window.__pwned=3">.tif'
     r = BenchResult(model_name='resnet18', display_name='ResNet-18', mode='mapping', precision='fp32', gpu_name='Test CPU', device='cpu', device_type='cpu',

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from conftest import tbench, FAST_API
 from throughput_bench import infer, report
-from throughput_bench.core import BenchResult, PRIOR_DOF, PRIOR_DRIFT, STEP_ALPHA, find_steps, rerun_interval
+from throughput_bench.stats import PRIOR_DOF, PRIOR_DRIFT, STEP_ALPHA, find_steps, rerun_interval
+from throughput_bench.result import BenchResult
 from throughput_bench.measure.drift import (DriftBook, append_record, machine_drift, read_record, record_line,
                                     record_path)
 from throughput_bench.analyse.store import ResultStore, read_results

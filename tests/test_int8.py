@@ -3,7 +3,8 @@ graph on the same calibration images, cached; the correctness gate catches a qua
 x86 CPU (on AVX2 where it has no VNNI or AMX: 1.7-2.6x fp32 on this project's AMD EPYC) and its row says on which units;
 a runtime that cannot run it says why in a `skipped` row; `quant` is a configuration word, a flag and a CSV column."""
 import numpy as np, pytest
-from throughput_bench.core import BenchSpec, config_key, QUANTS, AVX2_INT8
+from throughput_bench.core import BenchSpec, config_key, QUANTS
+from throughput_bench.machine.host import AVX2_INT8
 
 for pkg in ('onnxruntime', 'openvino', 'nncf'): pytest.importorskip(pkg)
 
@@ -65,7 +66,7 @@ def test_a_runtime_that_cannot_run_int8_is_a_skipped_row_in_its_own_words(monkey
 def test_the_mfu_of_an_int8_row_uses_the_peak_of_its_units():
     "AVX2: 2x the fp32 FMA rate (an upper bound); 256- or 512-bit VNNI: 4x; AMX: its tiles. An MFU over 1 is never stored."
     from throughput_bench.measure.flops import cpu_flops_per_cycle, annotate_mfu
-    from throughput_bench.core import BenchResult
+    from throughput_bench.result import BenchResult
     zen2 = dict(vendor='AuthenticAMD', family=0x17, model=0x31)
     assert cpu_flops_per_cycle(NO_VNNI, 'int8', **zen2) == 2 * cpu_flops_per_cycle(NO_VNNI, 'fp32', **zen2) == 64
     assert cpu_flops_per_cycle(NO_VNNI | {'avx_vnni'}, 'int8') == 4 * 32
@@ -118,7 +119,7 @@ def test_onnxruntime_quantizes_a_transformer_dynamically_unless_told_otherwise(t
 
 def test_the_summary_says_which_units_the_int8_rows_ran_on():
     from throughput_bench.scale.sweep import compact_summary
-    from throughput_bench.core import BenchResult
+    from throughput_bench.result import BenchResult
     row = lambda **k: BenchResult(model_name='resnet18', status='ok', throughput_mean=10.0, batch_size=2, **k)
     _, notes = compact_summary([row(quant='int8', int8_units=AVX2_INT8, backend='openvino'),
                                 row(quant='int8', int8_units=AVX2_INT8, backend='onnxruntime'), row()])
@@ -133,7 +134,8 @@ def test_map_and_serve_quantize_calibrate_gate_and_describe_int8_as_infer_does(m
     from throughput_bench.studies.mapping import synthetic_scene, map_raster
     from throughput_bench.serve.serving import serve_spec, checked_model, server_metadata
     from throughput_bench.serve.loadgen import server_fields
-    from throughput_bench.core import ServeOptions, BenchError
+    from throughput_bench.core import BenchError
+    from throughput_bench.options import ServeOptions
     monkeypatch.setattr(D, 'cpu_features', lambda: NO_VNNI)
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))  # the exported and quantized graphs: ~/.cache/throughput_bench
     r = map_raster(synthetic_scene(64, 3, folder=tmp_path), model='resnet18', size=32, overlap=0, batch_size=4,

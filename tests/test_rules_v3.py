@@ -165,7 +165,7 @@ def test_a_rerun_interval_widened_so_that_any_seed_lands_inside(tmp_path, name):
 
 def _restamped(drift:float):
     "An edit giving each row the re-run interval that `drift` gives around its 95% interval, and that drift."
-    from throughput_bench.core import rerun_interval
+    from throughput_bench.stats import rerun_interval
     def edit(r):
         lo, hi = rerun_interval(float(r['throughput_mean']), r['throughput_ci_low'], r['throughput_ci_high'], drift)
         r.update(throughput_rerun_low=str(lo), throughput_rerun_high=str(hi), rerun_drift=str(drift))

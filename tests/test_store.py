@@ -4,7 +4,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import SHARED
-from throughput_bench.core import BenchSpec, BenchResult, COLUMNS, SEED_COLUMNS
+from throughput_bench.core import BenchSpec
+from throughput_bench.result import BenchResult, COLUMNS, SEED_COLUMNS
 from throughput_bench.machine.devices import result_from_spec
 from throughput_bench.analyse.store import ResultStore, read_results
 

@@ -22,7 +22,7 @@ def test_help_imports_no_torch(tmp_path):
     assert not {'torch', 'timm', 'pandas', 'litserve', 'mlperf_loadgen', 'rasterio'} & mods  # nor an extra
 
 def test_report_and_globe_import_no_torch(tmp_path):
-    from throughput_bench.core import BenchResult
+    from throughput_bench.result import BenchResult
     from throughput_bench.analyse.store import ResultStore
     s = ResultStore(tmp_path / 'results', 'cpu_test', 'Test CPU')
     s.append(BenchResult(model_name='resnet18', precision='fp32', gpu_name='Test CPU', batch_size=2, throughput_mean=10.0,
@@ -83,7 +83,7 @@ def test_notebooks_are_named_as_their_modules_and_none_imports_a_later_one():
     import ast
     mods = _package_modules()
     assert len(mods) > 25
-    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 28_scale_sweep.ipynb exports scale.sweep
+    for name, (n, stem, _) in mods.items(): assert stem == name.replace('.', '_'), (name, stem)  # 32_scale_sweep.ipynb exports scale.sweep
     later = []
     for name, (n, _, src) in mods.items():
         pkg = name.rsplit('.', 1)[0] if '.' in name else ''
@@ -148,8 +148,8 @@ def test_every_flag_lands_on_its_option(argv, field, value):
     from throughput_bench import cli
     assert getattr(cli.infer_parser().parse_args(argv), field) == value
 
-@pytest.mark.parametrize('cls,fn,parser', [('core.ServeOptions', 'api.serve', 'serve_parser'),
-                                           ('core.LatencyOptions', 'api.latency', 'latency_parser'),
+@pytest.mark.parametrize('cls,fn,parser', [('options.ServeOptions', 'api.serve', 'serve_parser'),
+                                           ('options.LatencyOptions', 'api.latency', 'latency_parser'),
                                            ('studies.mapping.MapOptions', 'studies.mapping.map_raster', 'map_parser'),
                                            ('studies.tune.TuneOptions', 'studies.tune.tune', 'tune_parser')])
 def test_every_command_takes_its_options_from_one_object(cls, fn, parser):

@@ -13,7 +13,8 @@ def results(root:Path, slug='cpu_t', label='Test CPU', torch=None, scale=1.0, di
     """A results folder as a sweep writes it: three rows through `ResultStore` (`size` px, batch `batch`), this
     machine's hardware record (`digest(i)`: row i's output digest)."""
     import torch as T, numpy as np
-    from throughput_bench.core import BenchResult, ci_halfwidth
+    from throughput_bench.stats import ci_halfwidth
+    from throughput_bench.result import BenchResult
     from throughput_bench.analyse.store import ResultStore
     from throughput_bench.machine.hardware import fingerprint
     s = ResultStore(root, slug, label)

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 from conftest import tbench, FAST, FAST_API, BIN
 from throughput_bench import infer
-from throughput_bench.core import BenchSpec, BenchResult
+from throughput_bench.core import BenchSpec
+from throughput_bench.result import BenchResult
 from throughput_bench.machine.devices import result_from_spec
 from throughput_bench.analyse.store import ResultStore, read_results
 import throughput_bench.scale.sweep as sw

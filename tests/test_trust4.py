@@ -3,7 +3,7 @@ import math, re
 import numpy as np
 import pandas as pd
 import pytest
-from throughput_bench.core import find_steps
+from throughput_bench.stats import find_steps
 from throughput_bench.analyse.store import latest, superseded, time_rank
 from throughput_bench.analyse.timeline import find_changes, standing_regressions, histories
 from test_history import rows_of
@@ -65,7 +65,8 @@ def test_one_rule_for_newest_a_row_stamped_early_is_old_everywhere():
 from pathlib import Path
 from conftest import FAST_API
 from throughput_bench import infer
-from throughput_bench.core import BenchResult, rerun_interval
+from throughput_bench.stats import rerun_interval
+from throughput_bench.result import BenchResult
 from throughput_bench.measure.drift import (DriftBook, MAX_REF_RUNS, append_record, machine_drift, read_record,
                                     record_line, record_path, reference_drift, scan_record)
 from throughput_bench.analyse.store import ResultStore

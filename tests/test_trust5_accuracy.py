@@ -34,7 +34,8 @@ def test_the_interval_of_paired_answers_is_that_of_their_counts_and_holds_the_es
 # ---- a classifier whose answer is each image's strongest colour: the fp32 answers differ where the pictures do ----
 import torch
 from PIL import Image
-from throughput_bench.core import BenchSpec, BenchResult, BenchError
+from throughput_bench.core import BenchSpec, BenchError
+from throughput_bench.result import BenchResult
 from throughput_bench.backends.export import (files_digest, weights_digest, read_images, check_images, image_files,
                                               open_image)
 from throughput_bench.measure.inference import accuracy_reference, judge_accuracy, folder_labels, top1

@@ -2,7 +2,9 @@
 import argparse, os, signal, subprocess, sys, time
 import pandas as pd
 import pytest
-from throughput_bench.core import BenchError, BenchResult, BenchSpec, ServeOptions
+from throughput_bench.core import BenchError, BenchSpec
+from throughput_bench.result import BenchResult
+from throughput_bench.options import ServeOptions
 from throughput_bench.backends.base import get_backend
 from throughput_bench.scale.launch import backend_words, _positive, rerun_note, SweepOptions
 from throughput_bench.scale.sweep import summary_text
@@ -147,7 +149,7 @@ def test_ceilings_are_kept_per_thread_count_and_only_under_tb_cache_dir(tmp_path
         keep_ceilings(cpu, dict(threads=bad, gemm_tflops={'fp32': 9}))
     assert sorted(tmp_path.rglob('*')) == before and json.loads(ceilings_cache(cpu, 2).read_text())['gemm_tflops'] == {'fp32': 2}
     monkeypatch.setenv('TB_CACHE_DIR', '~/tb-cache')  # quoted: the shell did not expand it
-    from throughput_bench.core import cache_root
+    from throughput_bench.machine.host import cache_root
     assert cache_root() == Path.home() / 'tb-cache'
 
 def test_serve_on_a_runtime_without_settings_refuses_any_word():

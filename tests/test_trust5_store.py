@@ -5,7 +5,8 @@ import dataclasses, math, threading, time
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from throughput_bench.core import BenchResult, plain_text
+from throughput_bench.core import plain_text
+from throughput_bench.result import BenchResult
 from throughput_bench.analyse.store import ResultStore, UnreadableFile, read_results, repair, scan_csv
 from throughput_bench.measure.drift import (RECORD, append_record, parse_line, read_record, record_line, repair_record,
                                             scan_record)

@@ -57,7 +57,7 @@ def test_a_damaged_parameter_cache_is_counted_again(cache, text):
     assert count_params(get_model('resnet18')) == n
 
 THREADS = '''import json, sys
-from throughput_bench.core import cache_root
+from throughput_bench.machine.host import cache_root
 from throughput_bench.machine.devices import _threads_key, torch_threads
 (cache_root() / 'torch_threads.json').write_text(sys.argv[1].replace('KEY', json.dumps(_threads_key())))
 print(json.dumps([list(torch_threads()), 'torch' in sys.modules]))
