@@ -23,7 +23,10 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['train', '--models', 'resnet18', '--lr', '-1'], '--lr must be > 0'),
        (['repair', ''], 'must not be empty'), (['repair', '/dev/zero'], 'not a regular file'),
        (['repair', '.'], 'is a folder'), (['repair', 'nope.csv'], 'no such results file'),
-       (['map', ''], 'tbench map: error: raster must not be empty'), (['compare', ''], 'tbench compare: error: an empty argument')]
+       (['map', ''], 'tbench map: error: raster must not be empty'), (['compare', '', 'b'], 'tbench compare: error: an empty argument'),
+       (['compare', ''], 'tbench compare: error: the following arguments are required: CONFIG|B'),
+       (['compare', 'resnet18', 'a', 'b', '--input-channels', '0'], '--input-channels must be > 0, got 0'),
+       (['compare', 'resnet18', 'a', 'b', '--input-channels', '2.5'], "'2.5' is not a whole number")]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):

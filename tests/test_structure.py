@@ -151,9 +151,10 @@ def test_every_flag_lands_on_its_option(argv, field, value):
 @pytest.mark.parametrize('cls,fn,parser', [('options.ServeOptions', 'api.serve', 'serve_parser'),
                                            ('options.LatencyOptions', 'api.latency', 'latency_parser'),
                                            ('studies.mapping.MapOptions', 'studies.mapping.map_raster', 'map_parser'),
-                                           ('studies.tune.TuneOptions', 'studies.tune.tune', 'tune_parser')])
+                                           ('studies.tune.TuneOptions', 'studies.tune.tune', 'tune_parser'),
+                                           ('studies.compare.CompareOptions', 'studies.compare.compare', 'compare_parser')])
 def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
-    "`tbench serve`, `latency`, `map` and `tune` as `infer`: the function's parameters and docs are its options class's fields, and so are its flags."
+    "`tbench serve`, `latency`, `map`, `tune` and `compare` as `infer`: the function's parameters and docs are its options class's fields, and so are its flags."
     import dataclasses, inspect, importlib
     from fastcore.docments import docments
     from throughput_bench import cli

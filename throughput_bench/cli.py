@@ -643,24 +643,10 @@ def cmd_latency(a):
 def compare_parser(parser=None)->Parser:
     from throughput_bench.studies import compare as C
     p = parser or Parser(prog='tbench compare')
-    p.add_argument(
-        'what',
-        nargs='+',
-        metavar='MODEL CONFIG CONFIG... | A B',
-        help="a model and two or more configurations in words ('backend=openvino threads=1'; each against the first), "
-        "or two results files or folders to compare what both hold",
-    )
-    S = argparse.SUPPRESS
-    for name, kw in (('--device', {}), ('--batch-size', dict(type=positive_int)),
-                     ('--threads', dict(type=positive_int)), ('--input-size', dict(type=positive_int)),
-                     ('--precision', dict(choices=PRECISIONS)), ('--target-ci', dict(type=positive_float)),
-                     ('--min-rounds', dict(type=positive_int)), ('--max-rounds', dict(type=positive_int)),
-                     ('--budget-minutes', dict(type=positive_float)), ('--timed-seconds', dict(type=positive_float)),
-                     ('--warmup-seconds', dict(type=nonneg_float)), ('--results-dir', {}),
-                     ('--wait-idle', dict(type=nonneg_float))):
-        p.add_argument(name, default=S, **kw)
-    p.add_argument('--quiet', action='store_true', default=S, help="no progress lines")
-    api_help(p, C.compare)
+    add_options(p, C.CompareOptions)
+    examples(p, """  tbench compare resnet18 'threads=1' 'threads=2' --device cpu
+  tbench compare resnet50 'backend=pytorch' 'backend=openvino' 'backend=openvino streams=2'
+  tbench compare old-results/ new-results/""")
     return p
 
 # %% ../nbs/42_cli.ipynb #b26c712b
@@ -670,7 +656,7 @@ def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f
 # %% ../nbs/42_cli.ipynb #5bfd7fea
 def cmd_compare(a):
     from throughput_bench.studies import compare as C
-    w = a.what
+    w = [a.model, *a.configs]
     if len(w) == 2 and (Path(w[0]).exists() or w[0].endswith('.csv')):
         for x in w:
             if not Path(x).exists(): raise BenchError(f"{x}: no such results file or folder")
@@ -690,7 +676,7 @@ def cmd_compare(a):
             "give a model and two or more configurations (tbench compare resnet50 'backend=pytorch' "
             "'backend=openvino'), or two results files or folders"
         )
-    t = C.compare(w[0], w[1:], **_kw(a, drop=('what',)))
+    t = C.compare(**_kw(a))
     show = t.assign(
         **{'B/A img/s [95% CI]': [_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
            'p50 B/A': [_ci(*x) for x in zip(t.p50_ratio, t.p50_low, t.p50_high)],

@@ -16,8 +16,8 @@ from ..analyse.store import row_key, read_results
 
 # %% auto #0
 __all__ = ['MATCH', 'MEAN_SLACK', 'round_order', 'stop_rounds', 'parse_config', 'study_id', 'pair_table', 'busy_rounds',
-           'round_values', 'energy_columns', 'compare', 'one_spec', 'round_line', 'run_rounds', 'welch_ratio',
-           'compare_results']
+           'round_values', 'energy_columns', 'CompareOptions', 'check_compare', 'compare', 'one_spec', 'round_line',
+           'run_rounds', 'welch_ratio', 'compare_results']
 
 # %% ../../nbs/37_studies_compare.ipynb #34c22258
 def round_order(k:int, r:int)->list:
@@ -202,51 +202,80 @@ def energy_columns(a:list, b:list, confidence:float=0.95)->dict:
     v = verdict(e, higher_is_better=False)
     return dict(energy_ratio=e.ratio, energy_low=e.low, energy_high=e.high, energy_verdict=words.get(v, v))
 
-# %% ../../nbs/37_studies_compare.ipynb #f5b847d6
-def compare(model:str, # a registry or timm name
-            # two or more configurations in words (`backend=openvino threads=1`); each is compared with the first
-            configs:list,
-            device:str='auto', # auto | cpu | cuda | cuda:N | mps (default auto)
-            # the common batch (a configuration may set its own with batch=N; default 1 on CPU, 64 on GPU)
-            batch_size:Optional[int]=None,
-            threads:Optional[int]=None, # CPU intra-op threads for all (default: PyTorch's)
-            input_size:Optional[int]=None, # default: the model's native size
-            precision:str='fp32', # the common precision (a configuration may set its own; default fp32)
-            target_ci:float=0.03, # stop once every ratio's 95% CI is within ±this share (default 0.03)
-            min_rounds:int=3, # at least this many rounds (default 3)
-            max_rounds:int=15, # at most this many rounds (default 15)
-            # no new round once this much time went by; the rounds so far are the answer (default 10)
-            budget_minutes:float=10.0,
-            timed_seconds:Optional[float]=None, # each process's timed phase (default: adaptive, as `tbench infer`)
-            warmup_seconds:Optional[float]=None, # each process's warm-up (default: as `tbench infer`)
-            results_dir:str='results', # the rows go to <results_dir>/<device>.csv, as a sweep's (default results)
-            wait_idle:float=10.0, # seconds to wait for a busy host to go quiet before each run (default 10)
-            quiet:bool=False, # no progress lines
-            **sweep_kw # any other `launch.sweep` argument shared by every configuration (e.g. input_channels)
-           )->'pd.DataFrame':
+# %% ../../nbs/37_studies_compare.ipynb #d722ff6f
+@dataclasses.dataclass(frozen=True)
+class CompareOptions:
+    """Every option of `tbench compare` (`compare`'s parameters are these fields, its flags made from them): the model
+    and its configurations, where they run, when the rounds stop, the store."""
+    # a registry or timm name (or a results file or folder, A, to compare what two of them hold: `compare_results`)
+    model:str
+    # two or more configurations in words (`backend=openvino threads=1`), each compared with the first (or B)
+    configs:list
+    device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
+    # the common batch (a configuration may set its own with batch=N; default 1 on CPU, 64 on GPU)
+    batch_size:Optional[int]=None
+    threads:Optional[int]=None # CPU intra-op threads for all (default: PyTorch's)
+    input_size:Optional[int]=None # default: the model's native size
+    input_channels:Optional[int]=None # channels per frame for all (default: the model's own)
+    precision:str='fp32' # the common precision (a configuration may set its own; default fp32)
+    target_ci:float=0.03 # stop once every ratio's 95% CI is within ±this share (default 0.03)
+    min_rounds:int=3 # at least this many rounds (default 3)
+    max_rounds:int=15 # at most this many rounds (default 15)
+    # no new round once this much time went by; the rounds so far are the answer (default 10)
+    budget_minutes:float=10.0
+    timed_seconds:Optional[float]=None # each process's timed phase (default: adaptive, as `tbench infer`)
+    warmup_seconds:Optional[float]=None # each process's warm-up (default: as `tbench infer`)
+    results_dir:str='results' # the rows go to <results_dir>/<device>.csv, as a sweep's (default results)
+    wait_idle:float=10.0 # seconds to wait for a busy host to go quiet before each run (default 10)
+    quiet:bool=False # no progress lines
+
+    NUMBERS = dict(batch_size=(int, False), threads=(int, False), input_size=(int, False), input_channels=(int, False),
+                   target_ci=(float, False), min_rounds=(int, False), max_rounds=(int, False),
+                   budget_minutes=(float, False), timed_seconds=(float, False), warmup_seconds=(float, True),
+                   wait_idle=(float, True))
+    CHOICES = dict(precision=PRECISIONS)
+    GROUPS = {'what is compared': 'model configs device batch_size threads input_size input_channels precision',
+              'when the rounds stop': 'target_ci min_rounds max_rounds budget_minutes timed_seconds warmup_seconds',
+              'the store and the host': 'results_dir wait_idle quiet'}
+    TEXTS = ('model', 'device', 'results_dir')
+    # `tbench compare resnet18 'threads=1' 'threads=2'`; or two results files or folders, `tbench compare A B`
+    SPELLINGS = {'model': dict(flags=('model',), metavar='MODEL|A'),
+                 'configs': dict(flags=('configs',), metavar='CONFIG|B')}
+
+# %% ../../nbs/37_studies_compare.ipynb #6a966d10
+def check_compare(c:CompareOptions)->CompareOptions:
+    """`c` checked: its words and numbers (`launch.check_words`, `launch.check_numbers`), two configurations or more,
+    rounds that can end and a target interval within (0, 1)."""
+    launch.check_words(c); launch.check_numbers(c)
+    if isinstance(c.configs, str) or len(c.configs) < 2: raise BenchError("compare needs two or more configurations")
+    if c.min_rounds < 2:
+        raise BenchError(f"--min-rounds must be at least 2 (one round gives no interval), got {c.min_rounds}")
+    if c.max_rounds < c.min_rounds:
+        raise BenchError(f"--max-rounds ({c.max_rounds}) must be at least --min-rounds ({c.min_rounds})")
+    if not 0 < c.target_ci < 1: raise BenchError(f"--target-ci must be in (0, 1), got {c.target_ci}")
+    return c
+
+# %% ../../nbs/37_studies_compare.ipynb #b7d76d2e
+@launch.takes_options(CompareOptions)
+def compare(*args, **kwargs)->'pd.DataFrame':
     """Measure `configs` of `model` in paired rounds of fresh processes; a table of each against the first: ratios with
-    95% CIs, p-values, verdicts, sentences."""
-    if len(configs) < 2: raise BenchError("compare needs two or more configurations")
-    if min_rounds < 2:
-        raise BenchError(f"--min-rounds must be at least 2 (one round gives no interval), got {min_rounds}")
-    if max_rounds < min_rounds:
-        raise BenchError(f"--max-rounds ({max_rounds}) must be at least --min-rounds ({min_rounds})")
-    if budget_minutes <= 0: raise BenchError(f"--budget-minutes must be positive, got {budget_minutes}")
-    if not 0 < target_ci < 1: raise BenchError(f"--target-ci must be in (0, 1), got {target_ci}")
-    parsed = [parse_config(c) for c in configs]
-    o = launch.check(launch.SweepOptions.of(**sweep_kw | dict(
-        models=[model], device=device, threads=threads, input_size=input_size, precisions=[precision],
-        timed_seconds=timed_seconds, warmup_seconds=warmup_seconds, results_dir=results_dir, wait_idle=wait_idle,
-        quiet=quiet, progress=False, wandb='disabled', repeats=1)))
+    95% CIs, p-values, verdicts, sentences. Its parameters are `CompareOptions`'."""
+    c = check_compare(launch.make_options(CompareOptions, args, kwargs))
+    parsed = [parse_config(w) for w in c.configs]
+    o = launch.check(launch.SweepOptions.of(
+        models=[c.model], device=c.device, threads=c.threads, input_size=c.input_size, input_channels=c.input_channels,
+        precisions=[c.precision], timed_seconds=c.timed_seconds, warmup_seconds=c.warmup_seconds,
+        results_dir=c.results_dir, wait_idle=c.wait_idle, quiet=c.quiet, progress=False, wandb='disabled', repeats=1))
     su = launch.setup(o)
-    batch = batch_size or (1 if su.device.type == 'cpu' else 64)
-    specs = [one_spec(o, su.device, p, batch, precision) for p in parsed]
-    sid = study_id('cmp', [s.key() for s in specs], target_ci, min_rounds, max_rounds)
+    batch = c.batch_size or (1 if su.device.type == 'cpu' else 64)
+    specs = [one_spec(o, su.device, p, batch, c.precision) for p in parsed]
+    sid = study_id('cmp', [s.key() for s in specs], c.target_ci, c.min_rounds, c.max_rounds)
+    configs = list(c.configs)
     # A/A: which is which
     labels = (
-        list(configs) if len(set(configs)) == len(configs) else [f"{_letter(i)} ({c})" for i, c in enumerate(configs)]
+        configs if len(set(configs)) == len(configs) else [f"{_letter(i)} ({w})" for i, w in enumerate(configs)]
     )
-    return run_rounds(specs, labels, sid, su, target_ci, min_rounds, max_rounds, budget_minutes)
+    return run_rounds(specs, labels, sid, su, c.target_ci, c.min_rounds, c.max_rounds, c.budget_minutes)
 
 # %% ../../nbs/37_studies_compare.ipynb #283fb66f
 def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
