@@ -187,3 +187,13 @@ def test_one_sweep_gives_each_runtime_its_own_words_and_a_rerun_of_some_rows_kee
     a = vars(main_parser(argv).parse_args(argv))
     again = configurations(check(SweepOptions.of(**{k: v for k, v in a.items() if k not in ('fn', 'cmd')})), torch.device('cpu'))
     assert [s.key() for s in again] == [specs[0].key()]
+
+def test_a_tag_that_is_not_one_of_its_kind_is_an_error_at_import():
+    "A field's tags are typed: a typo (`said='bar sumary'`) fails where the field is declared, not by leaving it unsaid."
+    import pytest
+    import dataclasses
+    from throughput_bench.core import Field, SAID, ALWAYS, PARTS
+    for f in FIELDS:  # every declared tag is one of its kind's
+        assert set(f.said.split()) <= set(SAID) and set(f.always.split()) <= set(ALWAYS) and f.part in PARTS, f.name
+    with pytest.raises(ValueError, match="always 'word' is not one of"): dataclasses.replace(FIELD['precision'], always='word')
+    with pytest.raises(ValueError, match="not a kind of summary"): FIELD['precision'].says('bars')

@@ -10,11 +10,11 @@ from typing import Optional, Iterable
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES',
-           'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'BACKEND_GROUP', 'CONTROL', 'BenchError',
-           'quoted', 'whole', 'error_text', 'Field', 'Runtime', 'Process', 'Settings', 'Input', 'values_of',
-           'BenchSpec', 'fields_in', 'at_default', 'config_key', 'field_words', 'input_words', 'config_words',
-           'config_columns', 'now_iso', 'clock', 'shorten', 'plain_text']
+__all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SAID',
+           'ALWAYS', 'PARTS', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'BACKEND_GROUP',
+           'CONTROL', 'BenchError', 'quoted', 'whole', 'error_text', 'Field', 'Runtime', 'Process', 'Settings', 'Input',
+           'values_of', 'BenchSpec', 'fields_in', 'at_default', 'config_key', 'field_words', 'input_words',
+           'config_words', 'config_columns', 'now_iso', 'clock', 'shorten', 'plain_text']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -84,6 +84,12 @@ def _canon(v)->str:
     except ValueError: pass
     return s
 
+# %% ../nbs/00_core.ipynb #0fc170e6
+# a field's tags, each from its kind's few: which summaries say it, where it is said even at its default, its part
+SAID = ('bar', 'placed', 'summary', 'compared', 'varied', 'served', 'around', 'board')
+ALWAYS = ('words', 'settings', 'command')
+PARTS = ('model', 'workload', 'input', 'runtime', 'process', 'study')
+
 # %% ../nbs/00_core.ipynb #02218c1c
 @dataclass(frozen=True)
 class Field:
@@ -118,8 +124,16 @@ class Field:
         "Its `api.sweep` option (and `tbench infer` flag): its `flag`, or a setting's own name; None: no option."
         return self.flag or (self.name if self.setting else None)
 
+    def __post_init__(self):
+        "A tag that is not one of its kind's (`SAID`, `ALWAYS`, `PARTS`): an error at import, not a field left unsaid."
+        for what, allowed in (('said', SAID), ('always', ALWAYS), ('part', PARTS)):
+            v = getattr(self, what)
+            if bad := [t for t in (v or '').split() if t not in allowed] or (what == 'part' and not v and [v]):
+                raise ValueError(f"field {self.name}: {what} {bad[0]!r} is not one of {', '.join(allowed)}")
+
     def says(self, where:str)->bool:
-        "Whether summaries of kind `where` (`bar`, `summary`, ...) say this field."
+        "Whether summaries of kind `where` (one of `SAID`) say this field."
+        if where not in SAID: raise ValueError(f"{where!r} is not a kind of summary: {', '.join(SAID)}")
         return where in self.said.split()
 
     def usual(self, v)->bool:
