@@ -26,7 +26,12 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['map', ''], 'tbench map: error: raster must not be empty'), (['compare', '', 'b'], 'tbench compare: error: an empty argument'),
        (['compare', ''], 'tbench compare: error: the following arguments are required: CONFIG|B'),
        (['compare', 'resnet18', 'a', 'b', '--input-channels', '0'], '--input-channels must be > 0, got 0'),
-       (['compare', 'resnet18', 'a', 'b', '--input-channels', '2.5'], "'2.5' is not a whole number")]
+       (['compare', 'resnet18', 'a', 'b', '--input-channels', '2.5'], "'2.5' is not a whole number"),
+       # a field's bound (`most`) holds for every command that takes it, by flag or by word
+       (['compare', 'resnet18', 'a', 'b', '--batch-size', '99999999'], '--batch-size 99999999 is more than 65536'),
+       (['compare', 'resnet18', 'threads=1', 'threads=5000'], 'at least 1 and at most 1024'),
+       (['tune', 'resnet18', '--input-size', '100000'], '--input-size 100000 is more than 16384'),
+       (['serve', '--model', 'resnet18', '--threads', '99999'], '--threads 99999 is more than 1024')]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SAID',
            'ALWAYS', 'PARTS', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'BACKEND_GROUP',
            'CONTROL', 'BenchError', 'quoted', 'whole', 'error_text', 'Field', 'Runtime', 'Process', 'Settings', 'Input',
-           'values_of', 'BenchSpec', 'fields_in', 'at_default', 'config_key', 'field_words', 'input_words',
+           'values_of', 'BenchSpec', 'fields_in', 'at_default', 'most_of', 'config_key', 'field_words', 'input_words',
            'config_words', 'config_columns', 'now_iso', 'clock', 'shorten', 'plain_text']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
@@ -117,6 +117,7 @@ class Field:
     choices:tuple = ()        # the values it takes, where they are a fixed few (`PRECISIONS`)
     alias:str = ''            # one more spelling of its flag (`--size`)
     later:bool = False        # added after the first results files: a row that leaves it empty meant the default
+    most:Optional[float] = None  # the largest value a run can take: a larger one is a typo, refused before it runs
     setting:bool = False      # a field of `Settings` or `Input`: every command that runs a configuration takes it
 
     @property
@@ -182,7 +183,7 @@ class Process:
     "The process that runs the model: its CPU threads and its C allocator. A part of `Settings`: the `process` part."
     # CPU intra-op threads for the model (default: PyTorch's; a server shares the cores among its workers)
     threads:Optional[int] = _F(None, at=8, key=9, form='threads={}', said='summary compared',
-                              flag='threads', word='threads', integer=True)
+                              flag='threads', word='threads', integer=True, most=1024)
     # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults: a plain process's;
     # glibc-retain keeps freed memory; tcmalloc and jemalloc are preloaded, from the system's packages)
     allocator:str = _F('glibc', at=9, key=19, said='summary compared varied served board',
@@ -206,13 +207,13 @@ class Input:
     "The input a configuration feeds its model: `BenchSpec` and `ServeOptions` embed it."
     # channels per frame (default: the model's native channels)
     input_channels:Optional[int] = _F(None, at=16, key=6, said='placed', flag='input_channels',
-                                     word='input_channels', integer=True)
+                                     word='input_channels', integer=True, most=1024)
     # height and width in px (default: the model's native size)
     input_size:Optional[int] = _F(None, at=17, key=7, said='placed', flag='input_size',
-                                 word='input_size', integer=True, alias='size')
+                                 word='input_size', integer=True, alias='size', most=16384)
     # frames per sample, for geo encoders with a time axis (default 1)
     timesteps:int = _F(1, at=18, key=11, form='{} frames', said='placed', flag='timesteps',
-                      word='timesteps', integer=True, later=True)
+                      word='timesteps', integer=True, later=True, most=1024)
 
 # %% ../nbs/00_core.ipynb #57016dbe
 # `docments` of a class reads its own source, then its `__delwrap__`'s: a class that embeds the parts names `Settings`
@@ -245,7 +246,8 @@ class BenchSpec(Settings, Input):
                        flag='dataloader', later=True)
     # requested batch; may halve on OOM
     batch_size:int = _F(32, part='workload', at=15, key=4, form='bs={}', always='words settings command',
-                       said='placed compared', flag='batch_sizes', swept=True, word='batch', integer=True)
+                       said='placed compared', flag='batch_sizes', swept=True, word='batch', integer=True,
+                       most=65536)
     # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
     map_options:str = _F('', part='workload', at=19, key=18, later=True)
     # the comparison or tuning study a row belongs to ('' a plain sweep row)
@@ -371,6 +373,13 @@ def at_default(name:str, # a field of `FIELDS`
     """Whether `v` (a spec's value, or a stored row's cell) is field `name`'s default: its own default, or empty (what
     a row written before the field existed, or a CSV's blank cell, meant). One answer for every "is it plain?"."""
     return _canon(v) in ('', _canon(FIELD[name].default))
+
+# %% ../nbs/00_core.ipynb #a8638960
+def most_of(name:str)->Optional[float]:
+    """The largest value option or field `name` may take (its field's `most`, found by the field's name or by its
+    option's, `batch_sizes`); None: no bound but the type's."""
+    f = FIELD.get(name) or next((f for f in FIELDS if f.option == name), None)
+    return f.most if f else None
 
 # %% ../nbs/00_core.ipynb #74fcd140
 def config_key(d:dict)->tuple:

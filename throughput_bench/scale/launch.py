@@ -22,7 +22,7 @@ from ..analyse.globe import write_globe
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['REPEATS', 'CPU_REPEATS', 'LIMITS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
+__all__ = ['REPEATS', 'CPU_REPEATS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'SweptSettings', 'MAX_BUDGET_MINUTES', 'BUDGET_SETUP', 'WIDE', 'RERUN_LEAVES', 'default_batch',
            'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check', 'geo_compare_specs',
            'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect', 'wandb_logger',
@@ -109,19 +109,14 @@ def timing_config(
     return tc
 
 # %% ../../nbs/35_scale_launch.ipynb #547e0410
-LIMITS = {'--batch-sizes': 65536, '--threads': 1024, '--repeats': 1000, '--input-size': 16384, '--input-channels': 1024,
-          '--timesteps': 1024, '--workers': 256, '--nproc': 4096, '--wait-idle': 86400, '--max-step-seconds': 86400,
-          # far past any real use: a larger value is a typo, refused instead of probed for minutes
-          '--ddp-timeout': 86400, '--lr': 1e6}
-
 def _said(x)->str:
     "A number as an error says it: a whole number of 400 digits as its first digits and how many there are."
     s = str(x)
     return s if len(s) <= 24 else f"{s[:12]}… ({len(s)} digits)"
 
 # %% ../../nbs/35_scale_launch.ipynb #ce6ab45a
-def _positive(name:str, v, kind=int, allow_zero=False):
-    "Check an option: a positive, finite number no larger than `LIMITS[name]` (or a list of them)."
+def _positive(name:str, v, kind=int, allow_zero=False, most:Optional[float]=None):
+    "Check an option: a positive, finite number no larger than `most` (or a list of them)."
     for x in (v if isinstance(v, (list, tuple)) else [v]):
         if x is None: continue
         if not isinstance(x, (int, float)) or isinstance(x, bool) or kind is int and isinstance(x, float) and \
@@ -130,8 +125,8 @@ def _positive(name:str, v, kind=int, allow_zero=False):
         if isinstance(x, float) and not math.isfinite(x): raise BenchError(f"{name} must be a finite number, got {x}")
         if x < 0 or (x == 0 and not allow_zero):
             raise BenchError(f"{name} must be {'>=' if allow_zero else '>'} 0, got {_said(x)}")
-        if name in LIMITS and x > LIMITS[name]:
-            raise BenchError(f"{name} {_said(x)} is more than {LIMITS[name]:g}: not a value this tool can run")
+        if most is not None and x > most:
+            raise BenchError(f"{name} {_said(x)} is more than {most:g}: not a value this tool can run")
 
 # %% ../../nbs/35_scale_launch.ipynb #280fbefc
 def _text(name:str, v):
@@ -489,17 +484,19 @@ class SweepOptions(SweepSlurm, SweepWorkload, SweepWandb, SweepOutput, SweepRepe
     compile_modes:Optional[list]=None
 
 # %% ../../nbs/35_scale_launch.ipynb #7f643cb6
-# What a field's type cannot say: the numbers' kind and whether 0 is allowed, the words a field takes, and how the
-# options group in `--help`. `check` and the CLI's flags both read these (one place, not two).
+# What a field's type cannot say: the numbers' kind, whether 0 is allowed and the largest a run can take (a third,
+# where no field of the table bounds it: `most_of`; a larger is a typo, refused instead of probed for minutes), the
+# words a field takes, and how the options group in `--help`. `check` and the CLI's flags both read these.
 SweepOptions.NUMBERS = dict(batch_sizes=(int, False), accuracy_gate=(float, True), gpu_id=(int, True),
-    workers=(int, True), max_step_seconds=(float, True),
+    workers=(int, True, 256), max_step_seconds=(float, True, 86400),
     max_memory_mb=(float, False), warmup=(int, True), warmup_seconds=(float, True),
     min_seconds=(float, True), max_seconds=(float, False), target_ci=(float, False),
-    timed_seconds=(float, False), timed_iters=(int, False), repeats=(int, False), row_ci=(float, False),
+    timed_seconds=(float, False), timed_iters=(int, False), repeats=(int, False, 1000), row_ci=(float, False),
     max_repeats=(int, False), min_repeats=(int, False), config_seconds=(float, False),
     budget_minutes=(float, False),
-    wait_idle=(float, True), busy_threshold=(float, False), peak_tflops=(float, False),
-    wandb_init_timeout=(float, False), lr=(float, False), nproc=(int, False), ddp_timeout=(float, False),
+    wait_idle=(float, True, 86400), busy_threshold=(float, False), peak_tflops=(float, False),
+    wandb_init_timeout=(float, False), lr=(float, False, 1e6), nproc=(int, False, 4096),
+    ddp_timeout=(float, False, 86400),
     slurm_gpus_per_node=(int, True), slurm_time=(int, False), slurm_array_parallelism=(int, False)
     ) | SweptSettings.NUMBERS  # the settings' own, from the field table
 SweepOptions.CHOICES = dict(mode=('inference', 'training'), wandb=('disabled', 'offline', 'online', 'auto'),
@@ -564,8 +561,9 @@ def flag(name:str)->str:
 # %% ../../nbs/35_scale_launch.ipynb #cab8e7b5
 def check_numbers(o):
     """Every number of options `o` (its `NUMBERS`): whole where it must be, positive (or zero where allowed), finite,
-    within `LIMITS`."""
-    for name, (kind, zero) in o.NUMBERS.items(): _positive(flag(name), getattr(o, name), kind, allow_zero=zero)
+    at most its bound: the third of its `NUMBERS` entry, else its field's (`most_of`)."""
+    for name, (kind, zero, *most) in o.NUMBERS.items():
+        _positive(flag(name), getattr(o, name), kind, allow_zero=zero, most=most[0] if most else most_of(name))
 
 # %% ../../nbs/35_scale_launch.ipynb #ee7df11c
 def check_words(o):

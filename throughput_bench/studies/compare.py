@@ -64,9 +64,11 @@ def parse_config(text:str)->dict:
         if f == 'backend': v = _choice(text, k, v, list(BACKENDS))  # the runtimes installed: known at run time
         elif FIELD[f].choices: v = _choice(text, k, v, FIELD[f].choices)
         if f in _INT:
-            if (n := whole(v)) is None or n < 1:
-                raise BenchError(f"configuration {quoted(text, 40)}: {k} takes a whole number of at least 1, not "
-                                 f"{quoted(v, 40)}")
+            most = FIELD[f].most or math.inf
+            if (n := whole(v)) is None or not 1 <= n <= most:
+                bound = f" and at most {most:g}" if most < math.inf else ''
+                raise BenchError(f"configuration {quoted(text, 40)}: {k} takes a whole number of at least 1{bound}, "
+                                 f"not {quoted(v, 40)}")
             out[f] = n
         elif f == 'channels_last':
             if v.lower() not in ('1', '0', 'true', 'false', 'yes', 'no'):
