@@ -227,3 +227,15 @@ def test_the_long_bases_the_tool_writes_are_submittable():
                  prior_source='the CPU prior: re-runs minutes apart on a 2-core VM spread 11-19% (SD 4-7.5%)').basis()
     assert 200 < len(said) <= LONG_TEXT_LIMIT and 'rerun_basis' in LONG_TEXT
     assert float(SAID_DRIFT.search(said).group(1)) == 8.0 and SAID_DRIFT.search('Drift 8.0% from').group(1) == '8.0'
+
+def test_a_provisional_flag_its_basis_does_not_say(tmp_path):
+    "The basis says 'provisional: …' (the prior still outweighs the re-runs); the flag says it is not."
+    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), lambda r: r.update(rerun_provisional='False')))
+    assert rules_said(lines) == ['recomputed'] and 'rerun_provisional is not what its basis' in lines[0], lines
+
+@pytest.mark.parametrize('dof,said', [(2, 'fewer than the prior'), (600, "its basis's Student t give")])
+def test_a_basis_whose_student_t_is_not_the_intervals(tmp_path, dof, said):
+    "2 degrees of freedom: fewer than the prior is worth. 600: the stored interval is wider than that t gives."
+    def edit(r): r.update(rerun_basis=r['rerun_basis'].replace('Student t, 6 dof', f"Student t, {dof} dof"))
+    lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), edit))
+    assert rules_said(lines) == ['recomputed'] and said in lines[0], lines

@@ -20,7 +20,7 @@ __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LO
            'HW_REQUIRED_CUDA', 'ROW_VERSIONS', 'MARKUP', 'CONTROL', 'MAX_IMG_S', 'MAX_ROW_WATTS', 'SLACK',
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
            'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'MAX_DRIFT',
-           'SAID_DRIFT', 'AUDITS_FILE', 'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS',
+           'SAID_DRIFT', 'SAID_DOF', 'AUDITS_FILE', 'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS',
            'MOST_CACHE_PAIRS', 'MIN_CACHE_GAIN', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem',
            'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints',
            'rerun_fault', 'released', 'pd_num', 'read_audits', 'audit_failures', 'seed_interval', 'audited_rows',
@@ -227,7 +227,7 @@ def stated_peak(hw:dict, # the hardware record
 # %% ../../nbs/40_analyse_submit.ipynb #7a8f07be
 RECORD = ('precision', 'tf32_enabled', 'threads', 'quant', 'gflops_per_sample', 'throughput_mean', 'mfu', 'repeats',
           'throughput_repeats', 'throughput_ci_low', 'throughput_ci_high', 'throughput_rerun_low',
-          'throughput_rerun_high', 'rerun_drift', 'rerun_basis')
+          'throughput_rerun_high', 'rerun_drift', 'rerun_provisional', 'rerun_basis')
 
 def _ok(s:Submission):
     "Which rows are `ok`, a NumPy mask."
@@ -512,20 +512,31 @@ def _recomputed(s:Submission)->list:
 # %% ../../nbs/40_analyse_submit.ipynb #b1665346
 MAX_DRIFT = 0.15  # the most run-to-run drift (a relative SD) a re-run interval may rest on: twice the noisiest seen
 SAID_DRIFT = re.compile(r'drift (?:taken as )?(\d+(?:\.\d+)?)%', re.I)  # the drift its basis (`rerun_basis`) says, in %
+SAID_DOF = re.compile(r'Student t, (\d{1,6}) dof', re.I)  # the degrees of freedom the basis says its interval rests on
 
 def rerun_fault(row:dict)->str:
     """What is wrong with a row's re-run interval ('' where nothing is, or it has none): a drift that is not a share
-    within [0, `MAX_DRIFT`], or bounds other than that drift gives around the row's 95% interval
-    (`stats.rerun_interval`: between a known drift and Student's t at the prior's degrees of freedom, the fewest a
-    drift rests on)."""
+    within [0, `MAX_DRIFT`] or not the one its basis says, a provisional flag its basis does not say, or bounds other
+    than that drift gives around the row's 95% interval (`stats.rerun_interval`: with the Student's t its basis says,
+    on at least the prior's degrees of freedom; a basis that says none, between a known drift and the prior's t)."""
     lo, hi = (_float(row.get(f'throughput_rerun_{s}')) for s in ('low', 'high'))
     if lo != lo and hi != hi: return ''
     d = _float(row.get('rerun_drift'))
     if not 0 <= d <= MAX_DRIFT: return f"a re-run interval without a drift within [0, {MAX_DRIFT:g}] (rerun_drift)"
-    said = SAID_DRIFT.search(str(row.get('rerun_basis') or ''))
+    basis = str(row.get('rerun_basis') or '')
+    said = SAID_DRIFT.search(basis)
     if said and abs(float(said.group(1)) - 100 * d) > 0.051:
         return "rerun_drift is not the drift its basis (rerun_basis) says"
+    provisional = str(row.get('rerun_provisional')).strip().lower() in ('true', '1', '1.0')
+    if basis and provisional != basis.lower().startswith('provisional'):
+        return "rerun_provisional is not what its basis (rerun_basis) says"
     m, cl, ch = row['throughput_mean'], row.get('throughput_ci_low'), row.get('throughput_ci_high')
+    if dof := SAID_DOF.search(basis):  # the interval its basis says: exactly that Student's t, on at least the prior
+        dof = int(dof.group(1))
+        if dof < PRIOR_DOF: return f"a re-run interval on {dof} degrees of freedom, fewer than the prior's {PRIOR_DOF}"
+        elo, ehi = rerun_interval(m, cl, ch, d, dof=dof)
+        if abs(lo / elo - 1) <= SLACK and abs(hi / ehi - 1) <= SLACK: return ''
+        return "the re-run interval is not what its drift (rerun_drift) and its basis's Student t give"
     (nlo, nhi), (wlo, whi) = rerun_interval(m, cl, ch, d), rerun_interval(m, cl, ch, d, dof=PRIOR_DOF)
     if wlo * (1 - SLACK) <= lo <= nlo * (1 + SLACK) and nhi * (1 - SLACK) <= hi <= whi * (1 + SLACK): return ''
     return "the re-run interval is not what its drift (rerun_drift) and its 95% interval give"
