@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, asdict, fields
 from typing import Optional
 from fastcore.basics import patch
 from .core import *
-from .machine.host import *
 
 # %% auto #0
 __all__ = ['SEED_COLUMNS', 'ROW_PARTS', 'BenchResult', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'SeedColumns', 'MeasuredColumns',
