@@ -54,7 +54,7 @@ def test_stored_results_compare_what_both_hold_and_name_the_rest(work, cli):
     r = cli('compare', 'a', 'b', cwd=work)
     assert r.returncode == 0, r.stderr
     assert 'not comparable (only in A, a): resnet18 fp32 bs=2 3x32px' in r.stdout
-    assert 'geometric mean of B/A over the 1 configuration(s) both hold' in r.stdout
+    assert 'geometric mean of B/A over the 1 configuration(s) both hold and rated' in r.stdout
     line = next(l for l in r.stdout.splitlines() if l.strip().startswith('resnet18'))
     assert '[' in line  # two processes a side: the ratio has an interval
 
@@ -182,3 +182,31 @@ def test_tune_api_values_of_the_wrong_type_are_one_line(kw, msg):
     from throughput_bench.core import BenchError
     from throughput_bench.studies.tune import tune
     with pytest.raises(BenchError, match=msg): tune(device='cpu', results_dir='unused', **kw)
+
+def test_stored_figures_no_device_makes_are_not_compared(tmp_path):
+    "1e308 img/s overflowed the mean and crashed the ratio's log (and 1e-300 printed a 300-digit ratio): not rated."
+    import pandas as pd
+    from throughput_bench.result import BenchResult
+    from throughput_bench.studies.compare import compare_results
+    base = dict(model_name='resnet18', precision='fp32', batch_size=2, input_channels=3, input_size=32, status='ok',
+                device='cpu', repeats=2)
+    for side, v in (('a', 1e308), ('b', 10.0), ('c', 1e-300)):
+        row = BenchResult(**base, throughput_mean=v, throughput_repeats=f"{v};{v}").to_row()
+        pd.DataFrame([row]).to_csv(tmp_path / f"{side}.csv", index=False)
+    for a, b in (('a', 'b'), ('b', 'a'), ('c', 'b')):
+        t, _, _, geo = compare_results(tmp_path / f"{a}.csv", tmp_path / f"{b}.csv")
+        assert len(t) == 1 and t.verdict[0].startswith('not compared: an img/s no device makes') and geo != geo
+
+@pytest.mark.parametrize('kw,msg', [
+    (dict(configs=5), 'configs must be a list'), (dict(configs={'threads=1', 'threads=2'}), 'configs must be a list'),
+    (dict(configs=(w for w in ['threads=1', 'threads=2'])), 'configs must be a list'),
+    (dict(results_dir=None), 'results_dir must be'), (dict(results_dir='res\x00'), 'NUL'),
+    (dict(quiet='yes'), 'quiet must be True or False'), (dict(budget_minutes=1e7), 'more than 10080'),
+    (dict(model=18), '--model must be text'), (dict(device=1), '--device must be text')])
+def test_the_api_refuses_wrong_types_in_one_line(kw, msg):
+    from throughput_bench.core import BenchError
+    from throughput_bench.studies.compare import compare, compare_results
+    with pytest.raises(BenchError, match=msg):
+        compare(**dict(model='resnet18', configs=['threads=1', 'threads=2'], device='cpu') | kw)
+    for a, b in ((None, None), (5, 6), (['a.csv'], 'a.csv'), ('', '')):
+        with pytest.raises(BenchError, match='takes two results files or folders'): compare_results(a, b)

@@ -239,3 +239,14 @@ def test_a_basis_whose_student_t_is_not_the_intervals(tmp_path, dof, said):
     def edit(r): r.update(rerun_basis=r['rerun_basis'].replace('Student t, 6 dof', f"Student t, {dof} dof"))
     lines = check_folder(forge(copy(tmp_path, 'cpu_amd_epyc'), edit))
     assert rules_said(lines) == ['recomputed'] and said in lines[0], lines
+
+def test_a_busy_rows_interval_cut_at_zero_is_checked_not_divided_by():
+    "A busy row's 95% interval reaches 0 (±872%): its re-run interval's lower bound is 0, and 0 is what it should be."
+    from throughput_bench.analyse.submit import rerun_fault
+    from throughput_bench.stats import rerun_interval
+    lo, hi = rerun_interval(10.0, 0.0, 97.2, 0.08, dof=6)
+    row = dict(throughput_mean=10.0, throughput_ci_low=0.0, throughput_ci_high=97.2, throughput_rerun_low=lo,
+               throughput_rerun_high=hi, rerun_drift=0.08, rerun_provisional='True',
+               rerun_basis='provisional: drift 8.0% from the 8.0% prior; Student t, 6 dof')
+    assert lo == 0 and rerun_fault(row) == ''
+    assert 'not what its drift' in rerun_fault(row | dict(throughput_rerun_high=hi * 1.5))

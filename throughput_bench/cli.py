@@ -650,6 +650,9 @@ def compare_parser(parser=None)->Parser:
     return p
 
 # %% ../nbs/42_cli.ipynb #b26c712b
+# an img/s as a table says it: 0.1 img/s apart, or 3 digits past any device's (1e+308 is not 300 digits)
+def _img_s(v)->str: return f"{v:.1f}" if abs(v) < 1e7 else f"{v:.3g}"
+
 # NaN: no verdict, no figure
 def _ci(v, lo, hi)->str: return '—' if v != v else f"{v:.2f}×" + (f" [{lo:.2f}, {hi:.2f}]" if lo == lo else '')
 
@@ -664,12 +667,14 @@ def cmd_compare(a):
         if t.empty:
             raise BenchError(f"{w[0]} and {w[1]} hold no configuration in common (measured ok): nothing to compare")
         show = t.assign(ratio=[_ci(*x) for x in zip(t.ratio, t.ratio_low, t.ratio_high)],
-                        a_img_s=t.a_img_s.map('{:.1f}'.format), b_img_s=t.b_img_s.map('{:.1f}'.format),
+                        a_img_s=t.a_img_s.map(_img_s), b_img_s=t.b_img_s.map(_img_s),
                         p_value=t.p_value.map(lambda v: f"{v:.2g}" if v == v else ''))
         print(show.rename(columns={'ratio': 'B/A [95% CI]'}).to_string(index=False))
         for side, only in (('A', only_a), ('B', only_b)):
             if only: print(f"not comparable (only in {side}, {w[0] if side == 'A' else w[1]}): " + '; '.join(only))
-        print(f"geometric mean of B/A over the {len(t)} configuration(s) both hold: {geo:.3f}×")
+        rated = int(t.ratio.notna().sum())
+        print(f"geometric mean of B/A over the {rated} configuration(s) both hold and rated: {geo:.3f}×" if rated else
+              f"no geometric mean: none of the {len(t)} configuration(s) both hold could be rated")
         return
     if len(w) < 3:
         raise BenchError(

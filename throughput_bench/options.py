@@ -73,14 +73,11 @@ def option_docs(O)->dict:
 # %% ../nbs/04_options.ipynb #cfb35cba
 def read_parts(cls):
     """Class decorator: `docments(cls)` (the API's docs, `--help`) reads the comments of each part `cls` is made of
-    (its dataclass bases that have a source, in MRO order) as its own, so an options class split into parts, each part
-    in a cell of its own, still documents every option. fastcore's `docments` follows a `__delwrap__` chain: this
-    makes the chain from the bases, once, where the class is declared."""
-    import inspect
-    def has_source(c):
-        try: return bool(inspect.getsource(c))
-        except (OSError, TypeError): return False
-    chain = [cls] + [c for c in cls.__mro__[1:] if dataclasses.is_dataclass(c) and has_source(c)]
+    (its dataclass bases declared in its own module, in MRO order) as its own, so an options class split into parts,
+    each part in a cell of its own, still documents every option. fastcore's `docments` follows a `__delwrap__`
+    chain: this makes the chain from the bases, once, where the class is declared. No source is read here (that is
+    `docments`' work, when docs or help are shown): `tbench --help` starts without parsing a module."""
+    chain = [cls] + [c for c in cls.__mro__[1:] if dataclasses.is_dataclass(c) and c.__module__ == cls.__module__]
     for a, b in zip(chain, chain[1:] + [None]): type.__setattr__(a, '__delwrap__', b)  # on the class itself
     return cls
 

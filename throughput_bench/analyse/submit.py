@@ -535,7 +535,8 @@ def rerun_fault(row:dict)->str:
         dof = int(dof.group(1))
         if dof < PRIOR_DOF: return f"a re-run interval on {dof} degrees of freedom, fewer than the prior's {PRIOR_DOF}"
         elo, ehi = rerun_interval(m, cl, ch, d, dof=dof)
-        if abs(lo / elo - 1) <= SLACK and abs(hi / ehi - 1) <= SLACK: return ''
+        near = lambda x, e: abs(x - e) <= SLACK * abs(e)  # a bound of 0 (a busy row's interval, cut at 0) as well
+        if near(lo, elo) and near(hi, ehi): return ''
         return "the re-run interval is not what its drift (rerun_drift) and its basis's Student t give"
     (nlo, nhi), (wlo, whi) = rerun_interval(m, cl, ch, d), rerun_interval(m, cl, ch, d, dof=PRIOR_DOF)
     if wlo * (1 - SLACK) <= lo <= nlo * (1 + SLACK) and nhi * (1 - SLACK) <= hi <= whi * (1 + SLACK): return ''

@@ -130,9 +130,11 @@ def _positive(name:str, v, kind=int, allow_zero=False, most:Optional[float]=None
 
 # %% ../../nbs/35_scale_launch.ipynb #280fbefc
 def _text(name:str, v):
-    "Check a text option: `None` (its default) or a non-empty string."
-    if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v).strip()):
-        raise BenchError(f"{name} must not be empty")
+    "Check a text option: `None` (its default) or a non-empty string (a path) with no NUL (no file has one)."
+    if v is None: return
+    if not isinstance(v, (str, os.PathLike)): raise BenchError(f"{name} must be text, got {quoted(v)}")
+    if not str(v).strip(): raise BenchError(f"{name} must not be empty")
+    if '\x00' in str(v): raise BenchError(f"{name} must not hold a NUL character")
 
 # %% ../../nbs/35_scale_launch.ipynb #07e6e68d
 def idle_check(device, force:bool):

@@ -13,6 +13,7 @@ from ..stats import *
 from ..stats import _x
 from ..scale import launch
 from ..analyse.store import row_key, read_results
+from ..measure.drift import LIMITS as RECORD_LIMITS  # no pandas: `tbench compare --help`
 
 # %% auto #0
 __all__ = ['MATCH', 'MEAN_SLACK', 'round_order', 'stop_rounds', 'parse_config', 'study_id', 'pair_table', 'busy_rounds',
@@ -233,7 +234,8 @@ class CompareOptions:
 
     NUMBERS = dict(batch_size=(int, False), threads=(int, False), input_size=(int, False), input_channels=(int, False),
                    target_ci=(float, False), min_rounds=(int, False), max_rounds=(int, False),
-                   budget_minutes=(float, False), timed_seconds=(float, False), warmup_seconds=(float, True),
+                   budget_minutes=(float, False, launch.MAX_BUDGET_MINUTES), timed_seconds=(float, False),
+                   warmup_seconds=(float, True),
                    wait_idle=(float, True))
     CHOICES = dict(precision=PRECISIONS)
     GROUPS = {'what is compared': 'model configs device batch_size threads input_size input_channels precision',
@@ -249,7 +251,12 @@ def check_compare(c:CompareOptions)->CompareOptions:
     """`c` checked: its words and numbers (`launch.check_words`, `launch.check_numbers`), two configurations or more,
     rounds that can end and a target interval within (0, 1)."""
     launch.check_words(c); launch.check_numbers(c)
-    if isinstance(c.configs, str) or len(c.configs) < 2: raise BenchError("compare needs two or more configurations")
+    # a list in its order (the first is the baseline): a set's order is the hash's, a generator is used up once
+    if not isinstance(c.configs, (list, tuple)) or not all(isinstance(w, str) for w in c.configs):
+        raise BenchError(f"configs must be a list of configurations in words, got {quoted(c.configs)}")
+    if len(c.configs) < 2: raise BenchError("compare needs two or more configurations")
+    if not isinstance(c.quiet, bool): raise BenchError(f"quiet must be True or False, got {quoted(c.quiet)}")
+    if c.results_dir is None: raise BenchError("results_dir must be a folder's name, got None")
     if c.min_rounds < 2:
         raise BenchError(f"--min-rounds must be at least 2 (one round gives no interval), got {c.min_rounds}")
     if c.max_rounds < c.min_rounds:
@@ -373,6 +380,14 @@ def _agrees(row)->bool:
     xs, m = _repeats(row), float(row['throughput_mean'])
     return m > 0 and math.isfinite(m) and abs(float(xs.mean()) / m - 1) <= MEAN_SLACK
 
+# %% ../../nbs/37_studies_compare.ipynb #04052c6c
+def _plausible(row)->bool:
+    """Whether a stored row's img/s and its per-process figures are all within what a row may hold (the drift record's
+    limits, `analyse.timeline.FIGURE_LIMITS`' too): 1e308 img/s would overflow a mean, 0 a ratio's log."""
+    lo, hi = RECORD_LIMITS['throughput_mean']
+    try: return all(lo <= x < hi for x in [float(row['throughput_mean']), *_repeats(row)])
+    except (TypeError, ValueError): return False
+
 # %% ../../nbs/37_studies_compare.ipynb #e5c364cc
 def welch_ratio(a:np.ndarray, b:np.ndarray, confidence:float=0.95)->Ratio:
     """mean(b)/mean(a) of two independent samples of process means: Welch's t on the log scale; no interval unless both
@@ -394,6 +409,9 @@ def compare_results(a, # results of A: a CSV file or a folder of them
     """`(table, only_a, only_b, geomean)`: B/A for every configuration both hold (the last ok row of each), and the
     configurations only one side holds."""
     import pandas as pd
+    for side in (a, b):  # `''` would be this folder; None, a number or a list no file at all
+        if not isinstance(side, (str, Path)) or not str(side).strip():
+            raise BenchError(f"compare_results takes two results files or folders, got {quoted(side)}")
     sides = []
     for src in (a, b):
         df = read_results(src)
@@ -408,11 +426,12 @@ def compare_results(a, # results of A: a CSV file or a folder of them
     out = []
     for k in both:
         ra, rb = A.loc[k], B.loc[k]
-        r = welch_ratio(_repeats(ra), _repeats(rb))
-        said = (verdict(r) if r.n >= 2 else 'no interval (a side has one process)')
-        if not (_agrees(ra) and _agrees(rb)):  # an edited figure: neither its mean nor its processes are rated
-            r = Ratio(math.nan, math.nan, math.nan, math.nan, 0, 0)
-            said = "not compared: a row's img/s is not the mean of its per-process figures"
+        # an edited figure: neither its mean nor its processes are rated
+        why = ("an img/s no device makes (outside [{:g}, {:g}))".format(*RECORD_LIMITS['throughput_mean'])
+               if not (_plausible(ra) and _plausible(rb)) else
+               "a row's img/s is not the mean of its per-process figures" if not (_agrees(ra) and _agrees(rb)) else '')
+        r = Ratio(math.nan, math.nan, math.nan, math.nan, 0, 0) if why else welch_ratio(_repeats(ra), _repeats(rb))
+        said = f"not compared: {why}" if why else verdict(r) if r.n >= 2 else 'no interval (a side has one process)'
         out.append(
             dict(model=ra.model_name, config=_label(ra), a_device=ra.gpu_name, b_device=rb.gpu_name,
                  a_img_s=float(ra.throughput_mean), b_img_s=float(rb.throughput_mean), ratio=r.ratio, ratio_low=r.low,

@@ -329,7 +329,8 @@ class TuneOptions:
     progress:bool=True # a progress bar per stage
     quiet:bool=False # no messages
 
-    NUMBERS = dict(budget_minutes=(float, False), batch_sizes=(int, False), input_size=(int, False),
+    NUMBERS = dict(budget_minutes=(float, False, launch.MAX_BUDGET_MINUTES), batch_sizes=(int, False),
+                   input_size=(int, False),
                    input_channels=(int, False), threads=(int, False), screen_seconds=(float, False),
                    wait_idle=(float, True))
     CHOICES = dict(compile_modes=COMPILE_MODES, precisions=TUNE_PRECISIONS, allocators=ALLOCATORS)
