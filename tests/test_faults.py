@@ -31,7 +31,9 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['compare', 'resnet18', 'a', 'b', '--batch-size', '99999999'], '--batch-size 99999999 is more than 65536'),
        (['compare', 'resnet18', 'threads=1', 'threads=5000'], 'at least 1 and at most 1024'),
        (['tune', 'resnet18', '--input-size', '100000'], '--input-size 100000 is more than 16384'),
-       (['serve', '--model', 'resnet18', '--threads', '99999'], '--threads 99999 is more than 1024')]
+       (['serve', '--model', 'resnet18', '--threads', '99999'], '--threads 99999 is more than 1024'),
+       (['compre'], "invalid choice: 'compre' (did you mean compare?"),
+       (['infer', '--precisions', 'fp61'], "(did you mean fp16?")]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):

@@ -82,10 +82,14 @@ def error(self:Parser, message):
 # %% ../nbs/42_cli.ipynb #2d47f667
 @patch
 def _check_value(self:Parser, action, value):
-    "argparse's check of a choice, the value said as `quoted` (a 100,000-character one: 80 characters of it)."
+    """argparse's check of a choice, the value said as `quoted` (a 100,000-character one: 80 characters of it), with
+    the closest choice where one is close (`tbench compre`: did you mean compare?)."""
     if action.choices is not None and value not in action.choices:
+        import difflib
+        close = difflib.get_close_matches(str(value), [str(c) for c in action.choices], n=1, cutoff=0.6)
+        said = f"did you mean {close[0]}? " if close else ''
         choices = ', '.join(map(repr, action.choices))
-        raise argparse.ArgumentError(action, f"invalid choice: {quoted(value)} (choose from {choices})")
+        raise argparse.ArgumentError(action, f"invalid choice: {quoted(value)} ({said}choose from {choices})")
 
 # %% ../nbs/42_cli.ipynb #6de51ab4
 @patch

@@ -222,7 +222,7 @@ class CompareOptions:
     input_channels:Optional[int]=None # channels per frame for all (default: the model's own)
     precision:str='fp32' # the common precision (a configuration may set its own; default fp32)
     target_ci:float=0.03 # stop once every ratio's 95% CI is within ±this share (default 0.03)
-    min_rounds:int=3 # at least this many rounds (default 3)
+    min_rounds:int=3 # at least this many rounds, unless the budget ends first (default 3)
     max_rounds:int=15 # at most this many rounds (default 15)
     # no new round once this much time went by; the rounds so far are the answer (default 10)
     budget_minutes:float=10.0
