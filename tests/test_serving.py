@@ -224,6 +224,18 @@ def test_a_body_that_stops_arriving_is_a_408_not_a_request_held_open(monkeypatch
     status, seen = _guarded(stalls, [('content-type', 'multipart/form-data; boundary=x'), ('content-length', '10')])
     assert status == 408 and seen is None
 
+def test_a_body_dripped_a_byte_at_a_time_is_a_408_once_its_whole_time_is_up(monkeypatch):
+    "Each byte within the pause allowed, the whole body past its time: it was held open for as long as the client liked."
+    import asyncio
+    from throughput_bench.serve import serving as S
+    monkeypatch.setattr(S, 'BODY_SECONDS', 5); monkeypatch.setattr(S, 'BODY_TOTAL_SECONDS', 0.3)
+    sent = []
+    async def drips():
+        sent.append(1); await asyncio.sleep(0.05)
+        return {'type': 'http.request', 'body': b'x', 'more_body': True}
+    status, seen = _guarded(drips, [('content-type', 'multipart/form-data; boundary=x')])
+    assert status == 408 and seen is None and 2 <= len(sent) <= 40, len(sent)
+
 def test_a_chunked_body_over_the_limit_is_a_413_not_a_500():
     "The server's own size middleware raises inside receive() on a body without a length: NimGuard answers it."
     from fastapi import HTTPException

@@ -15,11 +15,11 @@ from ..options import *
 from ..backbones.registry import get_model, check_model
 
 # %% auto #0
-__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'BODY_SECONDS', 'CHECKED',
-           'require_serving', 'RequestError', 'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy', 'form_int',
-           'read_request', 'form_problem', 'first_tensor', 'BackboneAPI', 'free_port', 'port_busy', 'server_metadata',
-           'NimGuard', 'lowered_media_type', 'make_server', 'serve_spec', 'checked_model', 'wait_ready', 'run_server',
-           'ServerProcess']
+__all__ = ['SERVE_EXTRA', 'SERVE_MODULES', 'NPY_MAGIC', 'MAX_FIELDS', 'MAX_HEADER_BYTES', 'BODY_SECONDS', 'BODY_TOTAL_SECONDS',
+           'CHECKED', 'require_serving', 'RequestError', 'decode_array', 'npy_bytes', 'tar_bytes', 'untar_npy',
+           'form_int', 'read_request', 'form_problem', 'first_tensor', 'BackboneAPI', 'free_port', 'port_busy',
+           'server_metadata', 'NimGuard', 'lowered_media_type', 'make_server', 'serve_spec', 'checked_model',
+           'wait_ready', 'run_server', 'ServerProcess']
 
 # %% ../../nbs/28_serve_serving.ipynb #3d6c3a04
 SERVE_EXTRA = 'pip install -e ".[serve]"  (from a checkout; or pip install "throughput_bench[serve]")'
@@ -346,6 +346,8 @@ def lowered_media_type(scope:dict, h:dict)->dict:
                                  for k, v in scope.get('headers', [])])
 
 BODY_SECONDS = 30  # the longest a request body may pause before the server gives up on it (a client that stalls)
+# the longest a whole body may take to arrive (a client that drips a byte every 29 s): 64 MB at 1 MB/s is 64 s
+BODY_TOTAL_SECONDS = 120
 
 @patch
 async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cased
@@ -360,11 +362,14 @@ async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cas
     if not h.get('content-type', '').lower().startswith('multipart/form-data'):  # a media type: any case
         return await self._send_error(send, 415, "send multipart/form-data with the .npy in the file field "
                                                  f"input_array (got {h.get('content-type') or 'no content type'!r})")
-    body, got = [], 0
+    body, got, end = [], 0, time.monotonic() + BODY_TOTAL_SECONDS
     while True:
-        try: msg = await asyncio.wait_for(receive(), BODY_SECONDS)
+        wait = min(BODY_SECONDS, end - time.monotonic())
+        try: msg = await asyncio.wait_for(receive(), max(wait, 0))
         except asyncio.TimeoutError:
-            return await self._send_error(send, 408, f"the request body stopped arriving for {BODY_SECONDS} s")
+            why = (f"stopped arriving for {BODY_SECONDS:g} s" if wait == BODY_SECONDS else
+                   f"took over {BODY_TOTAL_SECONDS:g} s to arrive")
+            return await self._send_error(send, 408, f"the request body {why}")
         except HTTPException as e:  # the server's own size limit on a body without a length (chunked)
             return await self._send_error(send, e.status_code, f"request body over this server's limit of "
                                                               f"{self.max_request_mb:g} MB (--max-request-mb)")
