@@ -279,7 +279,8 @@ def compare(*args, **kwargs)->'pd.DataFrame':
     batch = c.batch_size or (1 if su.device.type == 'cpu' else 64)
     specs = [one_spec(o, su.device, p, batch, c.precision) for p in parsed]
     sid = study_id('cmp', [s.key() for s in specs], c.target_ci, c.min_rounds, c.max_rounds)
-    configs = list(c.configs)
+    # as said: one space between words (`'precision=fp16 '` is `precision=fp16`), the common settings named, not blank
+    configs = [' '.join(w.split()) or '(the common settings)' for w in c.configs]
     # A/A: which is which
     labels = (
         configs if len(set(configs)) == len(configs) else [f"{_letter(i)} ({w})" for i, w in enumerate(configs)]
