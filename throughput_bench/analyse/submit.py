@@ -487,7 +487,6 @@ def _recomputed(s:Submission)->list:
     """Each measured row's mean, count and interval against what its per-process figures give (the sweep's own
     arithmetic: the mean of the process means, Student's t over them)."""
     import math
-    from throughput_bench.stats import ci_halfwidth
     r, out = s.rows, {}
     for line, row in _records(s):
         xs = _repeats(row.get('throughput_repeats'))
