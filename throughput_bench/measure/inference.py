@@ -4,7 +4,7 @@
 
 # %% ../../nbs/27_measure_inference.ipynb #e6553664
 from __future__ import annotations
-import gc, re, json, time, math, hashlib, contextlib, dataclasses, psutil, torch
+import gc, re, json, time, ctypes, math, hashlib, contextlib, dataclasses, psutil, torch
 import numpy as np
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +27,11 @@ from ..machine.hardware import device_name, device_memory_gb, load_average
 from ..machine.contention import gpu_clocks
 
 # %% auto #0
-__all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'probe_peaks', 'cpu_batch_fit', 'finish_result', 'wilson',
-           'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1', 'accuracy_reference',
-           'judge_accuracy', 'reference_output', 'Refused', 'int8_refusal', 'Checks', 'prepare_checked',
-           'describe_prepared', 'LastInput', 'cache_gain', 'gate_prepared', 'timed_phase', 'audit_undecided',
-           'audit_phase', 'run_inference']
+__all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'free_to_os', 'probe_peaks', 'growing_peaks', 'cpu_batch_fit',
+           'finish_result', 'wilson', 'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1',
+           'accuracy_reference', 'judge_accuracy', 'reference_output', 'Refused', 'int8_refusal', 'Checks',
+           'prepare_checked', 'describe_prepared', 'LastInput', 'cache_gain', 'gate_prepared', 'timed_phase',
+           'audit_undecided', 'audit_phase', 'run_inference']
 
 # %% ../../nbs/27_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -50,14 +50,34 @@ def halve_to_fit(batch:int, predict, budget_mb:float)->int:
     while batch > 1 and predict(batch) > budget_mb: batch //= 2
     return batch
 
+# %% ../../nbs/27_measure_inference.ipynb #e3048745
+def free_to_os()->bool:
+    """Collect garbage and give the C heap's free memory back to the kernel (glibc's `malloc_trim`), so that the RSS
+    counts what is live and not what an earlier, larger step freed; False where the C library has no such call."""
+    gc.collect()
+    try: ctypes.CDLL(None).malloc_trim(0); return True
+    except (OSError, AttributeError, TypeError): return False
+
 # %% ../../nbs/27_measure_inference.ipynb #8e168347
 def probe_peaks(make_step, probes=(2, 4))->list:
-    "Peak RSS (MiB) after one step at each probe batch, smallest first, from a high-water mark reset just before."
-    reset_peak_memory(torch.device('cpu'))  # forget earlier peaks (building the model, counting FLOPs)
+    """Peak RSS (MiB) after one step at each probe batch, smallest first, from a high-water mark reset just before
+    them, with the heap's free memory given back first."""
+    free_to_os(); reset_peak_memory(torch.device('cpu'))  # forget earlier peaks (building the model, counting FLOPs)
     peaks = []
     for b in probes:
         step = make_step(b); step(); peaks.append(peak_rss_mb())
     return peaks
+
+# %% ../../nbs/27_measure_inference.ipynb #dce05231
+def growing_peaks(make_step, batch:int, probes=(2, 4), most:int=64, grain_mb:float=1.0)->tuple:
+    """`(probes, peaks)` from `probe_peaks`, with peaks that grow with the batch: while the larger probe's peak is
+    under `grain_mb` above the smaller's (an allocator that keeps freed memory to itself, as tcmalloc and jemalloc do,
+    or a step too small to see), the larger probe doubles, up to `most` and at most half of `batch`."""
+    lo, hi = probes
+    peaks = probe_peaks(make_step, (lo, hi))
+    while peaks[1] - peaks[0] < grain_mb and 2 * hi <= min(most, batch // 2):
+        hi *= 2; peaks = probe_peaks(make_step, (lo, hi))
+    return (lo, hi), peaks
 
 # %% ../../nbs/27_measure_inference.ipynb #deb5a54e
 def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None,
@@ -65,7 +85,7 @@ def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional
     """`(batch to run, why it differs from batch or '', reason: '' | 'memory' | 'time-cap')`, from probing
     `make_step(b)()`."""
     if batch <= probes[1]: return batch, '', ''
-    peaks = probe_peaks(make_step, probes)
+    probes, peaks = growing_peaks(make_step, batch, probes)
     budget = max_memory_mb or (rss_mb() + 0.9 * psutil.virtual_memory().available / 2**20)
     pred = lambda b: predict_peak_mb(peaks[0], peaks[1], probes[0], probes[1], b)
     fit = halve_to_fit(batch, pred, budget)
