@@ -6,7 +6,7 @@ import pandas as pd
 import psutil
 import pytest
 from scipy import stats
-from conftest import tbench, FAST, FAST_API, BIN
+from conftest import FAST, FAST_API, BIN
 from throughput_bench import infer
 from throughput_bench.core import BenchSpec
 from throughput_bench.result import BenchResult
@@ -241,12 +241,12 @@ def test_malformed_index_is_an_error_not_a_replacement(tmp_path, one_row):
 
 @pytest.mark.slow
 def test_two_sweeps_at_once_measure_each_configuration_once(work):
-    args = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', 'convnext_atto', *FAST]
+    args = ['infer', '--models', 'resnet18', 'vit_tiny_patch16_224', *FAST]
     ps = [subprocess.Popen([str(BIN / 'tbench'), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=600) for p in ps]
     assert all(p.returncode == 0 for p in ps), outs
     df = read_results(csv_of(work))
-    assert sorted(df.model_name) == ['convnext_atto', 'resnet18', 'vit_tiny_patch16_224']
+    assert sorted(df.model_name) == ['resnet18', 'vit_tiny_patch16_224']
 
 REPORT_BAD = [
     ('notes.csv', b'a,b\n1,2\n', 'no results header'),
@@ -278,12 +278,6 @@ def test_report_to_an_unwritable_folder(tmp_path, one_row):
     finally: os.chmod(ro, 0o700)
 
 @pytest.mark.slow
-def test_sync_without_network_stops_in_bounded_time(work):
-    assert tbench('infer', '--models', 'resnet18', *[a if a != 'disabled' else 'offline' for a in FAST], cwd=work).returncode == 0
-    env = os.environ | {'WANDB_API_KEY': 'x' * 40, 'WANDB_BASE_URL': 'http://127.0.0.1:9', 'WANDB_MODE': ''}
-    r = subprocess.run([str(BIN / 'tbench'), 'sync', 'wandb', '--timeout', '5'], cwd=work, capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 2 and r.stderr.count('\n') == 1 and '1 of 1 run(s) still to upload' in r.stderr, r.stderr
-
 @pytest.mark.slow
 def test_a_pending_file_that_cannot_be_written_either_keeps_the_row_elsewhere(work, cli, monkeypatch, one_row):
     "The disk of the CSV is full for the pending file too (here: a folder in its place): the row goes to the state folder, named, and comes back."

@@ -29,7 +29,7 @@ def test_offline_runs_read_back_as_the_csv_rows_and_report(work, cli):
     assert 'resnet18' in md and 'vit_tiny_patch16_224' in md
 
 @pytest.mark.slow
-def test_online_without_network_falls_back_to_offline(work):
+def test_online_without_network_falls_back_to_offline_and_sync_stops_in_bounded_time(work):
     env_args = [a if a != 'disabled' else 'online' for a in FAST] + ['--wandb-init-timeout', '5']
     env = os.environ | {'WANDB_API_KEY': 'x' * 40, 'WANDB_BASE_URL': 'http://127.0.0.1:9', 'WANDB_MODE': ''}
     t0 = time.time()
@@ -39,6 +39,10 @@ def test_online_without_network_falls_back_to_offline(work):
     assert r.returncode == 0, r.stderr
     assert r.stderr.count('logging offline from now on') == 1, r.stderr
     assert len(read_results(work / 'results')) == 1 and len(offline_run_dirs(work / 'wandb')) == 1
+    # the run it kept offline, synced without a network: the sync's own timeout ends it, saying what is left
+    r = subprocess.run([str(BIN / 'tbench'), 'sync', 'wandb', '--timeout', '5'], cwd=work, capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and '1 of 1 run(s) still to upload' in r.stderr, r.stderr
 
 @pytest.mark.slow
 def test_report_reads_the_seed_tools_file_beside_ours(work, cli):
