@@ -52,11 +52,17 @@ def halve_to_fit(batch:int, predict, budget_mb:float)->int:
 
 # %% ../../nbs/27_measure_inference.ipynb #e3048745
 def free_to_os()->bool:
-    """Collect garbage and give the C heap's free memory back to the kernel (glibc's `malloc_trim`), so that the RSS
-    counts what is live and not what an earlier, larger step freed; False where the C library has no such call."""
+    """Collect garbage and give the heap's free memory back to the kernel (glibc's `malloc_trim`, or tcmalloc's
+    `MallocExtension_ReleaseFreeMemory` where it is preloaded), so that the RSS counts what is live and not what an
+    earlier, larger step freed; False where the allocator has no such call."""
     gc.collect()
-    try: ctypes.CDLL(None).malloc_trim(0); return True
-    except (OSError, AttributeError, TypeError): return False
+    try: libc = ctypes.CDLL(None)
+    except (OSError, TypeError): return False
+    done = False
+    for name, args in (('MallocExtension_ReleaseFreeMemory', ()), ('malloc_trim', (0,))):
+        try: getattr(libc, name)(*args); done = True
+        except AttributeError: pass
+    return done
 
 # %% ../../nbs/27_measure_inference.ipynb #8e168347
 def probe_peaks(make_step, probes=(2, 4))->list:
