@@ -91,9 +91,9 @@ def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional
     """`(batch to run, why it differs from batch or '', reason: '' | 'memory' | 'time-cap')`, from probing
     `make_step(b)()`."""
     if batch <= probes[1]: return batch, '', ''
-    probes, peaks = growing_peaks(make_step, batch, probes)
+    grown, peaks = growing_peaks(make_step, batch, probes)
     budget = max_memory_mb or (rss_mb() + 0.9 * psutil.virtual_memory().available / 2**20)
-    pred = lambda b: predict_peak_mb(peaks[0], peaks[1], probes[0], probes[1], b)
+    pred = lambda b: predict_peak_mb(peaks[0], peaks[1], grown[0], grown[1], b)
     fit = halve_to_fit(batch, pred, budget)
     why, reason = '', ''
     if fit < batch:
