@@ -110,16 +110,16 @@ def test_memory_budget_halves_before_running(work, cli):
 def test_worker_killed_by_sigkill_is_not_called_oom(work):
     args = ['infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--timed-seconds', '0.3')], '--timed-seconds', '60']
     proc = subprocess.Popen([str(BIN / 'tbench'), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    me, worker = psutil.Process(proc.pid), None
-    for _ in range(1200):
-        kids = me.children(recursive=True)
-        server = [k for k in kids if k.ppid() == proc.pid]
-        workers = [k for k in kids if k.ppid() != proc.pid]
-        if workers: worker = workers[0]; break
+    me, killed = psutil.Process(proc.pid), None
+    for _ in range(1200):  # the worker: the fork server's child that has lived a second (not a short helper it runs)
+        try:
+            servers = [k.pid for k in me.children() if 'forkserver' in ' '.join(k.cmdline())]
+            workers = [k for k in me.children(recursive=True) if k.ppid() in servers]
+            if workers and time.time() - workers[0].create_time() > 1:
+                workers[0].send_signal(signal.SIGKILL); killed = workers[0]; break
+        except psutil.NoSuchProcess: pass  # a process ended while it was looked at: look again
         time.sleep(0.1)
-    assert worker is not None
-    time.sleep(1)
-    worker.send_signal(signal.SIGKILL)
+    assert killed is not None
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     row = read_results(csv_of(work)).iloc[0]
