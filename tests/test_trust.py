@@ -95,16 +95,34 @@ def test_strict_skips_on_a_busy_host_then_the_next_run_measures_marks_the_row_an
 # ---- 3. memory guard and kill causes ----
 
 @pytest.mark.slow
-def test_memory_budget_halves_before_running(work, cli):
-    r = cli('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '64',
+def test_memory_budget_halves_before_running_and_skips_what_no_batch_fits(work, cli):
+    base = [a for a in FAST if a not in ('--batch-sizes', '2', '--input-size', '32')] + ['--input-size', '224']
+    r = cli('infer', '--models', 'resnet18', *base, cwd=work)  # batch 2 (FAST's): its peak, the model and two images
+    assert r.returncode == 0, r.stderr
+    held = read_results(csv_of(work)).iloc[0].peak_memory_mb
+    # about 10 MiB an image at 224 px: 300 MiB above batch 2's peak fits some batch between 2 and 64, never 64
+    r = cli('infer', '--models', 'resnet18', *base, '--batch-sizes', '64', '--max-memory-mb', f'{held + 300:.0f}', cwd=work)
+    assert r.returncode == 0, r.stderr
+    df = read_results(csv_of(work))
+    row = df[df.batch_requested.eq(64)].iloc[0]
+    assert row.status == 'ok' and row.batch_requested == 64 and 1 < row.batch_size < 64 and row.batch_reason == 'memory'
+    assert row.error.startswith('memory guard: batch 64 predicted to peak at'), row.error
+    r = cli('infer', '--models', 'resnet18', *base, '--batch-sizes', '64', '--max-memory-mb', f'{held + 300:.0f}', cwd=work)
+    assert 'plan: 0 to run, 1 done' in r.stdout   # halved for memory: the requested configuration is done
+    # a budget no batch fits: a skipped row that says so, not a batch-1 row called ok
+    r = cli('infer', '--models', 'resnet18', *base, '--batch-sizes', '48', '--max-memory-mb', '1', cwd=work)  # never a halving of 64
+    assert r.returncode == 0, r.stderr
+    df = read_results(csv_of(work))
+    row = df[df.batch_requested.eq(48)].iloc[0]
+    assert row.status == 'skipped', row.error
+    assert row.error.startswith('memory guard: even batch 1 is predicted to peak at') and '(--max-memory-mb)' in row.error
+    # training never halves below batch 2 (BatchNorm's statistics need two images): skipped, at the batch it judged
+    r = cli('train', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')], '--batch-sizes', '32',
             '--max-memory-mb', '1', cwd=work)
     assert r.returncode == 0, r.stderr
-    row = read_results(csv_of(work)).iloc[0]
-    assert row.status == 'ok' and row.batch_requested == 64 and row.batch_size < 64 and row.batch_reason == 'memory'
-    assert row.error.startswith('memory guard: batch 64 predicted to peak at'), row.error
-    r = cli('infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--batch-sizes', '2')],
-            '--batch-sizes', '64', '--max-memory-mb', '1', cwd=work)
-    assert 'plan: 0 to run, 1 done' in r.stdout   # halved for memory: the requested configuration is done
+    df = read_results(csv_of(work))
+    row = df[df['mode'].eq('training')].iloc[0]
+    assert row.status == 'skipped' and 'even batch 2 is predicted' in row.error, row.error
 
 @pytest.mark.slow
 def test_worker_killed_by_sigkill_is_not_called_oom(work):

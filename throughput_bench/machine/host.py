@@ -9,8 +9,8 @@ from typing import Optional
 from ..core import *
 
 # %% auto #0
-__all__ = ['INT8_UNITS', 'AVX2_INT8', 'rss_mb', 'cpu_features', 'cpu_ids', 'cache_root', 'keep_json', 'LazyModule', 'int8_units',
-           'int8_on', 'int8_said', 'below_floors', 'check_floors']
+__all__ = ['INT8_UNITS', 'AVX2_INT8', 'rss_mb', 'free_memory_mb', 'cpu_features', 'cpu_ids', 'cache_root', 'keep_json',
+           'LazyModule', 'int8_units', 'int8_on', 'int8_said', 'below_floors', 'check_floors']
 
 # %% ../../nbs/02_machine_host.ipynb #4c5ca1a0
 def _vm_status(field:str)->Optional[float]:
@@ -27,6 +27,37 @@ def rss_mb()->float:
     "Resident set size of this process now, MiB."
     import psutil
     return psutil.Process().memory_info().rss / 2**20
+
+# %% ../../nbs/02_machine_host.ipynb #fda38ff7
+def _cgroup_free(root='/sys/fs/cgroup', cgroups='/proc/self/cgroup')->Optional[int]:
+    """Bytes this process's memory cgroup (v2 or v1) may still take, its reclaimable file pages counted as free; None:
+    no limit."""
+    from pathlib import Path
+    try: lines = Path(cgroups).read_text().splitlines()
+    except OSError: return None
+    for line in lines:
+        _, ctl, path = (line.split(':', 2) + ['', ''])[:3]
+        v2 = ctl == ''
+        if not v2 and 'memory' not in ctl.split(','): continue
+        names = ('memory.max', 'memory.current') if v2 else ('memory.limit_in_bytes', 'memory.usage_in_bytes')
+        for d in (Path(root, path.lstrip('/')) if v2 else Path(root, 'memory', path.lstrip('/')),
+                  Path(root) if v2 else Path(root, 'memory')):
+            try: cap, used = (Path(d, n).read_text().strip() for n in names)
+            except OSError: continue
+            if cap == 'max' or int(cap) >= 2**60: return None
+            stat = dict(l.split() for l in Path(d, 'memory.stat').read_text().splitlines() if len(l.split()) == 2)
+            return int(cap) - int(used) + int(stat.get('inactive_file', stat.get('total_inactive_file', 0)))
+    return None
+
+# %% ../../nbs/02_machine_host.ipynb #10ee4141
+def free_memory_mb(cgroups='/proc/self/cgroup')->float:
+    """What this process may still take, MiB: the machine's available memory, or less where a memory cgroup (a
+    container's or a job's limit) leaves less."""
+    import psutil
+    free = psutil.virtual_memory().available
+    try: group = _cgroup_free(cgroups=cgroups)
+    except (OSError, ValueError): group = None  # a cgroup file this reader does not understand: the machine's figure
+    return max(0.0, min(free, group if group is not None else free) / 2**20)
 
 # %% ../../nbs/02_machine_host.ipynb #ef25f566
 def cpu_features()->set:

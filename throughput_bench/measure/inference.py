@@ -87,26 +87,38 @@ def growing_peaks(make_step, batch:int, probes=(2, 4), most:int=64, grain_mb:flo
 
 # %% ../../nbs/27_measure_inference.ipynb #deb5a54e
 def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None,
-                  max_memory_mb:Optional[float]=None)->tuple:
+                  max_memory_mb:Optional[float]=None,
+                  least:int=1, # the smallest batch worth running (training: 2, for BatchNorm's statistics)
+                 )->tuple:
     """`(batch to run, why it differs from batch or '', reason: '' | 'memory' | 'time-cap')`, from probing
-    `make_step(b)()`."""
-    if batch <= probes[1]: return batch, '', ''
-    grown, peaks = growing_peaks(make_step, batch, probes)
-    budget = max_memory_mb or (rss_mb() + 0.9 * psutil.virtual_memory().available / 2**20)
-    pred = lambda b: predict_peak_mb(peaks[0], peaks[1], grown[0], grown[1], b)
-    fit = halve_to_fit(batch, pred, budget)
-    why, reason = '', ''
-    if fit < batch:
-        why = (f"memory guard: batch {batch} predicted to peak at {pred(batch):.0f} MiB (budget {budget:.0f} MiB); "
-               f"ran {fit} (predicted {pred(fit):.0f} MiB)"); reason = 'memory'
+    `make_step(b)()`; a `BenchError` where not even batch `least` is predicted to fit the memory budget."""
+    lo, hi = probes
+    if not 0 < lo < hi: raise ValueError(f"probes must be two batches, the smaller first: got {probes!r}")
+    if batch <= hi: return batch, '', ''
+    fit, whys, reason = batch, [], ''
+    if not reset_peak_memory(torch.device('cpu')):  # a peak that cannot be reset reads the same for every probe
+        whys.append("memory guard: not checked (this system cannot reset a process's peak RSS)")
+    else:
+        grown, peaks = growing_peaks(make_step, batch, probes)
+        budget = max_memory_mb or (rss_mb() + 0.9 * free_memory_mb())
+        pred = lambda b: predict_peak_mb(peaks[0], peaks[1], grown[0], grown[1], b)
+        fit = halve_to_fit(batch, pred, budget)
+        if fit < least or pred(fit) > budget: fit = least
+        if pred(fit) > budget:
+            raise BenchError(f"memory guard: even batch {fit} is predicted to peak at {pred(fit):.0f} MiB, over the "
+                             f"budget of {budget:.0f} MiB{' (--max-memory-mb)' if max_memory_mb else ''}")
+        if fit < batch:
+            whys.append(f"memory guard: batch {batch} predicted to peak at {pred(batch):.0f} MiB (budget {budget:.0f} "
+                        f"MiB); ran {fit} (predicted {pred(fit):.0f} MiB)"); reason = 'memory'
     if max_step_seconds:
-        step = make_step(probes[1])
-        t0 = time.perf_counter(); step(); per_sample = (time.perf_counter() - t0) / probes[1]
-        quick = halve_to_fit(fit, lambda b: b * per_sample, max_step_seconds)
+        step = make_step(hi)
+        t0 = time.perf_counter(); step(); per_sample = (time.perf_counter() - t0) / hi
+        quick = max(least, halve_to_fit(fit, lambda b: b * per_sample, max_step_seconds))
         if quick < fit:
-            why = (f"time cap: a step of the default batch {batch} was predicted to take {batch * per_sample:.1f} s "
-                   f"(> {max_step_seconds:g} s); ran {quick}"); fit, reason = quick, 'time-cap'
-    return fit, why, reason
+            whys.append(f"time cap: a step of the default batch {batch} was predicted to take "
+                        f"{batch * per_sample:.1f} s (> {max_step_seconds:g} s); ran {quick}")
+            fit, reason = quick, 'time-cap'
+    return fit, '; '.join(whys), reason
 
 # %% ../../nbs/27_measure_inference.ipynb #2620fa76
 def finish_result(res:BenchResult, tm, info, model_params:float, gflops:Optional[float], device)->BenchResult:

@@ -102,6 +102,7 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
     "Measure one training configuration; failures come back as rows, never as exceptions."
     t_start, device = time.perf_counter(), torch.device(spec.device)
     res = describe_device(result_from_spec(spec, load_avg_before=load_average()), device, spec.tf32)
+    batch = spec.batch_size
     try:
         train_spec = dataclasses.replace(spec, precision='fp32') if spec.precision in ('amp', 'bf16') else spec
         device, info, model, _ = setup_run(train_spec)   # weights stay fp32: amp/bf16 are autocast
@@ -112,11 +113,10 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
                               backward=True)
         model = maybe_compile(model.train(), spec.compile_mode)
         opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr, device)
-        batch = spec.batch_size
         if device.type == 'cpu' and spec.compile_mode == 'none' and spec.probe_batch:
             batch, res.error, res.batch_reason = cpu_batch_fit(
                 lambda b: TrainStep(model, opt, dataclasses.replace(spec, data_mode='synthetic'), b, device, dtype),
-                batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb)
+                batch, max_step_seconds=spec.max_step_seconds, max_memory_mb=spec.max_memory_mb, least=2)
         reset_peak_memory(device)
         step = TrainStep(model, opt, spec, batch, device, dtype)
         meter = Meter.of(device)  # energy over the timed phase, where the device has a counter
@@ -127,8 +127,11 @@ def run_training(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False)
         res.__dict__.update(energy)
         if breakdown:
             for k, v in phase_breakdown(step, device).items(): setattr(res, k, v)
-    except Exception as e:
-        res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e)
+    except Exception as e:  # the batch it failed at, and why the guard chose it
+        guard = f" (at batch {batch}: {res.error})" if res.error and batch != spec.batch_size else ''
+        if isinstance(e, BenchError): res.status, res.error = 'skipped', str(e)  # not even the smallest batch fits
+        else: res.status, res.error = ('oom' if is_oom(e) else 'error'), one_line(e) + guard
+        res.batch_size = batch
         if device.type == 'cuda': torch.cuda.empty_cache()
     res.load_avg_after, res.wall_seconds = load_average(), time.perf_counter() - t_start
     return res
