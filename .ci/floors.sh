@@ -24,5 +24,5 @@ tbench leaderboard submissions -o .floors-out/board >/dev/null
 # the checker's and the board's own tests (test_submit, test_trust4, test_rules_v3) run once, in the full run; under the
 # floors, `tbench submit --check` and `tbench leaderboard` above run both on the committed submissions. The tier's one
 # sweep is the history's re-run
-python -m pytest -q -n 2 -m "not slow and not alone" tests/test_charts.py tests/test_history.py \
+python -m pytest -q -n 3 -m "not slow and not alone" tests/test_charts.py tests/test_history.py \
   tests/test_store.py tests/test_compare.py tests/test_wandb_report.py
