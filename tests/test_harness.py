@@ -189,3 +189,25 @@ def test_a_submission_manifest_of_any_shape_is_problems_in_lines(m, raw, tmp_pat
     (d / 'manifest.json').write_bytes(raw if raw is not None else json.dumps(m).encode())
     lines = check_folder(d)
     assert lines and all('\n' not in l and '\x1b' not in l for l in lines), lines
+
+CGROUP_TEXT = st.one_of(st.sampled_from(['max', '0', '-1', '1073741824', str(2**64), '1e9', '', ' ', 'nan', '²']),
+                        st.text(max_size=40), st.binary(max_size=40).map(lambda b: b.decode('latin-1')))
+
+@FEW
+@given(v2=st.booleans(), line=st.one_of(st.sampled_from(['0::/g', '4:memory:/g', '4:cpu,memory:/g', '', ':::', '0::']),
+                                        st.text(max_size=30)),
+       cap=CGROUP_TEXT, used=CGROUP_TEXT, stat=st.one_of(st.none(), CGROUP_TEXT, st.just('inactive_file 5\nanon 1')))
+def test_a_memory_cgroup_of_any_content_gives_a_budget_within_what_the_machine_has(v2, line, cap, used, stat,
+                                                                                    tmp_path_factory):
+    "The default memory budget reads the process's cgroup; whatever its files say, the figure stays in [0, available]."
+    import psutil
+    from throughput_bench.machine.host import free_memory_mb
+    root = tmp_path_factory.mktemp('cg')
+    d = root / 'g' if v2 else root / 'memory' / 'g'
+    d.mkdir(parents=True)
+    names = ('memory.max', 'memory.current') if v2 else ('memory.limit_in_bytes', 'memory.usage_in_bytes')
+    for n, text in zip(names, (cap, used)): (d / n).write_text(text, errors='surrogateescape')
+    if stat is not None: (d / 'memory.stat').write_text(stat, errors='surrogateescape')
+    (root / 'cgroup').write_text(line, errors='surrogateescape')
+    mb = free_memory_mb(str(root), str(root / 'cgroup'))
+    assert 0 <= mb <= psutil.virtual_memory().available / 2**20 * 1.01, (mb, cap, used, stat)

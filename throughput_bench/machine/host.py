@@ -45,17 +45,18 @@ def _cgroup_free(root='/sys/fs/cgroup', cgroups='/proc/self/cgroup')->Optional[i
             try: cap, used = (Path(d, n).read_text().strip() for n in names)
             except OSError: continue
             if cap == 'max' or int(cap) >= 2**60: return None
-            stat = dict(l.split() for l in Path(d, 'memory.stat').read_text().splitlines() if len(l.split()) == 2)
+            try: stat = dict(l.split() for l in Path(d, 'memory.stat').read_text().splitlines() if len(l.split()) == 2)
+            except OSError: stat = {}  # no statistics: the cache counted as used
             return int(cap) - int(used) + int(stat.get('inactive_file', stat.get('total_inactive_file', 0)))
     return None
 
 # %% ../../nbs/02_machine_host.ipynb #10ee4141
-def free_memory_mb(cgroups='/proc/self/cgroup')->float:
+def free_memory_mb(root='/sys/fs/cgroup', cgroups='/proc/self/cgroup')->float:
     """What this process may still take, MiB: the machine's available memory, or less where a memory cgroup (a
     container's or a job's limit) leaves less."""
     import psutil
     free = psutil.virtual_memory().available
-    try: group = _cgroup_free(cgroups=cgroups)
+    try: group = _cgroup_free(root, cgroups)
     except (OSError, ValueError): group = None  # a cgroup file this reader does not understand: the machine's figure
     return max(0.0, min(free, group if group is not None else free) / 2**20)
 
