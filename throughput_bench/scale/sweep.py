@@ -4,7 +4,7 @@
 
 # %% ../../nbs/32_scale_sweep.ipynb #ec1cb0cd
 from __future__ import annotations
-import os, sys, json, signal, time, math, dataclasses, collections, multiprocessing, ctypes, threading, select
+import os, sys, gc, json, signal, time, math, dataclasses, collections, multiprocessing, ctypes, threading, select
 import numpy as np
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -242,6 +242,9 @@ def _plain(row:dict)->dict:
 def _worker(conn, spec:dict, timing:dict, kw:dict, log_path:str, sweep_pid:int=0):
     """Worker entry: measure one spec, send its row (or the error) back; its output goes to `log_path` (the parent
     reads the last line if it dies)."""
+    # what the fork server imported (about 400,000 objects) is never garbage: frozen, a collection here walks only this
+    # worker's own objects, and copies none of the server's pages (was 0.5 s of CPU and ~100 MB copied per worker)
+    gc.freeze()
     _die_with_parent()
     if sweep_pid: _die_with(sweep_pid)
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
