@@ -273,7 +273,13 @@ get_ipython().run_line_magic('reset', '-f')"""
 # its memory's high-water mark (devices; inference's memory guard, which predicts a batch's peak from those of batches
 # 2 and 4): in a kernel that ran other notebooks, memory it already holds serves small allocations, and the high-water
 # mark does not rise (64 MiB more did not raise it after the model notebook; the guard predicted no peak)
-FRESH = {'42_scale_preload', '02_machine_devices', '23_measure_inference'}
+# named without their number (a renumbering once left all three in shared kernels, and preload's check then failed
+# wherever timm had been imported before it); a name that matches no notebook stops the build
+FRESH = {'scale_preload', 'machine_devices', 'measure_inference'}
+
+def fresh(p:Path)->bool:
+    "Whether notebook `p` runs in a kernel of its own (`FRESH`: its name after the number)."
+    return p.stem.split('_', 1)[-1] in FRESH
 
 class Kernel:
     """One job's kernel, kept for notebook after notebook and reset between them (as `nbdev_test`'s worker processes
@@ -356,6 +362,8 @@ def main():
     if out.exists(): shutil.rmtree(out)
     out.mkdir(parents=True)
     paths = sorted(NBS.glob('*.ipynb'), key=lambda p: (p.stem != 'index', p.stem))
+    lost = FRESH - {p.stem.split('_', 1)[-1] for p in paths}
+    if lost: sys.exit(f"build_docs: FRESH names no notebook: {', '.join(sorted(lost))}")
     nbs = {p: nbformat.read(p, as_version=4) for p in paths}
     pages = [(page_name(p), title_of(nb, p.stem)) for p, nb in nbs.items()]  # titles: what execution does not change
     failed, rendered, took, render_s = [], {}, {}, {}
@@ -365,7 +373,7 @@ def main():
     def run(p:Path, kernel:Kernel):
         "Execute `p` (unless --no-execute, or it already ran), then render it: a page is made while others still run."
         if not a.no_execute and p not in took:
-            k = Kernel(share_of_cores(a.jobs), fresh=True) if p.stem in FRESH else kernel
+            k = Kernel(share_of_cores(a.jobs), fresh=True) if fresh(p) else kernel
             took[p] = k.execute(nbs[p], a.timeout)
         with render_lock:  # one page at a time: Python 3.11's ast is not thread-safe (two threads parsing at once
             # raise "AST constructor recursion depth mismatch"; CPython gh-106905), and rendering holds the GIL anyway
