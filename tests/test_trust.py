@@ -123,6 +123,11 @@ def test_memory_budget_halves_before_running_and_skips_what_no_batch_fits(work, 
     df = read_results(csv_of(work))
     row = df[df['mode'].eq('training')].iloc[0]
     assert row.status == 'skipped' and 'even batch 2 is predicted' in row.error, row.error
+    # a batch no larger than the probes (FAST's 2) is measured, not predicted: a budget it exceeds skips it too
+    r = cli('infer', '--models', 'vit_tiny_patch16_224', *FAST, '--max-memory-mb', '1', cwd=work)
+    assert r.returncode == 0, r.stderr
+    row = read_results(csv_of(work)).query("model_name == 'vit_tiny_patch16_224'").iloc[0]
+    assert row.status == 'skipped' and row.error.startswith('memory guard: even batch 1 peaked at'), row.error
 
 @pytest.mark.slow
 def test_worker_killed_by_sigkill_is_not_called_oom(work):

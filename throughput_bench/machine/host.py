@@ -28,10 +28,25 @@ def rss_mb()->float:
     import psutil
     return psutil.Process().memory_info().rss / 2**20
 
+# %% ../../nbs/02_machine_host.ipynb #cf94cd1f
+def _group_free(d, names:tuple)->Optional[int]:
+    """Bytes the memory cgroup at folder `d` may still take (`names`: its limit's and its use's files), its reclaimable
+    file pages counted as free; None: no such group, no limit, or a limit this reader cannot read."""
+    from pathlib import Path
+    try:
+        cap, used = (Path(d, n).read_text().strip() for n in names)
+        if cap == 'max' or int(cap) >= 2**60: return None
+        left = max(0, int(cap) - int(used))
+    except (OSError, ValueError): return None
+    try:
+        stat = dict(l.split() for l in Path(d, 'memory.stat').read_text().splitlines() if len(l.split()) == 2)
+        return left + max(0, int(stat.get('inactive_file', stat.get('total_inactive_file', 0))))
+    except (OSError, ValueError): return left  # no statistics, or unreadable ones: the cache counted as used
+
 # %% ../../nbs/02_machine_host.ipynb #fda38ff7
 def _cgroup_free(root='/sys/fs/cgroup', cgroups='/proc/self/cgroup')->Optional[int]:
-    """Bytes this process's memory cgroup (v2 or v1) may still take, its reclaimable file pages counted as free; None:
-    no limit."""
+    """Bytes this process's memory cgroup (v2 or v1) may still take: the least that its group and each group above it
+    leave (a SLURM job's limit sits on `job_N`, its tasks in groups below), the root's too; None: no limit."""
     from pathlib import Path
     try: lines = Path(cgroups).read_text().splitlines()
     except OSError: return None
@@ -40,14 +55,11 @@ def _cgroup_free(root='/sys/fs/cgroup', cgroups='/proc/self/cgroup')->Optional[i
         v2 = ctl == ''
         if not v2 and 'memory' not in ctl.split(','): continue
         names = ('memory.max', 'memory.current') if v2 else ('memory.limit_in_bytes', 'memory.usage_in_bytes')
-        for d in (Path(root, path.lstrip('/')) if v2 else Path(root, 'memory', path.lstrip('/')),
-                  Path(root) if v2 else Path(root, 'memory')):
-            try: cap, used = (Path(d, n).read_text().strip() for n in names)
-            except OSError: continue
-            if cap == 'max' or int(cap) >= 2**60: return None
-            try: stat = dict(l.split() for l in Path(d, 'memory.stat').read_text().splitlines() if len(l.split()) == 2)
-            except OSError: stat = {}  # no statistics: the cache counted as used
-            return int(cap) - int(used) + int(stat.get('inactive_file', stat.get('total_inactive_file', 0)))
+        base = Path(root) if v2 else Path(root, 'memory')
+        own = Path(path.lstrip('/'))
+        frees = [_group_free(base / g, names) for g in [own, *own.parents]]
+        frees = [f for f in frees if f is not None]
+        return min(frees) if frees else None
     return None
 
 # %% ../../nbs/02_machine_host.ipynb #10ee4141

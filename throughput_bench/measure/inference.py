@@ -27,11 +27,11 @@ from ..machine.hardware import device_name, device_memory_gb, load_average
 from ..machine.contention import gpu_clocks
 
 # %% auto #0
-__all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'free_to_os', 'probe_peaks', 'growing_peaks', 'cpu_batch_fit',
-           'finish_result', 'wilson', 'drop_interval', 'paired_drop', 'checks_accuracy', 'folder_labels', 'top1',
-           'accuracy_reference', 'judge_accuracy', 'reference_output', 'Refused', 'int8_refusal', 'Checks',
-           'prepare_checked', 'describe_prepared', 'LastInput', 'cache_gain', 'gate_prepared', 'timed_phase',
-           'audit_undecided', 'audit_phase', 'run_inference']
+__all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'free_to_os', 'probe_peaks', 'growing_peaks', 'measured_fit',
+           'cpu_batch_fit', 'finish_result', 'wilson', 'drop_interval', 'paired_drop', 'checks_accuracy',
+           'folder_labels', 'top1', 'accuracy_reference', 'judge_accuracy', 'reference_output', 'Refused',
+           'int8_refusal', 'Checks', 'prepare_checked', 'describe_prepared', 'LastInput', 'cache_gain', 'gate_prepared',
+           'timed_phase', 'audit_undecided', 'audit_phase', 'run_inference']
 
 # %% ../../nbs/27_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -85,6 +85,25 @@ def growing_peaks(make_step, batch:int, probes=(2, 4), most:int=64, grain_mb:flo
         hi *= 2; peaks = probe_peaks(make_step, (lo, hi))
     return (lo, hi), peaks
 
+# %% ../../nbs/27_measure_inference.ipynb #5a1afe37
+def measured_fit(make_step, batch:int, budget_mb:float,
+                 least:int=1, # the smallest batch worth running
+                )->tuple:
+    """`(batch to run, why it differs or '', 'memory' or '')` for a small batch: one step's measured peak at `batch`,
+    then at its halves (not below `least`), the first within `budget_mb`; a `BenchError` where none is."""
+    b, first = batch, None
+    while True:
+        peak = probe_peaks(make_step, (b,))[0]
+        first = peak if first is None else first
+        if peak <= budget_mb or b // 2 < least: break
+        b //= 2
+    if peak > budget_mb:
+        raise BenchError(f"memory guard: even batch {b} peaked at {peak:.0f} MiB in a probe step, over the budget of "
+                         f"{budget_mb:.0f} MiB (--max-memory-mb)")
+    if b == batch: return batch, '', ''
+    return b, (f"memory guard: batch {batch} peaked at {first:.0f} MiB in a probe step (budget {budget_mb:.0f} MiB); "
+               f"ran {b} ({peak:.0f} MiB)"), 'memory'
+
 # %% ../../nbs/27_measure_inference.ipynb #deb5a54e
 def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional[float]=None,
                   max_memory_mb:Optional[float]=None,
@@ -94,7 +113,11 @@ def cpu_batch_fit(make_step, batch:int, probes=(2, 4), max_step_seconds:Optional
     `make_step(b)()`; a `BenchError` where not even batch `least` is predicted to fit the memory budget."""
     lo, hi = probes
     if not 0 < lo < hi: raise ValueError(f"probes must be two batches, the smaller first: got {probes!r}")
-    if batch <= hi: return batch, '', ''
+    if batch <= hi:  # no prediction needed: measured where a budget is given
+        if not max_memory_mb: return batch, '', ''
+        if not reset_peak_memory(torch.device('cpu')):
+            return batch, "memory guard: not checked (this system cannot reset a process's peak RSS)", ''
+        return measured_fit(make_step, batch, max_memory_mb, least)
     fit, whys, reason = batch, [], ''
     if not reset_peak_memory(torch.device('cpu')):  # a peak that cannot be reset reads the same for every probe
         whys.append("memory guard: not checked (this system cannot reset a process's peak RSS)")
