@@ -66,6 +66,27 @@ def test_report_reads_the_seed_tools_file_beside_ours(work, cli):
     table = md.split('## Best per model and device')[1].split('##')[0]
     assert sum(l.startswith('| ') for l in table.splitlines()) - 1 == ov.label.nunique()  # a line per model, after the header
 
+def test_rows_without_a_throughput_give_a_summary_and_say_no_chart_was_drawn(work, cli):
+    src = next((Path(__file__).resolve().parents[1] / 'results').glob('*.csv'))
+    pd.read_csv(src).drop(columns=['throughput_mean']).to_csv(work / 'no_mean.csv', index=False)
+    r = cli('report', work / 'no_mean.csv', '-o', work / 'rep', '--formats', 'png', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count('\n') == 1 and r.stderr.startswith('warning: no chart was drawn'), r.stderr
+    assert sorted(p.name for p in (work / 'rep').iterdir()) == ['summary.md']
+
+def test_an_interval_that_runs_backwards_is_shown_as_none_and_said(work, cli):
+    src = next((Path(__file__).resolve().parents[1] / 'results').glob('*.csv'))
+    df = pd.read_csv(src)
+    df = df[df.status.eq('ok') & df.throughput_ci_low.notna()].head(3).copy()
+    lo, hi = df.throughput_ci_low.iloc[0], df.throughput_ci_high.iloc[0]
+    df.loc[df.index[0], ['throughput_ci_low', 'throughput_ci_high']] = [hi, lo]  # swapped: low above high
+    df.to_csv(work / 'backwards.csv', index=False)
+    r = cli('report', work / 'backwards.csv', '-o', work / 'rep', '--formats', 'png', '--charts', 'overview_bars', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count('\n') == 1 and 'runs backwards' in r.stderr, r.stderr
+    md = (work / 'rep' / 'summary.md').read_text()
+    assert f"{hi:.1f}–{lo:.1f}" not in md  # the summary printed it as it was ("32.3–24.9")
+
 def test_report_and_sync_errors(work, cli):
     r = cli('report', work / 'nothing', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no such results file' in r.stderr

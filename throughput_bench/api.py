@@ -22,8 +22,8 @@ from .machine.contention import Contention
 from .analyse.globe import write_globe
 
 # %% auto #0
-__all__ = ['VIEW', 'IMG_S_RANGE', 'infer', 'train', 'view', 'models', 'hw', 'drop_impossible', 'source_list', 'report',
-           'history_section', 'history', 'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency',
+__all__ = ['VIEW', 'IMG_S_RANGE', 'infer', 'train', 'view', 'models', 'hw', 'drop_impossible', 'clear_inverted', 'source_list',
+           'report', 'history_section', 'history', 'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency',
            'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/36_api.ipynb #07898664
@@ -127,6 +127,22 @@ def drop_impossible(df:'pd.DataFrame', log:Callable=lambda s: print(s, file=sys.
             f"of the report, the first {str(first.model_name)!r} at {float(tp[bad].iloc[0]):g}")
     return df[~bad].reset_index(drop=True)
 
+# %% ../nbs/36_api.ipynb #1111f26c
+def clear_inverted(df:'pd.DataFrame', log:Callable=lambda s: print(s, file=sys.stderr))->'pd.DataFrame':
+    """`df` with each img/s interval whose low end is above its high end (no measurement makes one: a hand edit or a
+    damaged file) cleared, so that every chart and the summary show the row without an interval; said in one line."""
+    import pandas as pd
+    if df.empty or not {'throughput_ci_low', 'throughput_ci_high'} <= set(df): return df
+    lo, hi = (pd.to_numeric(df[c], errors='coerce') for c in ('throughput_ci_low', 'throughput_ci_high'))
+    bad = lo > hi
+    if not bad.any(): return df
+    first = df[bad].iloc[0]
+    log(f"warning: {int(bad.sum())} row(s) whose img/s interval runs backwards (its low end above its high end) shown "
+        f"without one, the first {str(first.model_name)!r} ({lo[bad].iloc[0]:g} to {hi[bad].iloc[0]:g})")
+    df = df.copy()
+    df.loc[bad, ['throughput_ci_low', 'throughput_ci_high']] = float('nan')
+    return df
+
 # %% ../nbs/36_api.ipynb #6aa5642e
 def source_list(sources, wandb_project:Optional[str]=None)->list:
     "What `report` and `history` read: the paths given (default `results`), and the W&B project as `wandb:...`."
@@ -148,7 +164,7 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     if out.exists() and not out.is_dir(): raise BenchError(f"output {str(out)!r} is a file, not a folder")
     if not 1e-3 <= gsd <= 1e5:  # 1e308 m made the km²/s axis infinite
         raise BenchError(f"--gsd {gsd:g}: a ground sample distance in metres, from 0.001 to 100000")
-    df = drop_impossible(load_results(*sources))
+    df = clear_inverted(drop_impossible(load_results(*sources)))
     if df.empty: raise BenchError(f"no result rows in {', '.join(sources)}")
     bad = [f for f in formats if f not in ('png', 'svg', 'pdf')]
     if bad or not formats: raise BenchError(f"--formats {' '.join(bad) or '(none)'}: use png, svg and/or pdf")

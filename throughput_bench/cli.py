@@ -546,6 +546,9 @@ def cmd_report(a):
     files = api.report(a.results, a.output, a.gsd, a.wandb_project, a.formats, a.charts)
     print(f"report -> {a.output}/")
     for f in files: print(f"  {f}")
+    if all(Path(f).suffix == '.md' for f in files):  # rows without a throughput: a summary, and nothing to draw
+        print("warning: no chart was drawn: a chart needs rows with a measured throughput (throughput_mean); "
+              "summary.md only", file=sys.stderr)
 
 # %% ../nbs/42_cli.ipynb #b7eaa04f
 def cmd_history(a):
