@@ -87,6 +87,17 @@ def test_an_interval_that_runs_backwards_is_shown_as_none_and_said(work, cli):
     md = (work / 'rep' / 'summary.md').read_text()
     assert f"{hi:.1f}–{lo:.1f}" not in md  # the summary printed it as it was ("32.3–24.9")
 
+def test_a_name_the_font_cannot_draw_is_one_line_not_a_warning_per_glyph(work, cli):
+    src = next((Path(__file__).resolve().parents[1] / 'results').glob('*.csv'))
+    df = pd.read_csv(src)
+    df = df[df.status.eq('ok')].head(2).copy()
+    df.loc[df.index[0], 'model_name'] = 'resnet\u6a21\u578b'  # two CJK characters DejaVu Sans has no glyph for
+    df.to_csv(work / 'cjk.csv', index=False)
+    r = cli('report', work / 'cjk.csv', '-o', work / 'rep', '--formats', 'png', '--charts', 'overview_bars', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count('\n') == 1 and r.stderr.startswith('warning: 2 character(s)') and '\u6a21' in r.stderr, r.stderr
+    assert 'resnet\u6a21\u578b' in (work / 'rep' / 'summary.md').read_text()
+
 def test_report_and_sync_errors(work, cli):
     r = cli('report', work / 'nothing', cwd=work)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and 'no such results file' in r.stderr

@@ -4,7 +4,7 @@
 
 # %% ../nbs/36_api.ipynb #3166189d
 from __future__ import annotations
-import os, sys, math, inspect, dataclasses, difflib, socket, shlex, time
+import os, sys, re, math, inspect, contextlib, dataclasses, difflib, socket, shlex, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
@@ -23,8 +23,8 @@ from .analyse.globe import write_globe
 
 # %% auto #0
 __all__ = ['VIEW', 'IMG_S_RANGE', 'infer', 'train', 'view', 'models', 'hw', 'drop_impossible', 'clear_inverted', 'source_list',
-           'report', 'history_section', 'history', 'globe', 'sync', 'repair', 'check_serve', 'serve', 'check_latency',
-           'client_store', 'client_cost_ms', 'latency']
+           'glyphs_said', 'report', 'history_section', 'history', 'globe', 'sync', 'repair', 'check_serve', 'serve',
+           'check_latency', 'client_store', 'client_cost_ms', 'latency']
 
 # %% ../nbs/36_api.ipynb #07898664
 @delegates(sweep, but=['mode', 'models', 'geo_compare', 'optimizers', 'lr', 'breakdown'])
@@ -149,6 +149,24 @@ def source_list(sources, wandb_project:Optional[str]=None)->list:
     out = [str(s) for s in (sources or [])] or ([] if wandb_project else ['results'])
     return out + ([f"wandb:{wandb_project}"] if wandb_project else [])
 
+# %% ../nbs/36_api.ipynb #066c802b
+@contextlib.contextmanager
+def glyphs_said(log:Callable=lambda s: print(s, file=sys.stderr)):
+    """Matplotlib's warning for each character of a name that its font cannot draw (a box is drawn instead: CJK,
+    emoji), said as one line naming them; any other warning is shown as it would have been."""
+    import warnings
+    with warnings.catch_warnings(record=True) as seen: yield  # the filters as they are: each warning once
+    missing = [re.search(r'Glyph \d+ \((.*)\) missing from', str(w.message)) for w in seen]
+    for w, m in zip(seen, missing):
+        if not m: warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    import unicodedata  # matplotlib names a character as '\\N{ITS NAME}' (or itself)
+    def name(s):
+        try: return unicodedata.lookup(s[3:-1]) if s.startswith('\\N{') and s.endswith('}') else s
+        except KeyError: return s
+    chars = list(dict.fromkeys(name(m.group(1)) for m in missing if m))
+    if chars: log(f"warning: {len(chars)} character(s) in the names have no glyph in the charts' font, drawn as boxes "
+                  f"(the CSV and summary.md keep them): {' '.join(chars[:8])!r}")
+
 # %% ../nbs/36_api.ipynb #23684be5
 def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B run folders (`.../wandb`)
            output:str='report', # folder for the charts and summary.md
@@ -172,7 +190,8 @@ def report(sources:tuple=('results',), # result CSVs, folders of them, or W&B ru
     unknown = [c for c in charts or () if c not in CHARTS and c not in CHARTS_OF_ROWS]
     if unknown: raise BenchError(f"--charts {' '.join(unknown)}: use {', '.join([*CHARTS, *CHARTS_OF_ROWS])}")
     try:
-        files = write_report(df, out, gsd, formats=tuple(formats), charts=tuple(charts) if charts else None)
+        with glyphs_said():
+            files = write_report(df, out, gsd, formats=tuple(formats), charts=tuple(charts) if charts else None)
         return files + history_section(df, out) if not charts else files
     except OSError as e: raise BenchError(f"cannot write the report to {str(out)!r}: {e.strerror or e}")
 
