@@ -180,10 +180,10 @@ def test_sigterm_stops_the_server_quietly_and_says_so(tmp_path):
     port = free_port()
     p = subprocess.Popen([sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', *SERVE, '--port', str(port)],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stop = threading.Event()  # before the try: its finally sets it whether or not the server came up
     try:
-        assert wait_ready(f"http://127.0.0.1:{port}", 240, p), 'the server did not come up'
+        assert wait_ready(f"http://127.0.0.1:{port}", 240, p), ('the server did not come up', p.poll())
         kids = psutil.Process(p.pid).children(recursive=True)
-        stop = threading.Event()
         def health():  # requests in flight while the server stops (CI once caught one going through a dead manager)
             while not stop.is_set():
                 try: httpx.get(f"http://127.0.0.1:{port}/v1/health/ready", timeout=1.0)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/28_serve_serving.ipynb #f174afb0
 from __future__ import annotations
-import asyncio, io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, threading, importlib.util
+import asyncio, io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, tempfile, threading, importlib.util
 from dataclasses import dataclass, asdict
 from typing import Optional
 import numpy as np, re, ctypes
@@ -556,7 +556,8 @@ class ServerProcess:
     def _launch(self):
         cmd = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', *self.args,
                '--host', '127.0.0.1', '--port', str(self.port)]
-        self._log = open(self.log_path, 'a') if self.log_path else subprocess.DEVNULL
+        # its output kept (a file of its own where no log is named): a server that stops before it is ready says why
+        self._log = open(self.log_path, 'a') if self.log_path else tempfile.TemporaryFile('w+')
         self.proc = subprocess.Popen(
             cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_term_with_parent
         )
@@ -570,16 +571,18 @@ class ServerProcess:
             self._launch()
             ready = wait_ready(self.url, self.ready_timeout, self.proc)
             if ready and self.listens(): return self
-            code = self.proc.poll(); self.stop()
+            code, said = self.proc.poll(), self.last_line(); self.stop()
             # The port was free when chosen; a client's outgoing connection, or another server, can take it before
             # this one listens: uvicorn then exits 3 (its startup failure), tbench 2 ("cannot listen"), or another
             # server answers the health check
             taken = ready or code == 3 or (code == 2 and port_busy(self.port))
             if not taken or i == tries - 1: break
             self.port = free_port(); self.url = f"http://127.0.0.1:{self.port}"
-        raise BenchError(f"tbench serve {' '.join(self.args)} was not ready within {self.ready_timeout:g} s"
-                         + (" (another server answered on its port)" if ready else
-                            f" (it exited with {code})" if code is not None else ''))
+        what = f"tbench serve {' '.join(self.args)}"
+        if code is not None and not ready:
+            raise BenchError(f"{what} stopped before it was ready (exit {code}{': ' + said if said else ''})")
+        raise BenchError(f"{what} was not ready within {self.ready_timeout:g} s"
+                         + (" (another server answered on its port)" if ready else ''))
 
     def stop(self):
         if self.proc is None or getattr(self, '_stopped', False): return
@@ -589,10 +592,22 @@ class ServerProcess:
             try: self.proc.wait(10)
             except subprocess.TimeoutExpired: self.kill(); self.proc.wait(10)
         self.kill()  # workers left behind by a parent that died first
-        if self._log is not subprocess.DEVNULL: self._log.close()
+        self._log.close()
 
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
+
+# %% ../../nbs/28_serve_serving.ipynb #0bacbe88
+@patch
+def last_line(self:ServerProcess)->str:
+    "The last line the server wrote (of its last 4 kB), or ''."
+    try:
+        if self.log_path:
+            with open(self.log_path, 'rb') as f: f.seek(max(0, os.fstat(f.fileno()).st_size - 4096)); tail = f.read()
+        else: self._log.flush(); self._log.seek(0); tail = self._log.read()[-4096:].encode()
+    except (OSError, ValueError, AttributeError): return ''
+    lines = [l.strip() for l in tail.decode('utf-8', 'replace').splitlines() if l.strip()]
+    return lines[-1][:300] if lines else ''
 
 # %% ../../nbs/28_serve_serving.ipynb #831557da
 @patch
