@@ -4,7 +4,8 @@
 
 # %% ../../nbs/28_serve_serving.ipynb #f174afb0
 from __future__ import annotations
-import asyncio, io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, tempfile, threading, importlib.util
+import asyncio, io, os, sys, json, time, socket, atexit, tarfile, signal, subprocess, tempfile, threading
+import importlib.util
 from dataclasses import dataclass, asdict
 from typing import Optional
 import numpy as np, re, ctypes
