@@ -134,10 +134,11 @@ def clear_inverted(df:'pd.DataFrame', log:Callable=lambda s: print(s, file=sys.s
     import pandas as pd
     if df.empty or not {'throughput_ci_low', 'throughput_ci_high'} <= set(df): return df
     lo, hi = (pd.to_numeric(df[c], errors='coerce') for c in ('throughput_ci_low', 'throughput_ci_high'))
-    bad = lo > hi
+    mean = pd.to_numeric(df.throughput_mean, errors='coerce') if 'throughput_mean' in df else lo
+    bad = (lo > hi) | (mean < lo) | (mean > hi)  # backwards, or not holding its own figure (the bars' whiskers)
     if not bad.any(): return df
     first = df[bad].iloc[0]
-    log(f"warning: {int(bad.sum())} row(s) whose img/s interval runs backwards (its low end above its high end) shown "
+    log(f"warning: {int(bad.sum())} row(s) whose img/s interval runs backwards or misses its own figure shown "
         f"without one, the first {str(first.model_name)!r} ({lo[bad].iloc[0]:g} to {hi[bad].iloc[0]:g})")
     df = df.copy()
     df.loc[bad, ['throughput_ci_low', 'throughput_ci_high']] = float('nan')
