@@ -129,8 +129,9 @@ def drop_impossible(df:'pd.DataFrame', log:Callable=lambda s: print(s, file=sys.
 
 # %% ../nbs/36_api.ipynb #1111f26c
 def clear_inverted(df:'pd.DataFrame', log:Callable=lambda s: print(s, file=sys.stderr))->'pd.DataFrame':
-    """`df` with each img/s interval whose low end is above its high end (no measurement makes one: a hand edit or a
-    damaged file) cleared, so that every chart and the summary show the row without an interval; said in one line."""
+    """`df` with each img/s interval that runs backwards (its low end above its high end) or misses its own figure
+    (no measurement makes either: a hand edit or a damaged file) cleared, so that every chart and the summary show the
+    row without an interval; said in one line."""
     import pandas as pd
     if df.empty or not {'throughput_ci_low', 'throughput_ci_high'} <= set(df): return df
     lo, hi = (pd.to_numeric(df[c], errors='coerce') for c in ('throughput_ci_low', 'throughput_ci_high'))

@@ -959,6 +959,8 @@ def overview_rows(best:pd.DataFrame)->pd.DataFrame:
         has_ci=np.isfinite(d.throughput_ci_low.astype(float))
         & np.isfinite(d.throughput_ci_high.astype(float))
         & d.throughput_ci_high.astype(float).gt(d.throughput_ci_low.astype(float))
+        # an interval that holds its own figure: whiskers of negative length are an error, not a drawing
+        & d.throughput_mean.astype(float).between(d.throughput_ci_low.astype(float), d.throughput_ci_high.astype(float))
     )
 
 # %% ../../nbs/19_analyse_charts.ipynb #e91b1db0

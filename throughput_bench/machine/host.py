@@ -56,10 +56,9 @@ def _cgroup_free(root='/sys/fs/cgroup', cgroups='/proc/self/cgroup')->Optional[i
         if not v2 and 'memory' not in ctl.split(','): continue
         names = ('memory.max', 'memory.current') if v2 else ('memory.limit_in_bytes', 'memory.usage_in_bytes')
         base = Path(root) if v2 else Path(root, 'memory')
-        own = Path(path.lstrip('/'))
-        frees = [_group_free(base / g, names) for g in [own, *own.parents]]
-        frees = [f for f in frees if f is not None]
-        return min(frees) if frees else None
+        own = Path(*[p for p in Path(path).parts if p not in ('/', '..')])  # never above the root
+        frees = [f for f in (_group_free(base / g, names) for g in [own, *own.parents]) if f is not None]
+        if frees: return min(frees)  # else the next line (a hybrid system lists v2's line and v1's memory line)
     return None
 
 # %% ../../nbs/02_machine_host.ipynb #10ee4141
