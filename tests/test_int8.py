@@ -15,7 +15,7 @@ def spec(backend, tmp_path):
 def run(s):
     from throughput_bench.measure.inference import run_inference
     from throughput_bench.measure.timing import TimingConfig
-    return run_inference(s, TimingConfig(warmup=1, min_seconds=0.2, max_seconds=0.5))
+    return run_inference(s, TimingConfig(warmup=1, warmup_seconds=0, min_seconds=0.2, max_seconds=0.5))
 
 @pytest.mark.parametrize('backend', ['onnxruntime', 'openvino'])
 def test_an_int8_row_is_measured_gated_and_its_quantization_cached(backend, tmp_path):

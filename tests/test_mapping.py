@@ -190,6 +190,9 @@ def test_map_runs_with_the_allocator_it_names(scene, tmp_path):
     r = tbench(str(scene), '--model', 'resnet18', '--size', '64', '--batch-size', '8', '--workers', '0', '--passes', '2',
                '--model-seconds', '0.3', '--threads', '1', '--allocator', allocator, '--results-dir', 'results',
                '--no-progress', cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-2000:]
     row = read_results(tmp_path / 'results').iloc[0]
-    assert row.allocator == allocator and row.status == 'ok', row.error
+    # a host whose speed changed between the model-alone phase and the passes (a busy CI) gets the row that says so,
+    # exit 1, as test_an_impossible_share_... checks; either way the row names the allocator it ran under
+    if r.returncode == 1 and row.status == 'error' and row.error.startswith('measurement error'): pass
+    else: assert r.returncode == 0 and row.status == 'ok', (r.stderr[-2000:], row.error)
+    assert row.allocator == allocator, row.allocator
