@@ -15,6 +15,7 @@ from ..core import BenchSpec, BenchError, config_columns, config_words, shorten
 from ..stats import PRIOR_DRIFT, Step, STEP_ALPHA, prior_drift, find_steps, rerun_interval, z_value
 from .charts import device_label
 from .store import row_times, time_rank, unplaced
+from ..measure.drift import LIMITS
 
 # %% auto #0
 __all__ = ['VERSIONS', 'KEY', 'FIGURE_LIMITS', 'implausible_note', 'measured_rows', 'log_variance', 'changed_versions', 'Change',
@@ -28,7 +29,7 @@ VERSIONS = (('torch', 'pytorch_version'), ('timm', 'timm_version'), ('runtime', 
             ('driver', 'driver_version'))
 KEY = ['gpu_name'] + config_columns(batch=True)  # a history: one configuration on one device
 
-FIGURE_LIMITS = (1e-6, 1e9)  # img/s a row may hold (`drift.LIMITS`): 1e9 is beyond any device
+FIGURE_LIMITS = LIMITS['throughput_mean']  # img/s a row may hold: the drift record's own (1e9 is beyond any device)
 
 def _measured(df:pd.DataFrame)->pd.Series:
     return df.status.eq('ok') & df['mode'].isin(['inference', 'training'])
