@@ -19,6 +19,7 @@ print('floors:', ', '.join(f"{n} {got[n]}" for n, _ in pins))
 PY
 # the report (about 13 s drawing, one core) beside the tier's tests below: the two together take what the tests alone do
 tbench report results -o .floors-out/report --formats png >/dev/null & report=$!
+trap 'kill $report 2>/dev/null || true' EXIT  # a step below that fails ends the script: the report with it, not orphaned
 tbench history results --no-charts >/dev/null
 tbench submit --check submissions/*
 tbench leaderboard submissions -o .floors-out/board >/dev/null
@@ -28,3 +29,4 @@ tbench leaderboard submissions -o .floors-out/board >/dev/null
 python -m pytest -q -n 3 -m "not slow and not alone" tests/test_charts.py tests/test_history.py \
   tests/test_store.py tests/test_compare.py tests/test_wandb_report.py
 wait $report || { echo "floors: tbench report failed on the committed results (exit $?)"; exit 1; }
+trap - EXIT

@@ -10,10 +10,11 @@ from typing import Callable, Optional
 from ..machine.host import cpu_features, cpu_ids, cache_root, keep_json, LazyModule
 
 # %% auto #0
-__all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'count_flops', 'frozen', 'gflops_per_sample', 'flops_key',
-           'known_gflops', 'gflops_check', 'gemm_tflops', 'copy_gbps', 'reference_speed', 'ceiling_dtypes',
-           'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling', 'measure_ceilings', 'ceilings_stale',
-           'ceilings_cache', 'machine_ceilings', 'keep_ceilings', 'matmul_dtype', 'mfu', 'annotate_mfu']
+__all__ = ['REF_SIZES', 'CEILING_SHAPES', 'CEILINGS_VERSION', 'CEILING_KEYS', 'CEILING_BOUND', 'count_flops', 'frozen',
+           'gflops_per_sample', 'flops_key', 'known_gflops', 'gflops_check', 'gemm_tflops', 'copy_gbps',
+           'reference_speed', 'ceiling_dtypes', 'gemm_shape_tflops', 'ort_gemm_tflops', 'gemm_ceiling',
+           'measure_ceilings', 'ceilings_problem', 'ceilings_stale', 'ceilings_cache', 'machine_ceilings',
+           'keep_ceilings', 'matmul_dtype', 'mfu', 'annotate_mfu']
 
 # %% ../../nbs/13_measure_flops.ipynb #5b0d7e31
 torch = LazyModule('torch')  # imported where a measurement needs it: a command's own process plans without it
@@ -242,16 +243,38 @@ def measure_ceilings(device:torch.device, quick:bool=False)->dict:
                 threads=torch.get_num_threads(), version=CEILINGS_VERSION,
                 measured_at=__import__('datetime').datetime.now().isoformat(timespec='seconds'))
 
+# %% ../../nbs/13_measure_flops.ipynb #1dc70278
+CEILING_KEYS = ('gemm_tflops', 'gemm_best', 'copy_gbps', 'threads', 'version', 'measured_at')  # what a record keeps
+CEILING_BOUND = 1e5  # TFLOP/s and GB/s beyond any device: a figure above it is not a measurement
+
+def _figure_ok(v)->bool: return type(v) in (int, float) and math.isfinite(v) and 0 < v <= CEILING_BOUND
+
+def ceilings_problem(c:dict)->Optional[str]:
+    """What makes ceilings `c` (a cached file's or a results folder's record: other people's text) unusable as
+    figures: a GEMM figure that is not a positive number within `CEILING_BOUND` (a string, `true`, NaN, -1, 1e300),
+    a copy figure the same, a date in the future. None: usable."""
+    import datetime
+    g = c.get('gemm_tflops', {})
+    if not isinstance(g, dict): return f"its GEMM figures are a {type(g).__name__}, not a table"
+    if bad := next((k for k, v in g.items() if not _figure_ok(v)), None):
+        return f"its {str(bad)[:20]!r} GEMM figure {str(g[bad])[:20]!r} is not a TFLOP/s"
+    if 'copy_gbps' in c and not _figure_ok(c['copy_gbps']):
+        return f"its copy figure {str(c['copy_gbps'])[:20]!r} is not a GB/s"
+    try: ahead = datetime.datetime.fromisoformat(c['measured_at']) - datetime.datetime.now()
+    except (KeyError, TypeError, ValueError): return "no date"
+    if ahead > datetime.timedelta(days=1): return f"dated {str(c['measured_at'])[:19]}, in the future"
+    return None
+
 # %% ../../nbs/13_measure_flops.ipynb #bfda04b8
 def ceilings_stale(c:Optional[dict], max_days:float=7.0)->Optional[str]:
     "Why a hardware record's ceilings `c` must be measured again (None: they still hold)."
     import datetime
-    if not c: return "none measured yet"
+    if not isinstance(c, dict) or not c: return "none measured yet"  # a results folder's may be anything
     if c.get('version') != CEILINGS_VERSION: return "measured by an older method (one GEMM shape)"
     if c.get('threads') != (threads := torch_threads()[0]):  # without importing torch (`devices.torch_threads`)
         return f"measured at {c.get('threads')} threads, this process has {threads}"
-    try: age = datetime.datetime.now() - datetime.datetime.fromisoformat(c['measured_at'])
-    except (KeyError, TypeError, ValueError): return "no date"
+    if why := ceilings_problem(c): return why
+    age = datetime.datetime.now() - datetime.datetime.fromisoformat(c['measured_at'])
     if age.days >= max_days: return f"measured {age.days} days ago"
     return None
 
@@ -279,7 +302,7 @@ def machine_ceilings(device:torch.device, quick:bool=True, log=print)->dict:
     try: c = json.loads(path.read_text())
     except (OSError, ValueError, RecursionError): c = None
     why = ceilings_stale(c if isinstance(c, dict) else None)
-    if why is None: return c
+    if why is None: return {k: c[k] for k in CEILING_KEYS if k in c}  # what else a file holds stays there
     log(f"measuring this machine's GEMM and copy ceilings ({why}; for mfu_measured; kept in {path})")
     return keep_ceilings(device, measure_ceilings(device, quick))
 
@@ -318,7 +341,9 @@ def annotate_mfu(res, hw:dict, peak_override:Optional[float]=None, warn=None):
     dt = 'int8' if getattr(res, 'quant', '') == 'int8' else matmul_dtype_name(res.precision, typ, tf32)
     res.tflops_achieved = res.throughput_mean * res.gflops_per_sample / 1e3
     res.peak_tflops = peak_override or device_peak(hw, typ, dt, res.threads)
-    ceiling = (hw.get('ceilings') or {}).get('gemm_tflops', {}).get(dt)
+    c = hw.get('ceilings') if isinstance(hw.get('ceilings'), dict) else {}  # a results folder's: maybe anyone's
+    ceiling = (c.get('gemm_tflops') if isinstance(c.get('gemm_tflops'), dict) else {}).get(dt)
+    ceiling = ceiling if _figure_ok(ceiling) else None  # never a figure that is not one ('abc', true, -1, 1e300)
     notes = []
     for col, peak in (('mfu', res.peak_tflops), ('mfu_measured', ceiling)):
         try: setattr(res, col, mfu(res.tflops_achieved, peak))
