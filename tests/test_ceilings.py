@@ -13,7 +13,8 @@ MEASURED = GOOD | dict(gemm_tflops={'fp32': 0.37})  # what the stand-in measurem
 
 HOSTILE = [({'gemm_tflops': {'fp32': 'abc'}}, 'not a TFLOP/s'), ({'gemm_tflops': [1, 2]}, 'not a table'),
            ({'gemm_tflops': {'fp32': -1.0}}, 'not a TFLOP/s'), ({'gemm_tflops': {'fp32': True}}, 'not a TFLOP/s'),
-           ({'gemm_tflops': {'fp32': 1e300}}, 'not a TFLOP/s'), ({'copy_gbps': 'NaN'}, 'not a GB/s'),
+           ({'gemm_tflops': {'fp32': 1e300}}, 'not a TFLOP/s'), ({'gemm_tflops': {'fp32': 10**400}}, 'not a TFLOP/s'),
+           ({'copy_gbps': 'NaN'}, 'not a GB/s'),
            ({'measured_at': '2099-01-01T00:00:00'}, 'in the future')]
 
 @pytest.mark.parametrize('change,why', HOSTILE)
@@ -41,7 +42,8 @@ def test_a_good_record_is_used_and_only_its_own_fields_leave_the_cache(tmp_path,
 
 @pytest.mark.parametrize('ceilings', [{'gemm_tflops': {'fp32': 'abc'}}, {'gemm_tflops': [1, 2]}, [1, 2], 'x',
                                       {'gemm_tflops': {'fp32': True}}, {'gemm_tflops': {'fp32': -1.0}},
-                                      {'gemm_tflops': {'fp32': 1e300}}, {'gemm_tflops': {'fp32': float('nan')}}])
+                                      {'gemm_tflops': {'fp32': 1e300}}, {'gemm_tflops': {'fp32': float('nan')}},
+                                      {'gemm_tflops': {'fp32': 10**400}}])
 def test_a_results_folders_record_that_is_not_figures_gives_no_measured_mfu(ceilings):
     r = BenchResult(status='ok', device='cpu', precision='fp32', throughput_mean=100.0, gflops_per_sample=2.0)
     F.annotate_mfu(r, {'ceilings': ceilings}, peak_override=1.0)
