@@ -258,8 +258,9 @@ def ceilings_problem(c:dict)->Optional[str]:
     if not isinstance(g, dict): return f"its GEMM figures are a {type(g).__name__}, not a table"
     if bad := next((k for k, v in g.items() if not _figure_ok(v)), None):
         return f"its {str(bad)[:20]!r} GEMM figure {str(g[bad])[:20]!r} is not a TFLOP/s"
-    if 'copy_gbps' in c and not _figure_ok(c['copy_gbps']):
-        return f"its copy figure {str(c['copy_gbps'])[:20]!r} is not a GB/s"
+    if 'fp32' not in g: return "no fp32 GEMM figure"  # every device's first (`ceiling_dtypes`): else a cut record
+    if 'copy_gbps' not in c: return "no copy figure"
+    if not _figure_ok(c['copy_gbps']): return f"its copy figure {str(c['copy_gbps'])[:20]!r} is not a GB/s"
     try: ahead = datetime.datetime.fromisoformat(c['measured_at']) - datetime.datetime.now()
     except (KeyError, TypeError, ValueError): return "no date"
     if ahead > datetime.timedelta(days=1): return f"dated {str(c['measured_at'])[:19]}, in the future"
