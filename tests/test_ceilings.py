@@ -7,9 +7,10 @@ from throughput_bench.result import BenchResult
 from throughput_bench.measure import flops as F
 
 NOW = datetime.datetime.now().isoformat(timespec='seconds')
-GOOD = dict(gemm_tflops={'fp32': 0.4}, gemm_best={'fp32': 'torch 1024x1024x1024'}, copy_gbps=12.0,
-            threads=torch.get_num_threads(), version=F.CEILINGS_VERSION, measured_at=NOW)
-MEASURED = GOOD | dict(gemm_tflops={'fp32': 0.37})  # what the stand-in measurement below returns
+def good()->dict:
+    "A good record at the thread count `ceilings_stale` compares with when it is called (an earlier test may set it)."
+    return dict(gemm_tflops={'fp32': 0.4}, gemm_best={'fp32': 'torch 1024x1024x1024'}, copy_gbps=12.0,
+                threads=F.torch_threads()[0], version=F.CEILINGS_VERSION, measured_at=NOW)
 
 HOSTILE = [({'gemm_tflops': {'fp32': 'abc'}}, 'not a TFLOP/s'), ({'gemm_tflops': [1, 2]}, 'not a table'),
            ({'gemm_tflops': {'fp32': -1.0}}, 'not a TFLOP/s'), ({'gemm_tflops': {'fp32': True}}, 'not a TFLOP/s'),
@@ -24,10 +25,10 @@ def test_a_cached_record_that_is_not_figures_is_measured_again(change, why, tmp_
     cpu = torch.device('cpu')
     path = F.ceilings_cache(cpu)
     path.parent.mkdir(parents=True)
-    record = {k: v for k, v in (GOOD | change).items() if v is not None or k != 'copy_gbps'}  # None: no copy figure
+    record = {k: v for k, v in (good() | change).items() if v is not None or k != 'copy_gbps'}  # None: no copy figure
     path.write_text(json.dumps(record))
     said = []
-    monkeypatch.setattr(F, 'measure_ceilings', lambda device, quick=False: dict(MEASURED))  # the GEMMs: notebook 13's
+    monkeypatch.setattr(F, 'measure_ceilings', lambda device, quick=False: good() | dict(gemm_tflops={'fp32': 0.37}))  # the GEMMs: notebook 13's
     got = F.machine_ceilings(cpu, log=said.append)
     assert got['gemm_tflops'] == {'fp32': 0.37} and len(said) == 1 and why in said[0], said
     assert json.loads(path.read_text())['gemm_tflops'] == {'fp32': 0.37}  # the cache now holds the measured record
@@ -37,10 +38,10 @@ def test_a_good_record_is_used_and_only_its_own_fields_leave_the_cache(tmp_path,
     cpu = torch.device('cpu')
     path = F.ceilings_cache(cpu)
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(GOOD | {'pad': 'x' * 100_000}))
+    path.write_text(json.dumps(good() | {'pad': 'x' * 100_000}))
     monkeypatch.setattr(F, 'measure_ceilings', lambda *a, **k: pytest.fail('a good record was measured again'))
     got = F.machine_ceilings(cpu, log=lambda s: pytest.fail(s))
-    assert got == GOOD  # the padding stays in the cache file, out of every results folder
+    assert got == good()  # the padding stays in the cache file, out of every results folder
 
 @pytest.mark.parametrize('ceilings', [{'gemm_tflops': {'fp32': 'abc'}}, {'gemm_tflops': [1, 2]}, [1, 2], 'x',
                                       {'gemm_tflops': {'fp32': True}}, {'gemm_tflops': {'fp32': -1.0}},
@@ -54,5 +55,5 @@ def test_a_results_folders_record_that_is_not_figures_gives_no_measured_mfu(ceil
 
 def test_a_good_results_folders_record_gives_the_measured_mfu():
     r = BenchResult(status='ok', device='cpu', precision='fp32', throughput_mean=100.0, gflops_per_sample=2.0)
-    F.annotate_mfu(r, {'ceilings': GOOD}, peak_override=1.0)
+    F.annotate_mfu(r, {'ceilings': good()}, peak_override=1.0)
     assert math.isclose(r.mfu_measured, 100 * 2.0 / 1e3 / 0.4)
