@@ -134,7 +134,8 @@ def test_worker_killed_by_sigkill_is_not_called_oom(work):
     args = ['infer', '--models', 'resnet18', *[a for a in FAST if a not in ('--timed-seconds', '0.3')], '--timed-seconds', '60']
     # the machine's ceilings measured first (where no earlier test left them cached): measured inside the sweep, their
     # helper process lives seconds too, and would be the one killed below
-    subprocess.run([str(BIN / 'tbench'), 'hw', '--device', 'cpu'], cwd=work, capture_output=True, timeout=300)
+    hw = subprocess.run([str(BIN / 'tbench'), 'hw', '--device', 'cpu'], cwd=work, capture_output=True, text=True, timeout=300)
+    assert hw.returncode == 0, hw.stderr[-2000:]
     proc = subprocess.Popen([str(BIN / 'tbench'), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     me, killed = psutil.Process(proc.pid), None
     for _ in range(1200):  # the worker: the fork server's child that has lived a second (not a short helper it runs)

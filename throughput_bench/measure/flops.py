@@ -252,7 +252,7 @@ def _figure_ok(v)->bool: return type(v) in (int, float) and 0 < v <= CEILING_BOU
 def ceilings_problem(c:dict)->Optional[str]:
     """What makes ceilings `c` (a cached file's or a results folder's record: other people's text) unusable as
     figures: a GEMM figure that is not a positive number within `CEILING_BOUND` (a string, `true`, NaN, -1, 1e300),
-    a copy figure the same, a date in the future. None: usable."""
+    no fp32 figure, a copy figure missing or not a number, a date in the future. None: usable."""
     import datetime
     g = c.get('gemm_tflops', {})
     if not isinstance(g, dict): return f"its GEMM figures are a {type(g).__name__}, not a table"
