@@ -30,8 +30,8 @@ from ..machine.contention import gpu_clocks
 __all__ = ['peak_rss_mb', 'predict_peak_mb', 'halve_to_fit', 'free_to_os', 'probe_peaks', 'growing_peaks', 'measured_fit',
            'cpu_batch_fit', 'finish_result', 'wilson', 'drop_interval', 'paired_drop', 'checks_accuracy',
            'folder_labels', 'top1', 'accuracy_reference', 'judge_accuracy', 'reference_output', 'Refused',
-           'int8_refusal', 'Checks', 'prepare_checked', 'describe_prepared', 'LastInput', 'cache_gain', 'gate_prepared',
-           'timed_phase', 'audit_undecided', 'audit_phase', 'run_inference']
+           'int8_refusal', 'Checks', 'prepare_checked', 'describe_prepared', 'LastInput', 'cache_gain', 'gate_run',
+           'gate_prepared', 'timed_phase', 'audit_undecided', 'audit_phase', 'run_inference']
 
 # %% ../../nbs/27_measure_inference.ipynb #3e05cc54
 def peak_rss_mb()->float:
@@ -361,26 +361,33 @@ def cache_gain(run, # a backend's `output` (a float32 CPU batch in, its outputs 
     return f
 
 # %% ../../nbs/27_measure_inference.ipynb #551a0aa7
-def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device)->BenchResult:
+def gate_run(spec:BenchSpec, prep, checks:Checks, batch:int)->np.ndarray:
+    "The outputs `prep` gives for the gate's fixed input, `batch` images a call (the last call filled up)."
+    x = checks.x_ref if checks.x_ref is not None else gate_input(spec, min(spec.batch_size, GATE_SAMPLES))
+    return gate_outputs(prep.output, x, batch)[:len(x)]
+
+# %% ../../nbs/27_measure_inference.ipynb #d1e6394b
+def gate_prepared(res:BenchResult, spec:BenchSpec, prep, checks:Checks, batch:int, device,
+                  out:Optional[np.ndarray]=None # `gate_run`'s outputs where the warm-up made them; None: made here
+                 )->BenchResult:
     """The correctness gate (outputs against fp32 eager's, at the precision's tolerance) and the accuracy check, `batch`
     images a call: a row beyond either is `wrong`. Every row, fp32 eager's too, keeps the digest of its outputs on the
     gate's fixed input (`output_digest`): what an audit's process must compute again."""
-    x = checks.x_ref if checks.x_ref is not None else gate_input(spec, min(spec.batch_size, GATE_SAMPLES))
-    out = gate_outputs(prep.output, x, batch)[:len(x)]
+    out = gate_run(spec, prep, checks, batch) if out is None else out
     res.output_digest = output_digest(out)
     if checks.ref is not None: res = judge(res, checks.ref, out, tolerance(spec, device, res.tf32_enabled))
     return judge_accuracy(res, spec, checks.acc, prep.output, batch)
 
 # %% ../../nbs/27_measure_inference.ipynb #c670373e
 def timed_phase(res:BenchResult, spec:BenchSpec, prep, batch:int, device, timing:TimingConfig,
-                about:tuple)->BenchResult:
+                about:tuple, warm_first:Optional[Callable]=None)->BenchResult:
     """The row's timed phase: `prep`'s step at `batch` under `timing`, with the device's energy counter and clocks
-    read where it starts; `about` is `(info, params, gflops)` for `finish_result`."""
+    read where it starts; `about` is `(info, params, gflops)` for `finish_result`; `warm_first`: `measure`'s."""
     step, per_step = prep.step(batch)
     res.backend_settings = prep.settings  # a runtime settles some at its step (OpenVINO's hint for the batch)
     meter = Meter.of(device)  # the device's energy counter, read where the timed phase starts and ends
     with int8_refusal(spec):  # PyTorch's int8 is lowered to oneDNN's kernels at its first call
-        tm = measure(step, device, per_step, timing,
+        tm = measure(step, device, per_step, timing, warm_first=warm_first,
                      on_warm=lambda: (res.__dict__.update(gpu_clocks(device)), meter.start()))
     energy = meter.stop(tm.iterations * per_step)
     res = finish_result(res, tm, *about, device)
@@ -452,8 +459,11 @@ def run_inference(spec:BenchSpec, timing:TimingConfig=None,
         else:
             if audit:  # its timed inputs: another seed's; the gate's input then repeated
                 torch.manual_seed(int(audit['seed'])); prep = dataclasses.replace(prep, output=LastInput(prep.output))
-            res = gate_prepared(timed_phase(res, spec, prep, batch, device, timing, about), spec, prep, checks, batch,
-                                device)
+            # on a CPU the gate's call is the warm-up's first (a host batch, as a step's): it costs no call of its own
+            out = []
+            gate = (lambda: out.append(gate_run(spec, prep, checks, batch))) if device.type == 'cpu' else None
+            res = timed_phase(res, spec, prep, batch, device, timing, about, gate)
+            res = gate_prepared(res, spec, prep, checks, batch, device, out[0] if out else None)
             if audit: res.extra = dict(cache=cache_gain(prep.output, spec, batch, int(audit['seed']),
                                                         audit.get('least', 2), audit.get('most', 8),
                                                         audit_undecided(audit, batch, False), prep.output.x))

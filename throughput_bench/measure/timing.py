@@ -11,7 +11,7 @@ import numpy as np
 from ..machine.devices import synchronize
 
 # %% auto #0
-__all__ = ['TimingConfig', 'Timing', 'CpuClock', 'CudaClock', 'make_clock', 'should_stop', 'measure']
+__all__ = ['TimingConfig', 'Timing', 'CpuClock', 'CudaClock', 'make_clock', 'should_stop', 'warmed', 'measure']
 
 # %% ../../nbs/12_measure_timing.ipynb #8a4df931
 @dataclass
@@ -19,6 +19,9 @@ class TimingConfig:
     "How long to warm up and to measure."
     warmup:int = 10               # at least this many warm-up iterations...
     warmup_seconds:float = 2.0    # ...and at least this many seconds of them
+    # ...and until two successive calls (the first call counts) agree within this share of the faster: waiting for that
+    # ends at `max_seconds` (0: the two floors alone)
+    settle:float = 0.1
     min_seconds:float = 5.0       # never stop the timed phase before this
     max_seconds:float = 60.0      # never run it longer than this
     target_ci:float = 0.01        # stop once the 95% CI half-width is within this fraction of the mean
@@ -118,6 +121,17 @@ def should_stop(elapsed:float, n:int, rel_ci:float, cfg:TimingConfig)->bool:
     if elapsed < cfg.min_seconds or n < cfg.min_iters: return False
     return rel_ci <= cfg.target_ci
 
+# %% ../../nbs/12_measure_timing.ipynb #f688df8e
+def warmed(n:int, # warm-up calls so far
+           seconds:float, # their seconds
+           times:list, # the last calls' seconds, in order (the first call's before the warm-up's own)
+           cfg:TimingConfig)->bool:
+    "Whether the warm-up is over: past both floors, once the last two calls agree within `cfg.settle`."
+    if n < cfg.warmup or seconds < cfg.warmup_seconds: return False
+    if not cfg.settle or seconds >= cfg.max_seconds or len(times) < 2: return True
+    a, b = times[-2], times[-1]
+    return abs(a - b) <= cfg.settle * min(a, b)
+
 # %% ../../nbs/12_measure_timing.ipynb #0323a2da
 def _rel_ci(lat:np.ndarray, confidence:float)->float:
     n = len(lat)
@@ -126,20 +140,21 @@ def _rel_ci(lat:np.ndarray, confidence:float)->float:
 
 # %% ../../nbs/12_measure_timing.ipynb #67a259a1
 def _loop(
-    step: Callable, device: torch.device, stop: Callable, confidence: float, check_every: float, exact: bool = False
+    step: Callable, device: torch.device, stop: Callable, check_every: float, exact: bool = False
 ) -> tuple:
-    """Run `step` under the device's clock until `stop(elapsed, n, rel_ci)`; `(latencies, seconds)`. `exact`: ask
-    `stop` every step, without a CI."""
+    """Run `step` under the device's clock until `stop(elapsed, n, latencies)`; `(latencies, seconds)`. `exact`: ask
+    `stop` after every step (with the host clock's latencies so far), else every `check_every` seconds (with all of
+    them read)."""
     clock = make_clock(device); clock.start()
     next_check, i = 0.0, 0
     while True:
         step(); elapsed = clock.mark(); i += 1
         if exact:
-            if stop(elapsed, i, math.inf): break
+            if stop(elapsed, i, clock.lat): break
             continue
         if elapsed < next_check: continue
         lat, elapsed = clock.read()
-        if stop(elapsed, i, _rel_ci(lat, confidence)): break
+        if stop(elapsed, i, lat): break
         next_check = elapsed + check_every
         clock.resume()  # the check (a first import of scipy takes ~0.5 s) is not the next iteration's time
     return clock.read()
@@ -147,7 +162,10 @@ def _loop(
 # %% ../../nbs/12_measure_timing.ipynb #5734c7ff
 def measure(step:Callable, # runs one batch; its result is not used
             device:torch.device, batch_size:int, cfg:TimingConfig=None,
-            on_warm:Optional[Callable]=None # called once after warm-up, before timing (e.g. to read GPU clocks)
+            on_warm:Optional[Callable]=None, # called once after warm-up, before timing (e.g. to read GPU clocks)
+            warm_first:Optional[Callable]=None # the warm-up's first call, in place of a step: another call of the
+                                                # same model at the same batch (the correctness gate's), so that it
+                                                # costs no call of its own
            )->Timing:
     """Time `step`: first call, warm-up, then the timed phase until `cfg` says stop. The warm-up runs the timed loop
     itself (clock, marks, reads), so what is paid once for the loop's own machinery is paid there."""
@@ -155,16 +173,15 @@ def measure(step:Callable, # runs one batch; its result is not used
     synchronize(device); t = time.perf_counter()
     step(); synchronize(device)
     first = time.perf_counter() - t
-    t0 = time.perf_counter()
-    lat, _ = _loop(step, device, lambda el, n, ci: n >= cfg.warmup and time.perf_counter() - t0 >= cfg.warmup_seconds,
-                   # on CUDA with the reads of the timed phase
-                   cfg.confidence, cfg.check_every, exact=device.type != 'cuda')
+    t0, pending = time.perf_counter(), [warm_first] if warm_first else []
+    warm_step = lambda: (pending.pop() if pending else step)()
+    lat, _ = _loop(warm_step, device, lambda el, n, lat: warmed(n, time.perf_counter() - t0, [first, *lat[-2:]], cfg),
+                   cfg.check_every, exact=device.type != 'cuda')  # on CUDA with the reads of the timed phase
     synchronize(device); warm_n, warm_s = len(lat), time.perf_counter() - t0
     if on_warm: on_warm()
     fixed = cfg.timed_seconds is not None or bool(cfg.timed_iters)
     # the host clock is exact: no CI needed; or a fixed count
     exact = (fixed and device.type != 'cuda') or bool(cfg.timed_iters)
-    lat, elapsed = _loop(
-        step, device, lambda el, n, ci: should_stop(el, n, ci, cfg), cfg.confidence, cfg.check_every, exact=exact
-    )
+    rel_ci = lambda lat: math.inf if exact else _rel_ci(lat, cfg.confidence)  # exact: no CI is asked for
+    lat, elapsed = _loop(step, device, lambda el, n, lat: should_stop(el, n, rel_ci(lat), cfg), cfg.check_every, exact)
     return Timing(lat, elapsed, batch_size, warm_n, warm_s, first, cfg.confidence)

@@ -12,7 +12,7 @@ import torch.distributed as dist
 from ..core import *
 from ..result import *
 from ..machine.devices import *
-from ..measure.timing import TimingConfig, Timing, should_stop, _rel_ci
+from ..measure.timing import TimingConfig, Timing, should_stop, warmed, _rel_ci
 from ..measure.training import phase_seconds, make_optimizer, TrainStep
 from ..backbones.registry import n_params
 from ..measure.flops import gflops_per_sample, known_gflops
@@ -50,11 +50,12 @@ def lockstep_measure(step, device, batch_size:int, cfg:TimingConfig, rank:int)->
     "Time `step` on every rank of the group: the same warm-up and timed steps everywhere, stop decided by rank 0."
     synchronize(device); t = time.perf_counter(); step(); synchronize(device)
     first, _ = _agree(device, time.perf_counter() - t, False)
-    t0, n, stop = time.perf_counter(), 0, False
+    t0, n, stop, times = time.perf_counter(), 0, False, [first]  # the group's call times (each the slowest rank's)
     while not stop:
         s = time.perf_counter(); step(); synchronize(device); n += 1
-        done = n >= cfg.warmup and time.perf_counter() - t0 >= cfg.warmup_seconds
-        _, stop = _agree(device, time.perf_counter() - s, rank == 0 and done)
+        mine = time.perf_counter() - s  # rank 0 decides on the group's calls before and its own last one
+        d, stop = _agree(device, mine, rank == 0 and warmed(n, time.perf_counter() - t0, times[-1:] + [mine], cfg))
+        times.append(d)
     warm_s = time.perf_counter() - t0
     lat, elapsed, stop, next_check = [], 0.0, False, 0.0
     while not stop:

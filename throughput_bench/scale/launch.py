@@ -100,9 +100,10 @@ def timing_config(
         if cpu
         else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
     )
-    warmup = warmup if warmup is not None else (2 if cpu else 5)
+    # a CPU's warm-up: one call, then as long as its calls still change (`timing.warmed`); a GPU's also fixed floors
+    warmup = warmup if warmup is not None else (1 if cpu else 5)
     tc = TimingConfig(warmup=warmup,
-                      warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.5 if cpu else 2.0),
+                      warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.0 if cpu else 2.0),
                       timed_seconds=timed_seconds, timed_iters=timed_iters, **(defaults | adaptive))
     if tc.min_seconds > tc.max_seconds:
         raise BenchError(f"--min-seconds {tc.min_seconds} is more than --max-seconds {tc.max_seconds}")
@@ -366,8 +367,8 @@ class SweepScope:
 @dataclass(frozen=True)
 class SweepTiming:
     "How each worker process times its configuration: warm-up and the timed phase."
-    warmup:Optional[int]=None # warm-up iterations (at least; default 2 on CPU, 5 on GPU)
-    warmup_seconds:Optional[float]=None # warm-up seconds (at least; default 0.5 on CPU, 2 on GPU)
+    warmup:Optional[int]=None # warm-up calls (at least, then until 2 agree within 10%; default 1 on CPU, 5 on GPU)
+    warmup_seconds:Optional[float]=None # warm-up seconds (at least; default 0 on CPU, 2 on GPU)
     min_seconds:Optional[float]=None # shortest timed phase of a process (default 1 on CPU, 3 on GPU)
     max_seconds:Optional[float]=None # longest timed phase of a process (default 3 on CPU, 30 on GPU)
     # stop a process once its 95% CI half-width is this fraction of its mean (default 0.02 CPU, 0.01 GPU)
