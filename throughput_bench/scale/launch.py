@@ -31,7 +31,7 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUT
            'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store',
            'setup', 'across', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep',
            'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'budget_fit', 'smallest_budget',
-           'fit_budget', 'rerun_words', 'rows_for']
+           'left_out', 'fit_budget', 'rerun_words', 'rows_for']
 
 # %% ../../nbs/35_scale_launch.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
@@ -814,7 +814,7 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
     su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
     out = said(rows_for(su.store, specs, new), o)
     if (note := rerun_note(new, o, time.monotonic() - t0)): su.msg.log(note)
-    if left: su.msg.log(left)  # under the summary too: what the budget left out, and the command that measures it
+    if p.spare: su.msg.log(f"budget: {left_out(p.spare, o)}")  # under the summary: what stayed out, and its command
     return out
 
 BUDGET_SETUP = 0.1  # the share of a budget kept for what is not a worker's measurement (plan, hardware record, start)
@@ -914,6 +914,13 @@ def smallest_budget(costs:list, processes:int, setup:float=BUDGET_SETUP)->float:
     "The smallest `--budget-minutes` (a tenth of a minute, rounded up) that measures the cheapest of `costs`."
     return math.ceil(min(costs) * processes / (1 - setup) / 6 - 1e-9) / 10
 
+# %% ../../nbs/35_scale_launch.ipynb #42147cc2
+def left_out(out:list, o:SweepOptions)->str:
+    "What a budget left out (the first four named) and the command that measures it."
+    names = ', '.join(s.short() for s in out[:4]) + (' …' if len(out) > 4 else '')
+    cmd = shlex.join([w for w in shlex.split(rerun_command(out, o)) if w != '--rerun'])
+    return f"left out {len(out)}: {names}. Measure them: {cmd}"
+
 # %% ../../nbs/35_scale_launch.ipynb #c1e3b173
 def fit_budget(p, su:Setup, o:SweepOptions)->tuple:
     """Plan `p` cut to what fits `o.budget_minutes` at each configuration's cost here (`sweep.process_cost`), and the
@@ -930,13 +937,11 @@ def fit_budget(p, su:Setup, o:SweepOptions)->tuple:
                          f"{smallest_budget([c for c, _ in est], n):g}")
     if not left: return p, ''
     out = [p.todo[i] for i in left]
-    p = dataclasses.replace(p, todo=[p.todo[i] for i in run])
+    p = dataclasses.replace(p, todo=[p.todo[i] for i in run], spare=out)
     hows = ', '.join(dict.fromkeys(h for _, h in est))
-    names = ', '.join(s.short() for s in out[:4]) + (' …' if len(out) > 4 else '')
-    cmd = shlex.join([w for w in shlex.split(rerun_command(out, o)) if w != '--rerun'])
     return p, (f"budget: {len(run)} of {len(est)} configurations fit in {o.budget_minutes:g} min ({n} worker processes "
-               f"each at about {sum(est[i][0] for i in run) / len(run):.0f} s a process, {hows}); left out {len(out)}: "
-               f"{names}. Measure them: {cmd}")
+               f"each at about {sum(est[i][0] for i in run) / len(run):.0f} s a process, {hows}); the first round's measured cost "
+               f"of a process may take some back in; {left_out(out, o)}")
 
 # %% ../../nbs/35_scale_launch.ipynb #51ce783b
 # what a re-run leaves to itself: how long and how patiently it measures, where it reports, what it is asked to re-run

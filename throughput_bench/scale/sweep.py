@@ -35,11 +35,12 @@ from ..measure.drift import DriftBook
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'PROCESS_GUESS', 'GUESS_SLOW', 'COSTS_MB', 'MAX_PROCESS_SECONDS', 'expand',
-           'Plan', 'skip_counts', 'skip_reason', 'plan', 'run_spec', 'worker_process', 'server_pids', 'last_line',
-           'oom_kills', 'kill_cause', 'run_isolated', 'run_with_halving', 'combine_repeats', 'ci_text', 'summary_table',
-           'spread', 'compact_summary', 'summary_text', 'software_versions', 'hardware_record', 'costs_path',
-           'cost_key', 'read_costs', 'keep_cost', 'process_cost', 'Repeats', 'SweepRun', 'run_sweep']
+__all__ = ['PRELOAD', 'SAID_IN_SUMMARY', 'WIDTH', 'PROCESS_GUESS', 'GUESS_SLOW', 'COSTS_MB', 'MAX_PROCESS_SECONDS',
+           'TAKE_BACK_SHARE', 'expand', 'Plan', 'skip_counts', 'skip_reason', 'plan', 'run_spec', 'worker_process',
+           'server_pids', 'last_line', 'oom_kills', 'kill_cause', 'run_isolated', 'start_servers', 'run_with_halving',
+           'combine_repeats', 'ci_text', 'summary_table', 'spread', 'compact_summary', 'summary_text',
+           'software_versions', 'hardware_record', 'costs_path', 'cost_key', 'read_costs', 'keep_cost', 'process_cost',
+           'Repeats', 'SweepRun', 'run_sweep']
 
 # %% ../../nbs/32_scale_sweep.ipynb #0efe669f
 def expand(models:list, precisions:list, compile_modes:list, batch_sizes:list, layouts:list=(False,),
@@ -68,6 +69,9 @@ class Plan:
     reruns:int = 0                               # done before, measured again (--rerun / --retry-failed)
     # key -> stored status when planned (a claim checks nothing changed since)
     seen:dict = field(default_factory=dict)
+    # what a budget left out at its estimated costs, in the plan's order: taken back in after the first round as far
+    # as the round's measured cost of a process leaves room (`SweepRun.take_back`); what is still here was not measured
+    spare:list = field(default_factory=list)
 
     def line(self)->str:
         """The plan printed before a sweep: one line of counts, then one line (at most 100 columns) per reason for
@@ -353,6 +357,20 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
         if said: res.error += f"; its last line: {said}"
     os.unlink(log)
     return res
+
+# %% ../../nbs/32_scale_sweep.ipynb #313a3d36
+def _ready(): "A worker that does nothing: that it ran means its fork server has imported `PRELOAD`."
+
+def start_servers(allocators)->float:
+    """Start the fork servers of `allocators` and wait until each has imported `PRELOAD`, so that a sweep's first
+    worker costs what the others do; the seconds it took."""
+    from throughput_bench.scale import sweep as _mod  # the package's servers (a notebook re-defines this module's names)
+    t = time.monotonic()
+    for a in dict.fromkeys(allocators):
+        p = _mod.worker_process(a, _mod._ready, ())
+        with _no_main(): p.start()
+        p.join()
+    return time.monotonic() - t
 
 # %% ../../nbs/32_scale_sweep.ipynb #23f60bb1
 def run_with_halving(spec:BenchSpec, runner:Callable, on_retry:Callable=None)->BenchResult:
@@ -820,16 +838,60 @@ def forecast(self:SweepRun)->str:
     return (f"{head}, {clock(over)} past its {clock(rep.budget_s)} budget: a budget shares measuring time, it "
             f"cannot make a process start faster")
 
+# %% ../../nbs/32_scale_sweep.ipynb #22d13ad3
+TAKE_BACK_SHARE = 0.9  # of the budget's time left after a round: the rest for the last processes' overrun
+
+@patch
+def take_back(self:SweepRun, per:float # a process's wall time in the round just run, checks and waits included
+             ):
+    """Under a budget, after each round: the left-out configurations (`Plan.spare`) that fit what is left of the
+    budget at the round's measured cost of a process join the run (claimed, in the plan's order), and said."""
+    rep, spare = self.rep, self.p.spare
+    if rep.deadline is None or not spare: return
+    ran = {k: s for s in self.mine if (k := s.key()) in self.parts and self.parts[k]}
+    if not ran: return
+    worker = {k: self.spent[k] / len(self.parts[k]) for k in ran}
+    mean = sum(worker.values()) / len(worker)
+    slow = lambda s: s.compile_mode not in ('none', '', None) or s.backend != 'pytorch'
+    known = read_costs(self.store)
+    def cost(s):  # a process of `s`: its model's this round, else as recorded here, else the round's
+        same = [w for k, w in worker.items() if ran[k].model_name == s.model_name and slow(ran[k]) == slow(s)]
+        if same: return per * max(same) / max(mean, 1e-9)
+        c, how = process_cost(s, known)
+        if how != 'estimated': return c
+        return per * (GUESS_SLOW if slow(s) and not any(slow(x) for x in ran.values()) else 1)
+    least = rep.least or rep.most
+    owed = sum(max(0, least - len(self.parts[s.key()])) for s in self.mine if s.key() not in self.final)
+    room, back = TAKE_BACK_SHARE * (rep.deadline - time.monotonic()) - owed * per, []
+    for s in spare:
+        if least * cost(s) <= room: back.append(s); room -= least * cost(s)
+    got = set(self.store.claim({s.key(): self.p.seen.get(s.key()) for s in back}))
+    back = [s for s in back if s.key() in got]
+    if not back: return
+    for s in back: spare.remove(s); self.mine.append(s); self.parts[s.key()] = []; self.got.add(s.key())
+    self.bar.total += least * len(back); self.bar.refresh()
+    if rep.seconds is not None:  # each configuration's share of the budget, now shared among more
+        self.rep = dataclasses.replace(rep, seconds=min(rep.seconds, TAKE_BACK_SHARE * rep.budget_s / len(self.mine)))
+    names = ', '.join(s.short() for s in back[:4]) + (' …' if len(back) > 4 else '')
+    self.log(f"budget: a worker process costs about {per:.0f} s here now; {len(back)} of the configurations left out "
+             f"fit what is left and are measured too: {names}" + (f"; {len(spare)} still left out" if spare else ''))
+
 # %% ../../nbs/32_scale_sweep.ipynb #3e2341d3
 @patch
 def run(self:SweepRun)->list:
-    "Every claimed configuration, round by round (repeats interleaved across configurations); the new rows."
+    """Every claimed configuration, round by round (repeats interleaved across configurations) until each is settled
+    (one taken back in after the first round is one round behind); the new rows."""
     try:
-        for r in range(self.rep.most):
-            if r == 0: self.round_start = time.monotonic()
-            for s in self.mine:
-                if s.key() not in self.final: self.process(s, r)
-            if r == 0 and (f := self.forecast()): self.log(f)
+        if self.isolate and self.mine:
+            self.bar.set_description('starting the worker server (its imports: once a sweep)')
+            start_servers([s.allocator for s in self.mine])
+        first = True
+        while todo := [s for s in self.mine if s.key() not in self.final]:
+            self.round_start = time.monotonic()
+            for s in todo: self.process(s, len(self.parts[s.key()]))  # its own count of processes so far
+            self.take_back((time.monotonic() - self.round_start) / len(todo))
+            if first and (f := self.forecast()): self.log(f)
+            first = False
     finally:
         self.bar.close()
         if self.got: self.store.release(*self.got)  # not finished (interrupted): free for another sweep
