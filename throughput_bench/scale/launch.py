@@ -22,7 +22,7 @@ from ..analyse.globe import write_globe
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['REPEATS', 'CPU_REPEATS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
+__all__ = ['REPEATS', 'CPU_REPEATS', 'GPU_REPEATS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUTS', 'SEED_NUM_CLASSES', 'SEED_GEO',
            'SweptSettings', 'MAX_BUDGET_MINUTES', 'BUDGET_SETUP', 'WIDE', 'RERUN_LEAVES', 'default_batch',
            'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check', 'geo_compare_specs',
            'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect', 'wandb_logger',
@@ -34,9 +34,11 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'GEO_BASELINES', 'CONVENTIONS', 'SEED_INPUT
            'left_out', 'fit_budget', 'rerun_words', 'rows_for']
 
 # %% ../../nbs/35_scale_launch.ipynb #6fb3909a
-REPEATS = 3  # worker processes per configuration on a GPU (and wherever --repeats fixes the count)
+REPEATS = 3  # worker processes per configuration of a DDP launch (each launch costs ~15 s)
 # on a CPU: 5 to 20 short processes, until the row's 95% CI is within ±3% or 30 s are spent
 CPU_REPEATS = dict(least=5, most=20, ci=0.03, seconds=30.0)
+# on a GPU: 3 to 10, until the row's 95% CI is within ±1% (at 3 as a rule: GPU processes agree within ±0.1-0.3%)
+GPU_REPEATS = dict(least=3, most=10, ci=0.01, seconds=60.0)
 
 def default_batch(mode:str, device_type:str)->int:
     "512 (inference) or 256 (training) on a GPU, 32 on a CPU."
@@ -98,12 +100,13 @@ def timing_config(
     defaults = (
         dict(min_seconds=1.0, max_seconds=3.0, target_ci=0.02)
         if cpu
-        else dict(min_seconds=3.0, max_seconds=30.0, target_ci=0.01)
+        else dict(min_seconds=1.0, max_seconds=30.0, target_ci=0.01)
     )
-    # a CPU's warm-up: one call, then as long as its calls still change (`timing.warmed`); a GPU's also fixed floors
+    # a CPU's warm-up: one call, then as long as its calls still change (`timing.warmed`); a GPU's 5 calls and 0.5 s
+    # first (autotuning, clocks, the first phase's stall on an H100)
     warmup = warmup if warmup is not None else (1 if cpu else 5)
     tc = TimingConfig(warmup=warmup,
-                      warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.0 if cpu else 2.0),
+                      warmup_seconds=warmup_seconds if warmup_seconds is not None else (0.0 if cpu else 0.5),
                       timed_seconds=timed_seconds, timed_iters=timed_iters, **(defaults | adaptive))
     if tc.min_seconds > tc.max_seconds:
         raise BenchError(f"--min-seconds {tc.min_seconds} is more than --max-seconds {tc.max_seconds}")
@@ -634,20 +637,19 @@ class Messages:
 
 # %% ../../nbs/35_scale_launch.ipynb #3e329728
 def repeats_for(o:SweepOptions, device_type:str):
-    """How many worker processes measure each configuration: fixed (`repeats`, one without isolation, GPU 3), or
-    adaptive on a CPU."""
+    """How many worker processes measure each configuration: fixed (`repeats`, one without isolation, a DDP launch's
+    `REPEATS`), or adaptive (`CPU_REPEATS`, `GPU_REPEATS`)."""
     from throughput_bench.scale.sweep import Repeats
     if not o.isolate: return Repeats(1)
     if o.repeats is not None: return Repeats(o.repeats)
     adaptive = any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds))
-    if (device_type == 'cpu' and not o.nproc) or adaptive:  # a DDP launch costs ~15 s: 3 of them
-        d = CPU_REPEATS
-        most = o.max_repeats or d['most']
-        reps = Repeats(most=most, least=min(o.min_repeats or d['least'], most), ci=o.row_ci or d['ci'],
-                       seconds=o.config_seconds or d['seconds'])
-        if reps.least < 2: raise BenchError("--min-repeats must be at least 2: one process gives no interval")
-        return reps
-    return Repeats(REPEATS)
+    if o.nproc and not adaptive: return Repeats(REPEATS)  # a DDP launch costs ~15 s: 3 of them
+    d = CPU_REPEATS if device_type == 'cpu' else GPU_REPEATS
+    most = o.max_repeats or d['most']
+    reps = Repeats(most=most, least=min(o.min_repeats or d['least'], most), ci=o.row_ci or d['ci'],
+                   seconds=o.config_seconds or d['seconds'])
+    if reps.least < 2: raise BenchError("--min-repeats must be at least 2: one process gives no interval")
+    return reps
 
 # %% ../../nbs/35_scale_launch.ipynb #3d855a76
 @dataclass(frozen=True)
@@ -940,8 +942,8 @@ def fit_budget(p, su:Setup, o:SweepOptions)->tuple:
     p = dataclasses.replace(p, todo=[p.todo[i] for i in run], spare=out)
     hows = ', '.join(dict.fromkeys(h for _, h in est))
     return p, (f"budget: {len(run)} of {len(est)} configurations fit in {o.budget_minutes:g} min ({n} worker processes "
-               f"each at about {sum(est[i][0] for i in run) / len(run):.0f} s a process, {hows}); the first round's measured cost "
-               f"of a process may take some back in; {left_out(out, o)}")
+               f"each at about {sum(est[i][0] for i in run) / len(run):.0f} s a process, {hows}); the first round's "
+               f"measured cost of a process may take some back in; {left_out(out, o)}")
 
 # %% ../../nbs/35_scale_launch.ipynb #51ce783b
 # what a re-run leaves to itself: how long and how patiently it measures, where it reports, what it is asked to re-run

@@ -364,7 +364,7 @@ def _ready(): "A worker that does nothing: that it ran means its fork server has
 def start_servers(allocators)->float:
     """Start the fork servers of `allocators` and wait until each has imported `PRELOAD`, so that a sweep's first
     worker costs what the others do; the seconds it took."""
-    from throughput_bench.scale import sweep as _mod  # the package's servers (a notebook re-defines this module's names)
+    from throughput_bench.scale import sweep as _mod  # the package's servers (a notebook re-defines this module)
     t = time.monotonic()
     for a in dict.fromkeys(allocators):
         p = _mod.worker_process(a, _mod._ready, ())
