@@ -82,3 +82,62 @@ def test_a_process_s_cost_is_kept_after_a_run_and_the_summary_names_what_the_bud
     import pandas as pd
     df = pd.read_csv(st.csv_path)
     assert sorted(df.model_name) == ['mobilenetv3_small_050', 'resnet18'] and list(df.repeats) == [3, 3]
+
+def tiny(*batches):
+    return S.expand(['resnet18'], ['fp32'], ['none'], list(batches), input_size=32, threads=1, device='cpu')
+
+def test_a_process_past_the_fewest_is_not_started_where_it_would_end_after_the_deadline(tmp_path):
+    "Past the 3 processes a row needs, another one starts only if it ends before the deadline, behind what others owe."
+    import time
+    from throughput_bench.measure.timing import TimingConfig
+    a, b = tiny(2, 3)
+    st = ResultStore(tmp_path, 'cpu_t')
+    rep = S.Repeats(most=10, least=3, ci=0.01, seconds=600, deadline=time.monotonic() + 30, budget_s=60)
+    run = S.SweepRun(S.Plan(todo=[a, b]), st, TimingConfig(), False, False, {}, None, rep, None, lambda m: None)
+    run.per = 10.0
+    run.parts[a.key()] = ['p'] * 3; run.parts[b.key()] = ['p'] * 1
+    assert not run.too_late(b)                  # below its 3: it runs whatever the clock says
+    assert run.too_late(a)                      # b still owes 2 processes (20 s): a 4th of a (10 s) would end past 30 s
+    run.parts[b.key()] = ['p'] * 3
+    assert not run.too_late(a)                  # nothing owed: 10 s fits the 30 s left
+    run.per = 40.0
+    assert run.too_late(a)
+
+def test_a_sweep_that_another_holds_every_configuration_of_measures_what_its_budget_left_out(tmp_path):
+    "Two sweeps at once: one whose plan another sweep already holds takes its left-out configurations instead of ending."
+    import time
+    from throughput_bench.measure.timing import TimingConfig
+    st = ResultStore(tmp_path, 'cpu_t')
+    (b,) = tiny(3)
+    said = []
+    rep = S.Repeats(most=2, least=2, ci=0.5, seconds=60, deadline=time.monotonic() + 600, budget_s=600)
+    p = S.Plan(todo=[], spare=[b], seen=st.done())
+    res = S.run_sweep(p, st, TimingConfig(warmup=1, warmup_seconds=0, timed_iters=3), isolate=False, progress=False,
+                      repeats=rep, log=said.append)
+    assert [r.batch_size for r in res] == [3] and p.spare == [] and 'another sweep holds' in said[0], said
+
+def test_the_command_for_what_a_re_run_left_out_measures_it_again(tmp_path):
+    "A budgeted --rerun leaves out configurations that are stored: the command it prints re-runs them (it dropped --rerun)."
+    from throughput_bench.scale.launch import left_out
+    cmd = left_out(tiny(2, 3), SweepOptions(models=['resnet18'], device='cpu', rerun=True)).split('Measure them: ')[1]
+    assert '--rerun' in shlex.split(cmd)
+    cmd = left_out(tiny(2), SweepOptions(models=['resnet18'], device='cpu', retry_failed=True)).split('Measure them: ')[1]
+    assert '--retry-failed' in shlex.split(cmd) and '--rerun' not in shlex.split(cmd)
+    cmd = left_out(tiny(2), SweepOptions(models=['resnet18'], device='cpu')).split('Measure them: ')[1]
+    assert '--rerun' not in shlex.split(cmd) and '--retry-failed' not in shlex.split(cmd)
+
+def test_a_recorded_cost_no_budget_fits_names_the_costs_file_and_no_budget_past_a_week(tmp_path):
+    from throughput_bench.core import BenchError
+    su, o = setup(tmp_path), SweepOptions(models=MODELS, device='cpu', budget_minutes=1)
+    (a,) = specs(('fp32',))[:1]
+    S.keep_cost(su.store, a, 600000.0)
+    with pytest.raises(BenchError) as e: fit_budget(S.Plan(todo=[a]), su, o)
+    msg = str(e.value)
+    assert str(S.costs_path(su.store)) in msg and 'no budget up to a week (10080 min) measures it' in msg, msg
+    assert len(msg.splitlines()) == 1
+
+def test_the_plan_line_counts_only_the_re_runs_it_kept(tmp_path):
+    su, o = setup(tmp_path), SweepOptions(models=MODELS, device='cpu', budget_minutes=2, rerun=True)
+    todo = specs()
+    p, _ = fit_budget(S.Plan(todo=list(todo), reruns=8, seen={s.key(): 'ok' for s in todo}), su, o)
+    assert len(p.todo) == 2 and p.reruns == 2 and '(2 of those to run are re-runs)' in p.line()

@@ -33,7 +33,10 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['tune', 'resnet18', '--input-size', '100000'], '--input-size 100000 is more than 16384'),
        (['serve', '--model', 'resnet18', '--threads', '99999'], '--threads 99999 is more than 1024'),
        (['compre'], "invalid choice: 'compre' (did you mean compare?"),
-       (['infer', '--precisions', 'fp61'], "(did you mean fp16?")]
+       (['infer', '--precisions', 'fp61'], "(did you mean fp16?"),
+       # repeats that contradict each other name the flags given (were quietly 2-2, or named a flag not given)
+       (['infer', '--models', 'resnet18', '--min-repeats', '5', '--max-repeats', '2'], '--min-repeats 5 is more than --max-repeats 2'),
+       (['infer', '--models', 'resnet18', '--max-repeats', '1'], '--max-repeats must be at least 2')]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):

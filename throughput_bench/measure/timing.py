@@ -11,7 +11,7 @@ import numpy as np
 from ..machine.devices import synchronize
 
 # %% auto #0
-__all__ = ['TimingConfig', 'Timing', 'CpuClock', 'CudaClock', 'make_clock', 'should_stop', 'warmed', 'measure']
+__all__ = ['SETTLE_LONGEST', 'TimingConfig', 'Timing', 'CpuClock', 'CudaClock', 'make_clock', 'should_stop', 'warmed', 'measure']
 
 # %% ../../nbs/12_measure_timing.ipynb #8a4df931
 @dataclass
@@ -122,13 +122,15 @@ def should_stop(elapsed:float, n:int, rel_ci:float, cfg:TimingConfig)->bool:
     return rel_ci <= cfg.target_ci
 
 # %% ../../nbs/12_measure_timing.ipynb #f688df8e
+SETTLE_LONGEST = 60.0  # seconds: the longest a warm-up waits for its calls to agree, whatever `max_seconds` says
+
 def warmed(n:int, # warm-up calls so far
            seconds:float, # their seconds
            times:list, # the last calls' seconds, in order (the first call's before the warm-up's own)
            cfg:TimingConfig)->bool:
     "Whether the warm-up is over: past both floors, once the last two calls agree within `cfg.settle`."
     if n < cfg.warmup or seconds < cfg.warmup_seconds: return False
-    if not cfg.settle or seconds >= cfg.max_seconds or len(times) < 2: return True
+    if not cfg.settle or seconds >= min(SETTLE_LONGEST, cfg.max_seconds) or len(times) < 2: return True
     a, b = times[-2], times[-1]
     return abs(a - b) <= cfg.settle * min(a, b)
 

@@ -371,8 +371,8 @@ class SweepScope:
 class SweepTiming:
     "How each worker process times its configuration: warm-up and the timed phase."
     warmup:Optional[int]=None # warm-up calls (at least, then until 2 agree within 10%; default 1 on CPU, 5 on GPU)
-    warmup_seconds:Optional[float]=None # warm-up seconds (at least; default 0 on CPU, 2 on GPU)
-    min_seconds:Optional[float]=None # shortest timed phase of a process (default 1 on CPU, 3 on GPU)
+    warmup_seconds:Optional[float]=None # warm-up seconds (at least; default 0 on CPU, 0.5 on GPU)
+    min_seconds:Optional[float]=None # shortest timed phase of a process (default 1 on CPU, 1 on GPU)
     max_seconds:Optional[float]=None # longest timed phase of a process (default 3 on CPU, 30 on GPU)
     # stop a process once its 95% CI half-width is this fraction of its mean (default 0.02 CPU, 0.01 GPU)
     target_ci:Optional[float]=None
@@ -385,14 +385,14 @@ class SweepTiming:
 @dataclass(frozen=True)
 class SweepRepeats:
     "How many worker processes a row rests on, and what a busy host makes of them."
-    # exactly this many worker processes per configuration (default: CPU 5-20 until `row_ci`, GPU 3); the row's CI is
-    # over their means
+    # exactly this many worker processes per configuration (default: CPU 5-20, GPU 3-10, until `row_ci`; a DDP launch
+    # 3); the row's CI is over their means
     repeats:Optional[int]=None
-    # CPU: add worker processes until the row's 95% CI is within this share of its mean (default 0.03)
+    # add worker processes until the row's 95% CI is within this share of its mean (default: CPU 0.03, GPU 0.01)
     row_ci:Optional[float]=None
-    max_repeats:Optional[int]=None # CPU: at most this many worker processes (default 20)
-    min_repeats:Optional[int]=None # CPU: at least this many worker processes (default 5)
-    # CPU: or stop adding processes once this much worker time went into the configuration (default 30)
+    max_repeats:Optional[int]=None # at most this many worker processes (default: CPU 20, GPU 10)
+    min_repeats:Optional[int]=None # at least this many worker processes (default: CPU 5, GPU 3)
+    # or stop adding processes once this much worker time went into the configuration (default: CPU 30, GPU 60)
     config_seconds:Optional[float]=None
     # CPU: the whole sweep's wall-clock time, shared by the configurations to run, each at least 3 worker processes;
     # past it none takes more, and a host still busy after one wait is not waited for again (default: none)
@@ -593,6 +593,10 @@ def check_together(o:SweepOptions):
     if o.row_ci is not None and not 0 < o.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {o.row_ci}")
     if o.nproc is not None and o.mode != 'training':
         raise BenchError("--nproc is for training (tbench train --nproc N)")
+    for name, v in (('--min-repeats', o.min_repeats), ('--max-repeats', o.max_repeats)):
+        if v is not None and v < 2: raise BenchError(f"{name} must be at least 2: one process gives no interval")
+    if o.min_repeats is not None and o.max_repeats is not None and o.min_repeats > o.max_repeats:
+        raise BenchError(f"--min-repeats {o.min_repeats} is more than --max-repeats {o.max_repeats}")
     if o.budget_minutes is not None and not o.budget_minutes <= MAX_BUDGET_MINUTES:  # 1e308 min: infinite seconds
         raise BenchError(f"--budget-minutes must be at most {MAX_BUDGET_MINUTES} (a week), got {o.budget_minutes:g}")
     if o.budget_minutes is not None and (o.repeats is not None or o.config_seconds is not None):
@@ -644,12 +648,10 @@ def repeats_for(o:SweepOptions, device_type:str):
     if o.repeats is not None: return Repeats(o.repeats)
     adaptive = any(v is not None for v in (o.row_ci, o.max_repeats, o.min_repeats, o.config_seconds))
     if o.nproc and not adaptive: return Repeats(REPEATS)  # a DDP launch costs ~15 s: 3 of them
-    d = CPU_REPEATS if device_type == 'cpu' else GPU_REPEATS
-    most = o.max_repeats or d['most']
-    reps = Repeats(most=most, least=min(o.min_repeats or d['least'], most), ci=o.row_ci or d['ci'],
+    d = CPU_REPEATS if device_type == 'cpu' else GPU_REPEATS  # `check` refused contradicting repeats
+    least = o.min_repeats or min(d['least'], o.max_repeats or d['least'])  # a lower --max-repeats lowers the default
+    return Repeats(most=o.max_repeats or max(d['most'], least), least=least, ci=o.row_ci or d['ci'],
                    seconds=o.config_seconds or d['seconds'])
-    if reps.least < 2: raise BenchError("--min-repeats must be at least 2: one process gives no interval")
-    return reps
 
 # %% ../../nbs/35_scale_launch.ipynb #3d855a76
 @dataclass(frozen=True)
@@ -816,7 +818,13 @@ def sweep(*args, **kwargs)->'pd.DataFrame':
     su.msg.log(f"results: {su.store.csv_path} ({len(new)} new rows), hardware: {su.store.hw_path}")
     out = said(rows_for(su.store, specs, new), o)
     if (note := rerun_note(new, o, time.monotonic() - t0)): su.msg.log(note)
-    if p.spare: su.msg.log(f"budget: {left_out(p.spare, o)}")  # under the summary: what stayed out, and its command
+    if p.spare:  # under the summary: what stayed out (not what another sweep measured meanwhile), and its command
+        done = su.store.done()
+        still = p.spare if o.rerun else [s for s in p.spare if s.key() not in done]
+        if still: su.msg.log(f"budget: {left_out(still, o)}")
+        if len(still) < len(p.spare):
+            su.msg.log(f"budget: {len(p.spare) - len(still)} of the configurations left out were measured meanwhile by "
+                       f"another sweep")
     return out
 
 BUDGET_SETUP = 0.1  # the share of a budget kept for what is not a worker's measurement (plan, hardware record, start)
@@ -920,7 +928,9 @@ def smallest_budget(costs:list, processes:int, setup:float=BUDGET_SETUP)->float:
 def left_out(out:list, o:SweepOptions)->str:
     "What a budget left out (the first four named) and the command that measures it."
     names = ', '.join(s.short() for s in out[:4]) + (' …' if len(out) > 4 else '')
-    cmd = shlex.join([w for w in shlex.split(rerun_command(out, o)) if w != '--rerun'])
+    # measured again where this sweep was (`--rerun`), or as failed rows where it retried those
+    cmd = [w for w in shlex.split(rerun_command(out, o)) if w != '--rerun' or o.rerun]
+    cmd = shlex.join(cmd + (['--retry-failed'] if o.retry_failed and not o.rerun else []))
     return f"left out {len(out)}: {names}. Measure them: {cmd}"
 
 # %% ../../nbs/35_scale_launch.ipynb #c1e3b173
@@ -928,18 +938,23 @@ def fit_budget(p, su:Setup, o:SweepOptions)->tuple:
     """Plan `p` cut to what fits `o.budget_minutes` at each configuration's cost here (`sweep.process_cost`), and the
     lines that say what was left out, with the command that measures it ('' where all fit). Nothing fits: a one-line
     `BenchError` naming the smallest budget that measures anything."""
-    from throughput_bench.scale.sweep import read_costs, process_cost
+    from throughput_bench.scale.sweep import read_costs, process_cost, costs_path
     n = min(su.repeats.least, 3) if su.repeats.least is not None else su.repeats.most  # as `within_budget` sets it
     est = [process_cost(s, read_costs(su.store)) for s in p.todo]
     run, left = budget_fit([c for c, _ in est], n, o.budget_minutes * 60)
     c, how = min(est)
     if not run:
+        least = smallest_budget([c for c, _ in est], n)
+        where = f", as {costs_path(su.store)} records it (remove it to plan from scratch)" if how != 'estimated' else ''
         raise BenchError(f"--budget-minutes {o.budget_minutes:g} is less than a configuration needs: {n} worker "
-                         f"processes at about {c:.0f} s ({how}); the smallest budget that measures anything is "
-                         f"{smallest_budget([c for c, _ in est], n):g}")
+                         f"processes at about {c:.0f} s ({how}{where}); "
+                         + (f"the smallest budget that measures anything is {least:g}" if least <= MAX_BUDGET_MINUTES
+                            else f"no budget up to a week ({MAX_BUDGET_MINUTES} min) measures it"))
     if not left: return p, ''
     out = [p.todo[i] for i in left]
-    p = dataclasses.replace(p, todo=[p.todo[i] for i in run], spare=out)
+    kept = [p.todo[i] for i in run]
+    again = sum(p.seen.get(s.key()) not in (None, 'skipped') for s in kept)  # of those kept, the re-runs
+    p = dataclasses.replace(p, todo=kept, spare=out, reruns=min(p.reruns, again))
     hows = ', '.join(dict.fromkeys(h for _, h in est))
     return p, (f"budget: {len(run)} of {len(est)} configurations fit in {o.budget_minutes:g} min ({n} worker processes "
                f"each at about {sum(est[i][0] for i in run) / len(run):.0f} s a process, {hows}); the first round's "

@@ -842,27 +842,28 @@ def forecast(self:SweepRun)->str:
 TAKE_BACK_SHARE = 0.9  # of the budget's time left after a round: the rest for the last processes' overrun
 
 @patch
-def take_back(self:SweepRun, per:float # a process's wall time in the round just run, checks and waits included
+def take_back(self:SweepRun, per:Optional[float] # a process's wall time in the round just run, checks and waits
+                                                  # included; None: no round ran (each at its cost as planned)
              ):
     """Under a budget, after each round: the left-out configurations (`Plan.spare`) that fit what is left of the
     budget at the round's measured cost of a process join the run (claimed, in the plan's order), and said."""
     rep, spare = self.rep, self.p.spare
     if rep.deadline is None or not spare: return
     ran = {k: s for s in self.mine if (k := s.key()) in self.parts and self.parts[k]}
-    if not ran: return
+    if per is not None and not ran: return
     worker = {k: self.spent[k] / len(self.parts[k]) for k in ran}
-    mean = sum(worker.values()) / len(worker)
+    mean = sum(worker.values()) / len(worker) if worker else 0.0
     slow = lambda s: s.compile_mode not in ('none', '', None) or s.backend != 'pytorch'
     known = read_costs(self.store)
     def cost(s):  # a process of `s`: its model's this round, else as recorded here, else the round's
         same = [w for k, w in worker.items() if ran[k].model_name == s.model_name and slow(ran[k]) == slow(s)]
         if same: return per * max(same) / max(mean, 1e-9)
         c, how = process_cost(s, known)
-        if how != 'estimated': return c
+        if how != 'estimated' or per is None: return c
         return per * (GUESS_SLOW if slow(s) and not any(slow(x) for x in ran.values()) else 1)
     least = rep.least or rep.most
     owed = sum(max(0, least - len(self.parts[s.key()])) for s in self.mine if s.key() not in self.final)
-    room, back = TAKE_BACK_SHARE * (rep.deadline - time.monotonic()) - owed * per, []
+    room, back = TAKE_BACK_SHARE * (rep.deadline - time.monotonic()) - owed * (per or 0), []
     for s in spare:
         if least * cost(s) <= room: back.append(s); room -= least * cost(s)
     got = set(self.store.claim({s.key(): self.p.seen.get(s.key()) for s in back}))
@@ -873,8 +874,27 @@ def take_back(self:SweepRun, per:float # a process's wall time in the round just
     if rep.seconds is not None:  # each configuration's share of the budget, now shared among more
         self.rep = dataclasses.replace(rep, seconds=min(rep.seconds, TAKE_BACK_SHARE * rep.budget_s / len(self.mine)))
     names = ', '.join(s.short() for s in back[:4]) + (' …' if len(back) > 4 else '')
-    self.log(f"budget: a worker process costs about {per:.0f} s here now; {len(back)} of the configurations left out "
-             f"fit what is left and are measured too: {names}" + (f"; {len(spare)} still left out" if spare else ''))
+    pace = (f"a worker process costs about {per:.0f} s here now" if per is not None else
+            "another sweep holds what this one planned")
+    self.log(f"budget: {pace}; {len(back)} of the configurations left out fit what is left and are measured too: "
+             f"{names}" + (f"; {len(spare)} still left out" if spare else ''))
+
+# %% ../../nbs/32_scale_sweep.ipynb #60a46dd2
+@patch
+def too_late(self:SweepRun, s:BenchSpec)->bool:
+    """Under a budget: whether another process of `s`, past the fewest it needs, would end after the deadline, behind
+    those the running configurations still owe (at the last round's cost of a process)."""
+    rep, least = self.rep, self.rep.least or self.rep.most
+    if rep.deadline is None or self.per is None or len(self.parts[s.key()]) < least: return False
+    owed = sum(max(0, least - len(self.parts[x.key()])) for x in self.mine if x.key() not in self.final)
+    return time.monotonic() + (owed + 1) * self.per > rep.deadline
+
+# %% ../../nbs/32_scale_sweep.ipynb #1be33b22
+@patch
+def settle(self:SweepRun, s:BenchSpec):
+    "End `s` with the processes it has (the one more it was counted for is not run)."
+    self.bar.total -= 1; self.bar.refresh()
+    self.finish(s, combine_repeats(self.parts[s.key()], (self.timing or TimingConfig()).confidence))
 
 # %% ../../nbs/32_scale_sweep.ipynb #3e2341d3
 @patch
@@ -885,11 +905,15 @@ def run(self:SweepRun)->list:
         if self.isolate and self.mine:
             self.bar.set_description('starting the worker server (its imports: once a sweep)')
             start_servers([s.allocator for s in self.mine])
-        first = True
+        first, self.per = True, None
+        if not self.mine: self.take_back(None)  # another sweep holds all it planned: what it left out, at its costs
         while todo := [s for s in self.mine if s.key() not in self.final]:
             self.round_start = time.monotonic()
-            for s in todo: self.process(s, len(self.parts[s.key()]))  # its own count of processes so far
-            self.take_back((time.monotonic() - self.round_start) / len(todo))
+            for s in todo:
+                if self.too_late(s): self.settle(s)
+                else: self.process(s, len(self.parts[s.key()]))  # its own count of processes so far
+            self.per = (time.monotonic() - self.round_start) / len(todo)
+            self.take_back(self.per)
             if first and (f := self.forecast()): self.log(f)
             first = False
     finally:
