@@ -171,3 +171,30 @@ def test_ctrl_c_to_a_sweep_with_other_threads_keeps_the_row(tmp_path, monkeypatc
     monkeypatch.setattr(os, 'fsync', real)
     assert [r['model_name'] for r in s.rows()] == ['resnet18', 'vit_tiny_patch16_224']
     assert signal.getsignal(signal.SIGINT) is was
+
+@pytest.mark.slow  # a sweep's start, interrupted
+def test_ctrl_c_while_the_fork_server_imports_is_one_line_and_leaves_no_process(tmp_path):
+    "A Ctrl-C to the terminal's process group while the fork server imports torch printed its traceback from the server."
+    import psutil
+    from conftest import FAST, BIN
+    p = subprocess.Popen([str(BIN / 'tbench'), 'infer', '--models', 'resnet18', *FAST], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    me = psutil.Process(p.pid)
+    for _ in range(600):  # until the fork server runs (it is importing)
+        try:
+            if any('forkserver' in ' '.join(k.cmdline()) for k in me.children()): break
+        except psutil.Error: pass  # a process ended while looked at
+        if p.poll() is not None: break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: every process of the group
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and 'Traceback' not in err and 'KeyboardInterrupt' not in err, err
+    assert 'interrupted' in err and len(err.strip().splitlines()) <= 3, err
+    time.sleep(1)
+    left = []
+    for q in psutil.process_iter(['status']):
+        try:
+            if q.info['status'] != psutil.STATUS_ZOMBIE and os.getpgid(q.pid) == p.pid: left.append(q.pid)
+        except (ProcessLookupError, psutil.Error): pass  # ended while looked at
+    assert not left, left

@@ -5,6 +5,7 @@
 # %% ../../nbs/32_scale_sweep.ipynb #ec1cb0cd
 from __future__ import annotations
 import os, sys, gc, json, signal, time, math, dataclasses, collections, multiprocessing, ctypes, threading, select
+import contextlib
 import numpy as np
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -141,6 +142,19 @@ def run_spec(spec:BenchSpec, timing:TimingConfig=None, **kw)->BenchResult:
         for k, v in ref.items(): setattr(res, k, v)
     return res
 
+# %% ../../nbs/32_scale_sweep.ipynb #5908b90b
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ctrl-C ignored while a fork server is spawned, which inherits that: a Ctrl-C during its imports (a few seconds)
+    printed their traceback from the server. The sweep still stops at once, and its workers take Ctrl-C again
+    (`_Process.run`). The main thread only (elsewhere nothing changes); the few milliseconds of the spawn itself drop a
+    Ctrl-C of the sweep's own."""
+    try: old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError: old = None  # not the main thread: signals are the main thread's
+    try: yield
+    finally:
+        if old is not None: signal.signal(signal.SIGINT, old)
+
 # %% ../../nbs/32_scale_sweep.ipynb #106b6477
 # what every worker imports, once in its fork server (scipy.special: each worker's interval);
 # `scale.preload` first: timm without its optional W&B import
@@ -159,7 +173,8 @@ class _Server(forkserver.ForkServer):
             keys = {k for k in set(os.environ) | set(self.env) if os.environ.get(k) != self.env.get(k)}
             saved = {k: os.environ.get(k) for k in keys}
             _set_env({k: self.env.get(k) for k in keys})
-            try: super().ensure_running()
+            try:
+                with _sigint_ignored(): super().ensure_running()
             finally: _set_env(saved)
     def pid(self)->Optional[int]: return self._forkserver_pid
 
@@ -191,6 +206,9 @@ class _Process(mpcontext.ForkServerProcess):
     allocator = 'glibc'
     @staticmethod
     def _Popen(process_obj): return _Popen(process_obj)
+    def run(self):
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # its server ignores Ctrl-C (`_sigint_ignored`)
+        super().run()
 
 # %% ../../nbs/32_scale_sweep.ipynb #bfe76492
 _servers = {}  # allocator -> its fork server
