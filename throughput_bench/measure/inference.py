@@ -19,6 +19,7 @@ from ..backends.model import build_model, is_oom, one_line, describe_device, des
 from ..backends.base import (get_backend, needs_gate, tolerance, gate_input, gate_outputs,
                                             as_samples, judge, output_digest, GATE_SAMPLES)
 from .timing import Timing, TimingConfig, measure
+from ..machine.host import cache_root as machine_cache
 from ..backends.export import (image_files, split_images, read_images, files_digest, export_key,
                                              weights_digest, cache_root)
 from ..machine.energy import Meter
@@ -285,11 +286,12 @@ def reference_output(model, spec:BenchSpec, device)->tuple:
     x = gate_input(spec, min(spec.batch_size, GATE_SAMPLES))
     tf32 = bool(spec.tf32 and device.type == 'cuda')
     key = hashlib.sha256(f"{export_key(spec, weights_digest(model))}|{len(x)}|{device.type}|{tf32}".encode())
-    path = cache_root(spec) / 'gate' / f"{key.hexdigest()[:24]}.npy"
+    path = machine_cache() / 'gate' / f"{key.hexdigest()[:24]}.npy"  # the machine's, not a results folder's exports
     try:
         if path.stat().st_size <= REFERENCE_MB * 2**20 and path.is_file():
             ref = np.load(path, allow_pickle=False)  # numbers only: never an object
-            if ref.dtype == np.float64 and ref.ndim == 2 and len(ref) == len(x) and np.isfinite(ref).all(): return x, ref
+            if ref.dtype == np.float64 and ref.ndim == 2 and len(ref) == len(x) and np.isfinite(ref).all():
+                return x, ref
     except (OSError, ValueError, EOFError): pass  # none kept, or not a reference: computed again
     with torch.inference_mode(): ref = as_samples(model(x.to(device)), len(x))
     if ref.nbytes <= REFERENCE_MB * 2**20 and np.isfinite(ref).all():
