@@ -24,7 +24,7 @@ child starts its fork server (not counted), then runs each configuration's worke
 first probes the batch, two more at the batch it settled) and reports each process's wall time and timed phase. It
 prints each version's seconds beyond the timed phase per process and their ratio, per round and over the rounds.
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 PHASES = ['start', 'imports', 'build', 'gate reference', 'accuracy reference', 'prepare (cast/export/compile)',
@@ -188,9 +188,14 @@ def main():
     total = {p: sum(r.get(p, 0.0) for r in rows) for p in PHASES}
     whole = sum(r['total'] for r in rows)
     batch = {r['label']: r['batch'] for r in rows}
-    head = ['phase'] + [f"{l} (bs {batch[l]})" for l in labels] + ['all', 'share']
+    # short headers (a docs page is 1000 px wide): vit_tiny_patch16_224 as vit_tiny, the batch said once where it is one
+    short = lambda l: re.sub(r'_patch\d+_\d+', '', l)
+    same_batch = len(set(batch.values())) == 1
+    head = ['phase'] + [short(l) + ('' if same_batch else f" (bs {batch[l]})") for l in labels] + ['all', 'share']
+    names = sorted({f"{short(l).split()[0]}: {l.split()[0]}" for l in labels if short(l) != l})
     print(f"{'beside two busy loops' if a.busy else 'quiet'}; {os.cpu_count()} CPUs; {a.rounds} fresh process(es) "
-          f"each; seconds (mean over rounds)")
+          f"each; seconds (mean over rounds)" + (f"; every configuration at batch {batch[labels[0]]}" if same_batch else '')
+          + ''.join(f"; {n}" for n in names))
     print('| ' + ' | '.join(head) + ' |'); print('|' + '---|' * len(head))
     mean = lambda l, p: sum(r.get(p, 0.0) for r in rows if r['label'] == l) / a.rounds
     for p in PHASES:
