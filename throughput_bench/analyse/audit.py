@@ -4,7 +4,7 @@
 
 # %% ../../nbs/41_analyse_audit.ipynb #7444a76b
 from __future__ import annotations
-import dataclasses, math, time
+import dataclasses, math, re, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -16,7 +16,7 @@ from .submit import (Submission, BadOption, device_files, check, submit, submitt
                                              AUDITS_FILE, CACHE_GAIN, MIN_CACHE_PAIRS)
 
 # %% auto #0
-__all__ = ['spec_of_row', 'AuditConfig', 'audit_row', 'describe', 'run_audits', 'submit_audited']
+__all__ = ['CALIBRATED_ON', 'spec_of_row', 'AuditConfig', 'audit_row', 'describe', 'run_audits', 'submit_audited']
 
 # %% ../../nbs/41_analyse_audit.ipynb #5a08094d
 def _typed(f:dataclasses.Field, v):
@@ -28,6 +28,8 @@ def _typed(f:dataclasses.Field, v):
     return str(v)
 
 # %% ../../nbs/41_analyse_audit.ipynb #e14e7ec5
+CALIBRATED_ON = re.compile(r'^(.+): \d+ of \d+ images \([0-9a-f]+\)$')  # `export.calibration_images`'s words
+
 def spec_of_row(row:dict)->BenchSpec:
     "The configuration a stored row measured, at the batch it ran (not probed again), from its columns."
     kw = {}
@@ -36,6 +38,9 @@ def spec_of_row(row:dict)->BenchSpec:
         if v is None or v == '' or isinstance(v, float) and math.isnan(v): continue
         try: kw[f.name] = _typed(f, v)
         except (TypeError, ValueError): raise BenchError(f"{f.name}: {shorten(str(v), 40)!r} is not a {f.type}")
+    # int8 calibrated on an image folder (the CSV keeps no `images` column; the calibration's words name the folder):
+    # calibrated on it again, or its outputs are another model's
+    if (m := CALIBRATED_ON.match(str(row.get('quant_calibration') or ''))): kw['images'] = m.group(1)
     return BenchSpec(**(kw | dict(batch_size=int(float(row['batch_size'])), probe_batch=False)))
 
 # %% ../../nbs/41_analyse_audit.ipynb #c5749e4b
