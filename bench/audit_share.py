@@ -7,11 +7,12 @@ way in turn on the same rows, so that a drift of the host falls on both:
 - **before**: a warm-up call, a timed phase of at least 1 s for the seed's img/s, the gate's call, a warm call and 3
   pairs of repeated against distinct inputs (`AuditConfig(pairs=3, most_pairs=3, timed_phase=True)`: the process
   `tbench submit` ran until this change, less the yardstick it no longer measures beside an audit);
-- **after**: the gate's call (it warms the model), then 2 pairs, the distinct calls the seed's img/s, more pairs only
-  while a verdict is close (`AuditConfig()`, the default).
+- **two pairs**: the gate's call (it warms the model), then 2 pairs, the distinct calls the seed's img/s, more pairs
+  only while a verdict is close (`AuditConfig(pairs=2)`: the default until one pair was enough);
+- **after**: the same from 1 pair (`AuditConfig()`, the default).
 
 It prints each audit's seconds and verdict, each round's share of the sweep's seconds on those rows (the goal: 10%),
-and the ratio of the two ways' seconds in each round.
+and the ratios of the ways' seconds in each round.
 
     python bench/audit_share.py [--models resnet18 mobilenetv3_large_100] [--rounds 2] [--busy]
 
@@ -29,7 +30,8 @@ def main():
     from throughput_bench.api import infer
     from throughput_bench.analyse.submit import Submission, device_files
     from throughput_bench.analyse.audit import AuditConfig, run_audits
-    ways = {'before': AuditConfig(pairs=3, most_pairs=3, timed_phase=True), 'after': AuditConfig()}
+    ways = {'before': AuditConfig(pairs=3, most_pairs=3, timed_phase=True), 'two pairs': AuditConfig(pairs=2),
+            'after': AuditConfig()}
     with tempfile.TemporaryDirectory() as d:
         t = time.monotonic()
         infer(a.models, device='cpu', precisions=['fp32'], results_dir=f"{d}/results", progress=False,
@@ -51,9 +53,10 @@ def main():
                     calls = [x['cache_pairs'] for x in recs]
                     print(f"round {r + 1} {w}: {s['audit_seconds']:.1f} s, {s['share']:.1%} of the sweep's "
                           f"{s['sweep_seconds']:.0f} s; {s['passed']} of {s['configurations']} passed; pairs {calls}")
-                ratios.append(spent['before'] / spent['after'])
-                print(f"round {r + 1}: before / after = {ratios[-1]:.2f}x")
-            print(f"before / after over {a.rounds} round(s): {', '.join(f'{x:.2f}x' for x in ratios)}")
+                ratios.append((spent['before'] / spent['after'], spent['two pairs'] / spent['after']))
+                print(f"round {r + 1}: before / after = {ratios[-1][0]:.2f}x, two pairs / after = {ratios[-1][1]:.2f}x")
+            print(f"over {a.rounds} round(s): before / after {', '.join(f'{x:.2f}x' for x, _ in ratios)}; "
+                  f"two pairs / after {', '.join(f'{y:.2f}x' for _, y in ratios)}")
         finally:
             for p in busy: p.kill()
 

@@ -14,7 +14,7 @@ from throughput_bench.backends.base import output_digest
 from test_submit import results
 from test_trust7 import reseal  # each file's checksum in the manifest, as tbench submit writes it
 
-QUICK = AuditConfig()  # on a CPU: the gate's call and 2 to 8 pairs at the row's batch
+QUICK = AuditConfig()  # on a CPU: the gate's call and 1 to 8 pairs at the row's batch
 
 @pytest.mark.slow
 def test_an_audit_process_computes_the_rows_outputs_again_and_the_checker_agrees_with_its_verdicts():
@@ -182,7 +182,7 @@ def test_replace_onto_a_file_or_a_link_writes_nothing_and_check_refuses_packing_
     r = cli('submit', '--check', 'subs', '--by', 'x', cwd=tmp_path)
     assert r.returncode == 2 and 'not used with --check' in r.stderr, r.stderr
 
-@pytest.mark.parametrize('kw,msg', [(dict(pairs=0), 'at least 2'), (dict(pairs=1), 'at least 2'), (dict(pairs=2.0), 'whole number'),
+@pytest.mark.parametrize('kw,msg', [(dict(pairs=0), 'at least 1'), (dict(pairs=2.0), 'whole number'),
                                     (dict(seed=0), "differ from the rows'"), (dict(most_pairs='8'), 'whole number'),
                                     (dict(most_pairs=10**12), 'more than 64'), (dict(timed_seconds=float('nan')), 'timed_seconds'),
                                     (dict(timed_seconds=0), 'timed_seconds'), (dict(timed_phase='no'), 'timed_phase')])

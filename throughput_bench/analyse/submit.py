@@ -695,7 +695,7 @@ def _float(v)->float:
     return float(v) if ok else float('nan')
 
 # %% ../../nbs/40_analyse_submit.ipynb #09082b40
-MIN_CACHE_PAIRS = 2  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig.pairs`)
+MIN_CACHE_PAIRS = 1  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig.pairs`)
 MOST_CACHE_PAIRS = 64  # the most an audit makes (`analyse.audit.AuditConfig.most_pairs`)
 MIN_CACHE_GAIN = 0.5  # a repeated input at under half the speed of distinct ones measured no cache: a made-up figure
 
