@@ -12,13 +12,16 @@ STORED_KEY = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', '
 
 def test_the_key_keeps_the_order_stored_records_have():
     "Fields added later (issue 43's `quant` and `weights`) go at the end: the stored order of the others is kept."
+    from throughput_bench.core import KEY_ORDER
     assert KEY == STORED_KEY + ('quant', 'weights') == BenchSpec.KEY
-    assert sorted(f.key for f in FIELDS) == list(range(len(FIELDS)))
+    # every field has its written place: one added since the last is written into KEY_ORDER where it lands, so that a
+    # field added after it cannot move it
+    assert sorted(KEY_ORDER) == sorted(FIELD)
 
 def test_an_old_row_without_the_later_fields_resumes_as_its_spec():
     "A row written before `allocator`, `backend` or `timesteps` existed reads as their defaults: the same key."
     s = BenchSpec('resnet18', batch_size=8, input_channels=3, input_size=64, threads=2)
-    old = {k: str(v) for k, v in dataclasses.asdict(s).items() if k in KEY and not FIELD[k].later}
+    old = {k: str(v) for k, v in s.flat().items() if k in KEY and not FIELD[k].later}
     assert config_key(old) == s.key()
     assert set(KEY_DEFAULTS) == {f.name for f in FIELDS if f.later}
 
@@ -74,16 +77,31 @@ def test_the_sweep_has_an_option_for_every_field_with_a_flag_and_lists_the_swept
     assert all(f.option for f in FIELDS if f.setting)  # every setting is an option of the sweep
 
 def test_a_configuration_is_a_tree_of_its_parts():
-    parts = BenchSpec('resnet18', precision='bf16', backend='openvino', backend_options='hint=LATENCY').parts()
-    assert set(parts) == {'model', 'workload', 'input', 'runtime', 'process', 'study'}
+    "`spec.runtime` is the part itself (issue 53: there was none); each field has one name, read through the spec too."
+    from throughput_bench.core import Runtime, Process, Input, Workload, Model, Role, PARTS, spec_fields
+    spec = BenchSpec('resnet18', precision='bf16', backend='openvino', backend_options='hint=LATENCY', threads=2)
+    parts = spec.parts()
+    assert list(parts) == list(PARTS) == ['model', 'runtime', 'process', 'workload', 'input', 'role']
     assert parts['runtime'] == {'precision': 'bf16', 'quant': 'none', 'backend': 'openvino',
-                                'backend_options': 'hint=LATENCY', 'compile_mode': 'none', 'channels_last': False}
+                                'backend_options': 'hint=LATENCY', 'compile_mode': 'none', 'channels_last': False,
+                                'weights': ''}
     assert sum(len(v) for v in parts.values()) == len(KEY)
-    from throughput_bench.core import Runtime, Process, Input, values_of
-    spec = BenchSpec('resnet18', threads=2, input_size=64)
-    for part in (Runtime, Process, Input):  # a typed part holds exactly the fields of that part of the tree
-        assert values_of(part, spec).items() <= spec.parts()[part.__name__.lower()].items(), part
-    assert set(spec.parts()['process']) == {'threads', 'allocator', 'world_size'}  # world size: the process, not `Settings`
+    assert [type(getattr(spec, p)) for p in PARTS] == [Model, Runtime, Process, Workload, Input, Role]
+    assert spec.process == Process(threads=2) and set(parts['process']) == {'threads', 'allocator'}  # serve's, map's
+    assert 'world_size' in parts['workload']  # DDP is what a training run is made to do: serve and map take no --nproc
+    # one field, two ways to it, and each spec owns its parts: a copy made by `replace` is another tree
+    spec.runtime.precision = 'fp16'
+    assert spec.precision == 'fp16'
+    other = dataclasses.replace(spec, batch_size=8)
+    other.threads = 1
+    assert (spec.threads, spec.batch_size, other.threads, other.batch_size) == (2, 32, 1, 8)
+    assert other.runtime == spec.runtime and other.runtime is not spec.runtime
+    # flat where it travels (a worker's message, a SLURM manifest) and nested as `asdict` writes it: both read back
+    assert BenchSpec(**spec.flat()) == spec == BenchSpec(**dataclasses.asdict(spec))
+    assert list(spec.flat())[:len(FIELDS)] == [f.name for f in FIELDS] and len(spec_fields()) == len(spec.flat())
+    import pytest
+    with pytest.raises(TypeError, match='precison'): BenchSpec('resnet18', precison='bf16')  # a typo is no field
+    with pytest.raises(TypeError, match='model_name'): BenchSpec(precision='bf16')
 
 def test_a_stored_row_has_a_column_for_every_field():
     "`BenchResult` is the row flattened where it is stored: each field of the configuration is one of its columns."
@@ -92,8 +110,8 @@ def test_a_stored_row_has_a_column_for_every_field():
 
 NEW_SETTING = '''
     # the fusion pass: off on (default off)
-    fusion:str = _F('off', part='runtime', at=22, key=22, form='fusion={}', said='summary compared served',
-                    word='fusion', choices=('off', 'on'), later=True)
+    fusion:str = _F('off', form='fusion={}', said='summary compared served', word='fusion', choices=('off', 'on'),
+                    later=True)
 '''
 
 CHECK_NEW_SETTING = '''
@@ -107,7 +125,7 @@ from throughput_bench.serve.loadgen import server_fields
 assert tb.__file__.startswith(%r), tb.__file__
 assert KEY[-1] == 'fusion' and KEY_DEFAULTS['fusion'] == 'off'            # the key; an old row meant `off`
 s = BenchSpec('resnet18', fusion='on')
-assert config_words(s) == 'resnet18 fp32 bs=32 fusion=on' and 'fusion=on' in s.settings(), config_words(s)
+assert config_words(s) == 'resnet18 fp32 fusion=on bs=32' and 'fusion=on' in s.settings(), config_words(s)
 assert config_key({k: getattr(s, k) for k in KEY if k != 'fusion'})[-1] == 'off'
 assert parse_config('fusion=on batch=8')['fusion'] == 'on'                # compare and tune name it
 for argv in (['serve', '--model', 'resnet18', '--fusion', 'on'], ['map', '--synthetic', '--fusion', 'on']):
@@ -136,23 +154,78 @@ with tempfile.TemporaryDirectory() as d:
 print('reached')
 '''
 
-def test_a_setting_added_to_the_table_reaches_every_command_and_the_csv_with_no_other_edit(tmp_path):
-    """The design's test (issue 42): a copy of the package with one more `_F` line in `Settings`, and nothing else
-    edited: the key, old rows, words, `compare`'s words, `tbench serve` and `tbench map` flags and the served metadata
-    all take it; so do `tbench infer` and the sweep's configurations, a re-run command, and the CSV: a column of its
-    own that reads back and resumes."""
-    import os, shutil, subprocess, sys, throughput_bench
+def _package_with(tmp_path, edits:dict):
+    """A copy of the package under `tmp_path` with `edits` (`{file: (anchor, text put after it)}`) and no other: the
+    files that differ from the package are exactly the edited ones."""
+    import filecmp, shutil, throughput_bench
     from pathlib import Path
     src = Path(throughput_bench.__file__).parent
-    shutil.copytree(src, tmp_path / 'throughput_bench', ignore=shutil.ignore_patterns('__pycache__', 'globe_assets'))
-    core = tmp_path / 'throughput_bench' / 'core.py'
-    text = core.read_text()
-    anchor = "                     word='weights', later=True)\n"
-    assert text.count(anchor) == 1
-    core.write_text(text.replace(anchor, anchor + NEW_SETTING))
-    r = subprocess.run([sys.executable, '-c', CHECK_NEW_SETTING % str(tmp_path)], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=300, env={**os.environ, 'PYTHONPATH': str(tmp_path)})
+    dst = tmp_path / 'throughput_bench'
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns('__pycache__', 'globe_assets'))
+    for name, (anchor, text) in edits.items():
+        p = dst / name
+        assert p.read_text().count(anchor) == 1, (name, anchor)
+        p.write_text(p.read_text().replace(anchor, anchor + text))
+    changed = [str(p.relative_to(dst)) for p in dst.rglob('*.py') if not filecmp.cmp(p, src / p.relative_to(dst), shallow=False)]
+    assert sorted(changed) == sorted(edits), changed
+
+def _run_in(tmp_path, script:str):
+    import os, subprocess, sys
+    r = subprocess.run([sys.executable, '-c', script % str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300, env={**os.environ, 'PYTHONPATH': str(tmp_path)})
     assert r.returncode == 0 and 'reached' in r.stdout, r.stderr[-3000:]
+
+WEIGHTS_LINE = "flag='weights', word='weights', later=True)\n"
+
+def test_a_setting_added_to_the_table_reaches_every_command_and_the_csv_with_no_other_edit(tmp_path):
+    """The design's test (issues 42 and 53, a): a copy of the package with one more `_F` line in `Runtime`, and nothing
+    else edited: the key, old rows, words, `compare`'s words, `tbench serve` and `tbench map` flags and the served
+    metadata all take it; so do `tbench infer` and the sweep's configurations, a re-run command, and the CSV: a column
+    of its own that reads back and resumes."""
+    _package_with(tmp_path, {'core.py': (WEIGHTS_LINE, NEW_SETTING)})
+    _run_in(tmp_path, CHECK_NEW_SETTING)
+
+# the OpenVINO-style example of issue 53: a runtime flag that one backend acts on (PyTorch folds each BatchNorm into
+# the convolution before it, `torch.fx`'s inference fusion, and says so in the row's `backend_settings`)
+BACKEND_ACTS = '''        if spec.fusion == 'on':  # fold each BatchNorm into its convolution
+            from torch.fx.experimental.optimization import fuse
+            model = fuse(model)
+'''
+BACKEND_SAYS = '''        if spec.fusion == 'on': settings += ' fusion=on'
+'''
+
+CHECK_BACKEND_SETTING = '''
+import shlex, throughput_bench as tb
+assert tb.__file__.startswith(%r), tb.__file__
+from throughput_bench.api import infer
+from throughput_bench.cli import main_parser
+from throughput_bench.analyse.audit import spec_of_row
+kw = dict(device='cpu', input_size=32, batch_sizes=[2], precisions=['fp32'], timed_seconds=0.2, warmup=1,
+          warmup_seconds=0, threads=1, progress=False, wandb='disabled', repeats=1, wait_idle=0, quiet=True,
+          isolate=False, results_dir='r')
+(fused,) = infer(['resnet18'], fusion='on', **kw).to_dict('records')
+assert fused['status'] == 'ok' and fused['fusion'] == 'on' and 'fusion=on' in fused['backend_settings'], fused
+(plain,) = infer(['resnet18'], **kw).to_dict('records')  # another configuration: measured, not the fused row
+assert plain['measured'] == 'now' and plain['fusion'] == 'off' and 'fusion' not in plain['backend_settings'], plain
+(again,) = infer(['resnet18'], fusion='on', **kw).to_dict('records')  # resumed: the stored row
+assert again['measured'] == 'stored' and again['throughput_mean'] == fused['throughput_mean'], again
+argv = shlex.split(spec_of_row(fused).command())[1:]  # the row's own re-run command asks for it again
+assert '--fusion' in argv and main_parser(argv).parse_args(argv).fusion == 'on', argv
+print('reached')
+'''
+
+def test_a_setting_a_backend_acts_on_is_its_field_line_and_that_backends_code(tmp_path):
+    """The design's test (issue 53, b): `fusion` declared in `Runtime` and acted on by the PyTorch backend, two files
+    edited: a real sweep measures it, the row stores it and says what the runtime did, a second call resumes it, a
+    configuration without it is another row, and the row's re-run command asks for it."""
+    anchor = "        else: model = model.to(dtype=dtype).eval()\n"
+    _package_with(tmp_path, {'core.py': (WEIGHTS_LINE, NEW_SETTING),
+                             'backends/pytorch.py': (anchor, BACKEND_ACTS)})
+    p = tmp_path / 'throughput_bench' / 'backends' / 'pytorch.py'  # the same file: what it says of the settings
+    said = "            + f\" threads={torch.get_num_threads()}\"\n        )\n"
+    assert p.read_text().count(said) == 1
+    p.write_text(p.read_text().replace(said, said + BACKEND_SAYS))
+    _run_in(tmp_path, CHECK_BACKEND_SETTING)
 
 def test_each_runtime_has_a_typed_config_and_the_help_names_its_settings():
     "A runtime's own settings are a frozen dataclass (`RuntimeConfig`); `--backend-options`' help names every one."

@@ -178,8 +178,9 @@ def test_ctrl_c_while_the_fork_server_imports_is_one_line_and_leaves_no_process(
     import psutil
     from conftest import FAST, BIN
     p = subprocess.Popen([str(BIN / 'tbench'), 'infer', '--models', 'resnet18', *FAST], cwd=tmp_path, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
-    me = psutil.Process(p.pid)
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # a pytest-xdist worker ignores
+    me = psutil.Process(p.pid)                                                             # SIGINT: so would its child
     for _ in range(600):  # until the fork server runs (it is importing)
         try:
             if any('forkserver' in ' '.join(k.cmdline()) for k in me.children()): break

@@ -243,12 +243,9 @@ def option_flag(name:str, O=None, helped:bool=True)->tuple:
 # %% ../nbs/42_cli.ipynb #d782dcff
 def add_options(p:Parser, O=None, drop:tuple=()):
     """Add the flags of options class `O` (default `api.SweepOptions`), in its `GROUPS` (but those in `drop`), each
-    made by `option_flag`; a setting `as_sweep` made that no group names goes in the first (a new field's flag)."""
+    made by `option_flag` (the settings' groups are their parts', `options.setting_groups`)."""
     O = O or api.SweepOptions
-    groups, placed = dict(O.GROUPS), set(' '.join(O.GROUPS.values()).split())
-    rest = [f.name for f in dataclasses.fields(O) if 'setting' in f.metadata and f.name not in placed]
-    if rest: groups[next(iter(groups))] += ' ' + ' '.join(rest)
-    for title, names in groups.items():
+    for title, names in O.GROUPS.items():
         if title in drop: continue
         g = p.add_argument_group(title)
         for name in names.split():

@@ -4,17 +4,18 @@
 
 # %% ../nbs/00_core.ipynb #244cc1e8
 from __future__ import annotations
-import re, datetime, dataclasses
+import re, datetime, dataclasses, inspect
 from dataclasses import dataclass, field, fields
 from typing import Optional, Iterable
 from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SAID',
-           'ALWAYS', 'PARTS', 'FIELDS', 'KEY', 'KEY_DEFAULTS', 'FIELD', 'WORDS', 'SHORT_WORDS', 'BACKEND_GROUP',
-           'CONTROL', 'BenchError', 'quoted', 'whole', 'error_text', 'Field', 'Runtime', 'Process', 'Settings', 'Input',
-           'values_of', 'BenchSpec', 'fields_in', 'at_default', 'most_of', 'config_key', 'field_words', 'input_words',
-           'config_words', 'config_columns', 'now_iso', 'clock', 'shorten', 'plain_text']
+           'ALWAYS', 'PARTS', 'KEY_ORDER', 'FIELDS', 'FIELD', 'KEY', 'KEY_DEFAULTS', 'WORDS', 'SHORT_WORDS',
+           'BACKEND_GROUP', 'CONTROL', 'BenchError', 'quoted', 'whole', 'error_text', 'Field', 'Model', 'Runtime',
+           'Process', 'Workload', 'Settings', 'Input', 'Role', 'values_of', 'BenchSpec', 'fields_in', 'spec_fields',
+           'at_default', 'most_of', 'config_key', 'field_words', 'input_words', 'config_words', 'config_columns',
+           'now_iso', 'clock', 'shorten', 'plain_text']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -85,25 +86,20 @@ def _canon(v)->str:
     return s
 
 # %% ../nbs/00_core.ipynb #0fc170e6
-# a field's tags, each from its kind's few: which summaries say it, where it is said even at its default, its part
+# a field's tags, each from its kind's few: which summaries say it, where it is said even at its default
 SAID = ('bar', 'placed', 'summary', 'compared', 'varied', 'served', 'around', 'board')
 ALWAYS = ('words', 'settings', 'command')
-PARTS = ('model', 'workload', 'input', 'runtime', 'process', 'study')
 
 # %% ../nbs/00_core.ipynb #02218c1c
 @dataclass(frozen=True)
 class Field:
     """One field of a configuration's identity and everything the package says of it, declared once (its `_F(...)`)
-    on the part that holds it: `Settings`, `Input` or `BenchSpec`. The resume key, the defaults of old rows, the
-    flags, the `key=value` words, the labels and the charts' groupings are all read from `FIELDS`; no other table
-    names fields."""
+    in the part of `BenchSpec`'s tree that holds it (`Model`, `Runtime`, `Process`, `Workload`, `Input`, `Role`). The
+    resume key, the defaults of old rows, the flags, the `key=value` words, the labels and the charts' groupings are
+    all read from `FIELDS`; no other table names fields. Its place in words is its place in the tree."""
     name:str                  # the `BenchSpec` attribute and the CSV column (today's names: old files read back)
     default:object            # its value when nobody asks for another (`dataclasses.MISSING`: none)
-    # what it belongs to: `model`, `workload`, `input`, `runtime`, `process`, `study` (a field of `Runtime`, `Process`
-    # or `Input` belongs to that type's part)
-    part:str
-    at:int                    # its place in words and labels (`resnet18 fp32 openvino threads=2 bs=8 3x224px`)
-    key:int                   # its place in the resume key (drift records store keys in this order)
+    part:str                  # the part of the tree that declares it: `model`, `runtime`, `process`, ... (`PARTS`)
     form:str = '{}'           # how words say it: `compile={}`, `NHWC`, `bs={}`
     always:str = ''           # where it is said even at its default: `words`, `settings`, `command`
     # which summaries say it: `bar` (every chart bar), `placed` (a chart's panel or label), `summary` (a sweep's table),
@@ -118,7 +114,7 @@ class Field:
     alias:str = ''            # one more spelling of its flag (`--size`)
     later:bool = False        # added after the first results files: a row that leaves it empty meant the default
     most:Optional[float] = None  # the largest value a run can take: a larger one is a typo, refused before it runs
-    setting:bool = False      # a field of `Settings` or `Input`: every command that runs a configuration takes it
+    setting:bool = False      # a field of `Runtime`, `Process` or `Input`: every command that runs a model takes it
 
     @property
     def option(self)->Optional[str]:
@@ -126,10 +122,9 @@ class Field:
         return self.flag or (self.name if self.setting else None)
 
     def __post_init__(self):
-        "A tag that is not one of its kind's (`SAID`, `ALWAYS`, `PARTS`): an error at import, not a field left unsaid."
-        for what, allowed in (('said', SAID), ('always', ALWAYS), ('part', PARTS)):
-            v = getattr(self, what)
-            if bad := [t for t in (v or '').split() if t not in allowed] or (what == 'part' and not v and [v]):
+        "A tag that is not one of its kind's (`SAID`, `ALWAYS`): an error at import, not a field left unsaid."
+        for what, allowed in (('said', SAID), ('always', ALWAYS)):
+            if bad := [t for t in (getattr(self, what) or '').split() if t not in allowed]:
                 raise ValueError(f"field {self.name}: {what} {bad[0]!r} is not one of {', '.join(allowed)}")
 
     def says(self, where:str)->bool:
@@ -146,78 +141,121 @@ def _F(default=dataclasses.MISSING, **meta):
     "A field that is part of a configuration's identity: its default and its `Field` metadata."
     return field(default=default, metadata={'field': meta})
 
+# %% ../nbs/00_core.ipynb #ac771657
+@dataclass(kw_only=True)
+class Model:
+    "What is measured: the model, by its registry or timm name. The `model` part of a configuration."
+    TITLE = 'the model'
+    # registry or timm name
+    model_name:str = _F(always='words command', said='placed board', flag='models', swept=True)
+
 # %% ../nbs/00_core.ipynb #f72af79e
 @dataclass(kw_only=True)
 class Runtime:
     """How the model runs: the runtime and its own settings (typed by the runtime's `config`), the arithmetic, the
-    layout and `torch.compile`. A part of `Settings`; its fields are the `runtime` part of a configuration."""
+    layout, `torch.compile` and the weights it loads (optimum-benchmark's backend holds them too). The `runtime` part
+    of a configuration (`BenchSpec.runtime`), and a part of `Settings`."""
+    TITLE = 'how the model runs'
     # fp32 fp16 bf16 amp (default fp32)
-    precision:str = _F('fp32', at=2, key=2, always='words command',
+    precision:str = _F('fp32', always='words command',
                       said='bar summary compared varied served board',
                       flag='precisions', swept=True, word='precision', choices=PRECISIONS)
     # none int8: the model quantized by its runtime with calibration, weights and activations int8 (onnxruntime,
     # openvino, pytorch compiled), on a CPU with int8 dot-product units (VNNI or AMX; default none)
-    quant:str = _F('none', at=3, key=20, said='bar summary compared varied served board',
+    quant:str = _F('none', said='bar summary compared varied served board',
                    flag='quantizations', swept=True, word='quant', alias='quant', choices=QUANTS, later=True)
     # the runtime: pytorch onnxruntime openvino (onnxruntime-trt on CUDA), or another package's (the runtimes need the
     # [runtimes] extra; default pytorch)
-    backend:str = _F('pytorch', at=4, key=14, always='settings command',
+    backend:str = _F('pytorch', always='settings command',
                     said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
                     later=True)
     # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY
     # streams=2`; OpenVINO: hint streams requests; ONNX Runtime: mode inter_threads int8; a sweep of several runtimes
     # gives a word to one by naming it: `openvino.hint=LATENCY`; default: the runtime's own choice)
-    backend_options:str = _F('', at=5, key=15, said='bar summary compared varied served',
+    backend_options:str = _F('', said='bar summary compared varied served',
                             flag='backend_options', later=True)
     # none default reduce-overhead max-autotune: torch.compile of the model (default none)
-    compile_mode:str = _F('none', at=6, key=3, form='compile={}', always='command',
+    compile_mode:str = _F('none', form='compile={}', always='command',
                          said='bar summary compared varied served board', flag='compile_modes', swept=True,
                          word='compile', choices=COMPILE_MODES)
     # NHWC memory layout
-    channels_last:bool = _F(False, at=7, key=5, form='NHWC', said='summary compared served',
+    channels_last:bool = _F(False, form='NHWC', said='summary compared served',
                            flag='channels_last', word='channels_last', later=True)
+    # the model's weights: pretrained (or --pretrained: timm's, downloaded where this machine can) or a weights file
+    # (.safetensors, or a .pt/.pth state dict, read without unpickling; default: random, from a fixed seed)
+    weights:str = _F('', form='weights={}', said='summary served', flag='weights', word='weights', later=True)
 
 # %% ../nbs/00_core.ipynb #9e0193f4
 @dataclass(kw_only=True)
 class Process:
-    "The process that runs the model: its CPU threads and its C allocator. A part of `Settings`: the `process` part."
+    "The process that runs the model: its CPU threads and its C allocator. The `process` part, and one of `Settings`."
+    TITLE = 'the process that runs it'
     # CPU intra-op threads for the model (default: PyTorch's; a server shares the cores among its workers)
-    threads:Optional[int] = _F(None, at=8, key=9, form='threads={}', said='summary compared',
+    threads:Optional[int] = _F(None, form='threads={}', said='summary compared',
                               flag='threads', word='threads', integer=True, most=1024)
     # the C memory allocator: glibc glibc-retain tcmalloc jemalloc (default glibc, at its defaults: a plain process's;
     # glibc-retain keeps freed memory; tcmalloc and jemalloc are preloaded, from the system's packages)
-    allocator:str = _F('glibc', at=9, key=19, said='summary compared varied served board',
+    allocator:str = _F('glibc', said='summary compared varied served board',
                        flag='allocators', swept=True, word='allocator', choices=ALLOCATORS, later=True)
+
+# %% ../nbs/00_core.ipynb #222f80d1
+@dataclass(kw_only=True)
+class Workload:
+    """What the model is made to do: infer or train, how, on how many processes, with what head, with what data, at
+    what batch."""
+    TITLE = 'the workload'
+    # `inference`, `training`, `serving` or `mapping`
+    mode:str = _F('inference', said='placed around board', later=True)
+    # training only: `sgd` or `adamw`
+    optimizer:str = _F('none', said='bar board', flag='optimizers', swept=True, later=True)
+    # training under DistributedDataParallel on this many processes (None: one plain process)
+    world_size:Optional[int] = _F(None, form='DDP×{}', said='bar', flag='nproc')
+    # the classifier head it runs with (None: the model's own, 1000 for timm; the seed tool's workload uses 10)
+    num_classes:Optional[int] = _F(None, form='{} classes', said='summary')
+    # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
+    data_mode:str = _F('synthetic', form='data={}', said='summary board', flag='dataloader', later=True)
+    # requested batch; may halve on OOM
+    batch_size:int = _F(32, form='bs={}', always='words settings command', said='placed compared', flag='batch_sizes',
+                        swept=True, word='batch', integer=True, most=65536)
+    # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
+    map_options:str = _F('', later=True)
 
 # %% ../nbs/00_core.ipynb #94efae0d
 @dataclass(kw_only=True)
 class Settings(Process, Runtime):
-    """What a configuration runs with besides its model, workload and input: the weights, its `Runtime` and its
-    `Process`. `BenchSpec`, `ServeOptions` and `MapOptions` embed this one type, so `tbench serve` and `tbench map` take
-    every setting `compare` and `tune` can name, and a setting added to it (or its parts) reaches all three (their
-    flags, checks and help), `tbench infer` and the CSV with no other edit."""
-    # the model's weights: pretrained (or --pretrained: timm's, downloaded where this machine can) or a weights file
-    # (.safetensors, or a .pt/.pth state dict, read without unpickling; default: random, from a fixed seed)
-    weights:str = _F('', part='model', at=12, key=21, form='weights={}', said='summary served', flag='weights',
-                     word='weights', later=True)
+    """What a command that runs a model takes besides the model and its input: its `Runtime` and its `Process`.
+    `ServeOptions` and `MapOptions` embed this one type (and `SweepOptions` its fields as lists), so `tbench serve`
+    and `tbench map` take every setting `compare` and `tune` can name, and a setting added to either part reaches
+    every command (its flags, checks and help), the sweep and the CSV with no other edit."""
 
 # %% ../nbs/00_core.ipynb #493e8b51
 @dataclass(kw_only=True)
 class Input:
-    "The input a configuration feeds its model: `BenchSpec` and `ServeOptions` embed it."
+    "The input a configuration feeds its model: the `input` part (`ServeOptions` embeds it too)."
+    TITLE = 'its input'
     # channels per frame (default: the model's native channels)
-    input_channels:Optional[int] = _F(None, at=16, key=6, said='placed', flag='input_channels',
+    input_channels:Optional[int] = _F(None, said='placed', flag='input_channels',
                                      word='input_channels', integer=True, most=1024)
     # height and width in px (default: the model's native size)
-    input_size:Optional[int] = _F(None, at=17, key=7, said='placed', flag='input_size',
+    input_size:Optional[int] = _F(None, said='placed', flag='input_size',
                                  word='input_size', integer=True, alias='size', most=16384)
     # frames per sample, for geo encoders with a time axis (default 1)
-    timesteps:int = _F(1, at=18, key=11, form='{} frames', said='placed', flag='timesteps',
+    timesteps:int = _F(1, form='{} frames', said='placed', flag='timesteps',
                       word='timesteps', integer=True, later=True, most=1024)
 
+# %% ../nbs/00_core.ipynb #66506ba4
+@dataclass(kw_only=True)
+class Role:
+    "Where a row sits in a study (`tbench compare`, `tbench tune`): said around what ran, never part of its label."
+    TITLE = 'the study'
+    # the comparison or tuning study a row belongs to ('' a plain sweep row)
+    study:str = _F('', said='around', later=True)
+    # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
+    stage:str = _F('', said='around', later=True)
+
 # %% ../nbs/00_core.ipynb #57016dbe
-# `docments` of a class reads its own source, then its `__delwrap__`'s: a class that embeds the parts names `Settings`
-# there, and so reads their comments too (`tbench serve --help`'s texts are the parts' comments)
+# `docments` of a class reads its own source, then its `__delwrap__`'s: an options class that embeds the parts names
+# `Settings` there, and so reads their comments too (`tbench serve --help`'s texts are the parts' comments)
 Settings.__delwrap__, Runtime.__delwrap__, Process.__delwrap__ = Runtime, Process, Input
 
 def values_of(part, o)->dict:
@@ -225,35 +263,20 @@ def values_of(part, o)->dict:
     return {f.name: getattr(o, f.name) for f in fields(part)}
 
 # %% ../nbs/00_core.ipynb #eb5d11e2
-@dataclass
-class BenchSpec(Settings, Input):
-    """One configuration to measure: its model and workload, the `Settings` it runs with, its `Input`. The fields made
-    with `_F` are its identity (`FIELDS`); the rest say how to measure it."""
-    # registry or timm name
-    model_name:str = _F(part='model', at=0, key=1, always='words command', said='placed board', flag='models',
-                        swept=True)
-    # `inference`, `training`, `serving` or `mapping`
-    mode:str = _F('inference', part='workload', at=1, key=0, said='placed around board', later=True)
-    # training only: `sgd` or `adamw`
-    optimizer:str = _F('none', part='workload', at=10, key=10, said='bar board', flag='optimizers', swept=True,
-                       later=True)
-    # classifier head size (None: the model's own, 1000 for timm; the seed tool uses 10)
-    num_classes:Optional[int] = _F(None, part='model', at=11, key=12, form='{} classes', said='summary')
-    # training under DistributedDataParallel on this many processes (None: one plain process)
-    world_size:Optional[int] = _F(None, part='process', at=13, key=13, form='DDP×{}', said='bar', flag='nproc')
-    # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
-    data_mode:str = _F('synthetic', part='workload', at=14, key=8, form='data={}', said='summary board',
-                       flag='dataloader', later=True)
-    # requested batch; may halve on OOM
-    batch_size:int = _F(32, part='workload', at=15, key=4, form='bs={}', always='words settings command',
-                       said='placed compared', flag='batch_sizes', swept=True, word='batch', integer=True,
-                       most=65536)
-    # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
-    map_options:str = _F('', part='workload', at=19, key=18, later=True)
-    # the comparison or tuning study a row belongs to ('' a plain sweep row)
-    study:str = _F('', part='study', at=20, key=16, said='around', later=True)
-    # its step in the study: `round 3`, `screen`, `rung 2`, `confirm`
-    stage:str = _F('', part='study', at=21, key=17, said='around', later=True)
+# the tree's parts in the order words say them: `resnet18 fp32 openvino threads=2 bs=8 3x224px`
+PARTS = dict(model=Model, runtime=Runtime, process=Process, workload=Workload, input=Input, role=Role)
+
+@dataclass(init=False)
+class BenchSpec:
+    """One configuration to measure: the tree of its parts (`PARTS`), then how to measure it. Each part's fields are
+    taken by name too (`precision='bf16'`), and `spec.precision` reads (and sets) `spec.runtime.precision`: one name
+    a field, the CSV column's."""
+    model:Model                                       # what is measured (`model_name`, given first)
+    runtime:Runtime = field(default_factory=Runtime)  # how it runs: runtime, precision, layout, compile, weights
+    process:Process = field(default_factory=Process)  # the process that runs it: threads, allocator
+    workload:Workload = field(default_factory=Workload)  # what it is made to do: mode, DDP, head, data, batch
+    input:Input = field(default_factory=Input)        # what it is fed: channels, size, frames
+    role:Role = field(default_factory=Role)           # its place in a study
     device:str = 'cpu'                   # resolved device string, e.g. `cpu`, `cuda:0`
     tf32:bool = True                     # allow TF32 for fp32 on CUDA
     lr:float = 0.0                       # training only: recorded, irrelevant to speed
@@ -272,7 +295,39 @@ class BenchSpec(Settings, Input):
     images:Optional[str] = None
     # the most top-1 accuracy (points) a row may lose to fp32 eager on `images`' labels; beyond it the row is `wrong`
     accuracy_gate:float = 1.0
-    __delwrap__ = Settings  # `docments` reads the parts' comments too
+
+# %% ../nbs/00_core.ipynb #aec34c2b
+@patch
+def __init__(self:BenchSpec, model_name:Optional[str]=None, **kw):
+    """A configuration from its fields by name (`precision='bf16'`), or its parts (`runtime=Runtime(...)`, or a dict,
+    as `dataclasses.asdict` writes one), a field given by name over its part's: so `dataclasses.replace(spec,
+    precision='bf16')` works, and each spec owns its parts (a copy, never another spec's)."""
+    if model_name is not None: kw['model_name'] = model_name
+    for name, P in PARTS.items():
+        given, own = kw.pop(name, None), {f.name: kw.pop(f.name) for f in fields(P) if f.name in kw}
+        if isinstance(given, dict): given = P(**given)
+        object.__setattr__(self, name, dataclasses.replace(given, **own) if given is not None else P(**own))
+    for f in fields(self):
+        if f.name in PARTS: continue
+        setattr(self, f.name, kw.pop(f.name) if f.name in kw else
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
+    if kw: raise TypeError(f"BenchSpec got an unexpected keyword argument {next(iter(kw))!r}")
+
+# its docs and `help()` show the model's name, then each part and each way to measure, as the class declares them
+BenchSpec.__signature__ = inspect.Signature(
+    [inspect.Parameter('model_name', inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation='str')]
+    + [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=f.type, default=f.default
+                         if f.default_factory is dataclasses.MISSING else f.default_factory())
+       for f in fields(BenchSpec) if f.name != 'model'])
+
+# %% ../nbs/00_core.ipynb #e22fed37
+def _leaf(part:str, name:str)->property:
+    "Field `name` of part `part`, read and set through the spec."
+    return property(lambda s: getattr(getattr(s, part), name), lambda s, v: setattr(getattr(s, part), name, v),
+                    doc=f"`{part}.{name}`")
+
+for _part, _P in PARTS.items():
+    for _f in fields(_P): setattr(BenchSpec, _f.name, _leaf(_part, _f.name))
 
 # %% ../nbs/00_core.ipynb #f26d8aa3
 @patch(as_prop=True)
@@ -295,11 +350,10 @@ def short(self:BenchSpec)->str:
 # %% ../nbs/00_core.ipynb #6509a2a4
 @patch
 def parts(self:BenchSpec)->dict:
-    """The configuration as the tree its fields declare: `model`, `workload`, `input`, `runtime` (the runtime's own
-    settings are its `backend_options`, typed by the backend's `config`), `process`, `study`; each its fields."""
-    out = {}
-    for f in FIELDS: out.setdefault(f.part, {})[f.name] = getattr(self, f.name)
-    return out
+    """The configuration as the tree it is, in plain dicts: each part of `PARTS` (`model`, `runtime` (whose own
+    settings are its `backend_options`, typed by the backend's `config`), `process`, `workload`, `input`, `role`),
+    its fields."""
+    return {name: dataclasses.asdict(getattr(self, name)) for name in PARTS}
 
 # %% ../nbs/00_core.ipynb #096cd116
 @patch
@@ -350,22 +404,36 @@ def settings(self:BenchSpec, base:Optional[BenchSpec]=None)->str:
     return ' '.join(words) or 'the default'
 
 # %% ../nbs/00_core.ipynb #7330f4bb
+# the resume key's order: drift records store each key joined in this order, so it is a file format (the fields in
+# the order they were added); a field added since goes last, in the tree's order, until it is written here
+KEY_ORDER = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last', 'input_channels',
+             'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
+             'backend_options', 'study', 'stage', 'map_options', 'allocator', 'quant', 'weights')
 _SETTINGS = {f.name for f in fields(Settings) + fields(Input)}
-# a field of a typed part is that part's: `precision` is `Runtime`'s, the `runtime` part (the others say their part)
-_PART = {name: part.__name__.lower() for part in (Runtime, Process, Input) for name in vars(part)['__annotations__']}
-FIELDS = tuple(sorted((Field(f.name, f.default, setting=f.name in _SETTINGS, **{'part': _PART.get(f.name)} | meta)
-                       for f in fields(BenchSpec) if 'field' in f.metadata for meta in [f.metadata['field']]),
-                      key=lambda f: f.at))
+FIELDS = tuple(Field(f.name, f.default, part=part, setting=f.name in _SETTINGS, **f.metadata['field'])
+               for part, P in PARTS.items() for f in fields(P))
+FIELD = {f.name: f for f in FIELDS}
 # the configuration's identity: the resume key, and (less the batch) what charts, W&B and summaries group by
-KEY = tuple(f.name for f in sorted(FIELDS, key=lambda f: f.key))
+KEY = tuple(k for k in KEY_ORDER if k in FIELD) + tuple(f.name for f in FIELDS if f.name not in KEY_ORDER)
 # what a row written before a field existed meant by leaving it empty
 KEY_DEFAULTS = {f.name: _canon(f.default) for f in FIELDS if f.later}
-FIELD = {f.name: f for f in FIELDS}
 BenchSpec.KEY, BenchSpec.KEY_DEFAULTS = KEY, KEY_DEFAULTS  # as before: `BenchSpec.KEY`
 
 def fields_in(where:str)->tuple:
     "The fields that summaries of kind `where` say (`fields_in('bar')`: what every chart bar says), in words' order."
     return tuple(f.name for f in FIELDS if f.says(where))
+
+# %% ../nbs/00_core.ipynb #22773865
+def spec_fields()->tuple:
+    """`BenchSpec` flattened: each part's `dataclasses.Field`s in the tree's order (`FIELDS`' order), then how to
+    measure it: the names and types a flat dict of a spec (`BenchSpec.flat`), a stored row or a worker's message has."""
+    return tuple(f for P in PARTS.values() for f in fields(P)) + tuple(
+        f for f in fields(BenchSpec) if f.name not in PARTS)
+
+@patch
+def flat(self:BenchSpec)->dict:
+    "The configuration as one flat dict (`spec_fields`' names): what a worker is sent, and `BenchSpec(**d)` reads back."
+    return {f.name: getattr(self, f.name) for f in spec_fields()}
 
 # %% ../nbs/00_core.ipynb #91f21e9c
 def at_default(name:str, # a field of `FIELDS`

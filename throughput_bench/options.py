@@ -11,16 +11,26 @@ from fastcore.basics import patch
 from .core import *
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'names_of', 'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'read_parts', 'settings_asked',
+__all__ = ['SCENARIOS', 'setting_groups', 'numbers_of', 'choices_of', 'as_sweep', 'option_docs', 'read_parts', 'settings_asked',
            'ServeOptions', 'LatencyOptions']
 
 # %% ../nbs/04_options.ipynb #cb054fd5
 SCENARIOS = ('single-stream', 'server', 'offline')  # LoadGen's scenarios that `tbench latency` runs
 
-def names_of(*parts)->str:
-    "The field names of `parts` (classes such as `Settings`), in words' order: an options class's group of flags."
-    names = [f.name for p in parts for f in fields(p)]
-    return ' '.join(sorted(names, key=lambda k: FIELD[k].at if k in FIELD else len(FIELD)))
+def setting_groups(*classes)->dict:
+    """`--help`'s groups of the settings in `classes` (parts such as `Settings`, or a class `as_sweep` made), one a part
+    of the tree, titled by its `TITLE`, each option in the tree's order: no options class names a setting's flag, so a
+    setting added to a part is placed, with its part's, by this alone."""
+    got = {}
+    for c in classes:
+        for f in fields(c):
+            name = f.metadata['setting'][1] if 'setting' in f.metadata else f.name  # a sweep's option: its field's
+            if name in FIELD: got[name] = f.name
+    out = {}
+    for k, opt in sorted(got.items(), key=lambda kv: list(FIELD).index(kv[0])):
+        title = PARTS[FIELD[k].part].TITLE
+        out[title] = f"{out[title]} {opt}" if title in out else opt
+    return out
 
 # %% ../nbs/04_options.ipynb #d2cca4ab
 def numbers_of(*parts)->dict:
@@ -121,7 +131,7 @@ class ServeOptions(Settings, Input):
         max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
         max_request_mb=(float, False), port=(int, False), timeout=(float, False), max_batch_per_request=(int, False))
     CHOICES = choices_of(Settings) | dict(log_level=('critical', 'error', 'warning', 'info', 'debug'))
-    GROUPS = {'the model': 'model device cache_dir ' + names_of(Settings, Input),
+    GROUPS = {'the model': 'model device cache_dir', **setting_groups(Settings, Input),
               'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
                             'log_level timeout'}
     TEXTS = ('model', 'device', 'host', 'cache_dir')

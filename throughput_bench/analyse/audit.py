@@ -33,7 +33,7 @@ CALIBRATED_ON = re.compile(r'^(.+): \d+ of \d+ images \([0-9a-f]+\)$')  # `expor
 def spec_of_row(row:dict)->BenchSpec:
     "The configuration a stored row measured, at the batch it ran (not probed again), from its columns."
     kw = {}
-    for f in dataclasses.fields(BenchSpec):
+    for f in spec_fields():
         v = row.get(f.name)
         if v is None or v == '' or isinstance(v, float) and math.isnan(v): continue
         try: kw[f.name] = _typed(f, v)

@@ -161,7 +161,7 @@ def launch_ddp(spec:BenchSpec, timing:TimingConfig=None, breakdown:bool=False, s
         out, err = Path(d) / 'row.json', Path(d) / 'err'
         cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nnodes', '1', '--nproc-per-node',
                str(spec.world_size), '--monitor-interval', '0.5', '-m', 'throughput_bench.ddp', '--spec',
-               json.dumps(dataclasses.asdict(spec)), '--timing', json.dumps(dataclasses.asdict(timing)), '--row-file',
+               json.dumps(spec.flat()), '--timing', json.dumps(dataclasses.asdict(timing)), '--row-file',
                str(out), '--err-file', str(err)] + (['--breakdown'] if breakdown else [])
         # torchrun would set 1; each rank takes --threads
         env = os.environ | {'OMP_NUM_THREADS': str(spec.threads or 1)}

@@ -512,11 +512,11 @@ SweepOptions.CHOICES = dict(mode=('inference', 'training'), wandb=('disabled', '
 # %% ../../nbs/35_scale_launch.ipynb #0dcf9311
 # `--help` shows the first groups; those in `MORE` only with `--help-all`
 SweepOptions.GROUPS = {
-    'what to measure': 'models weights precisions compile_modes batch_sizes channels_last input_channels '
-                       'input_size timesteps dataloader workers',
-    'inference': 'backends backend_options quantizations images accuracy_gate geo_compare output',
+    'what to measure': 'models batch_sizes dataloader workers',
+    **setting_groups(SweptSettings),  # the settings' flags, a group a part of the tree (`Runtime`, `Process`, `Input`)
+    'inference': 'images accuracy_gate geo_compare output',
     'training': 'optimizers lr breakdown nproc ddp_timeout',
-    'where it runs': 'device gpu_id threads allocators tf32 force max_step_seconds max_memory_mb',
+    'where it runs': 'device gpu_id tf32 force max_step_seconds max_memory_mb',
     'how long, and a busy machine': 'budget_minutes repeats row_ci min_repeats max_repeats config_seconds '
                                     'wait_idle strict busy_threshold',
     'where results go': 'results_dir rerun retry_failed wide progress isolate peak_tflops',
@@ -700,7 +700,8 @@ def across(specs:list, asked:dict)->list:
     """`specs` at each setting of `asked` (`{field: value}`, `settings_asked`): every value of a swept field (a spec per
     value, the first in words' order varying fastest), the one value of another. The settings no code of the sweep
     acts on itself (the allocator, the quantization, the weights, a new field) reach each configuration here."""
-    for name, v in sorted(asked.items(), key=lambda kv: -FIELD[kv[0]].at):
+    order = {k: i for i, k in enumerate(FIELD)}  # the tree's order
+    for name, v in sorted(asked.items(), key=lambda kv: -order[kv[0]]):
         values = dict.fromkeys(v if FIELD[name].swept else [v])
         specs = [dataclasses.replace(s, **{name: x}) for s in specs for x in values]
     return specs

@@ -73,7 +73,7 @@ def load_manifest(results_dir)->dict:
     return m
 
 # %% ../../nbs/33_scale_slurm.ipynb #86db4f4d
-_SPEC_FIELDS = {f.name for f in dataclasses.fields(BenchSpec)}
+_SPEC_FIELDS = {f.name for f in spec_fields()}  # a configuration as a flat dict (`BenchSpec.flat`)
 
 def check_manifest(m, p='slurm_manifest.json'):
     "A `BenchError` naming the first thing in manifest `m` that is not what `submit` writes."
@@ -179,10 +179,10 @@ def submit(specs:list, results_dir, timing, params:dict, executor:str='slurm', g
         ex = make_executor(executor, folder, params)
         gs = groups(todo, group_by)
         timing_d = dataclasses.asdict(timing)
-        jobs = ex.map_array(run_job, [[dataclasses.asdict(s) for s in g] for g in gs], [timing_d] * len(gs),
+        jobs = ex.map_array(run_job, [[s.flat() for s in g] for g in gs], [timing_d] * len(gs),
                             [str(results_dir)] * len(gs), [repeats] * len(gs), [runner_kw] * len(gs))
         entries = [
-            dict(job_id=str(j.job_id), specs=[dataclasses.asdict(s) for s in g], stdout=str(j.paths.stdout),
+            dict(job_id=str(j.job_id), specs=[s.flat() for s in g], stdout=str(j.paths.stdout),
                  stderr=str(j.paths.stderr), result=str(j.paths.result_pickle), state='SUBMITTED', collected=False)
             for j, g in zip(jobs, gs)
         ]

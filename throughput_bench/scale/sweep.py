@@ -351,7 +351,7 @@ def run_isolated(spec:BenchSpec, timing:TimingConfig=None, on_start=None, **kw)-
     fd, log = tempfile.mkstemp(prefix='tbench-worker-', suffix='.log'); os.close(fd)
     # not daemonic: DataLoader workers are its children
     # the package's `worker_process` too: its process class is pickled by name (a notebook's lives in __main__)
-    proc = _mod.worker_process(spec.allocator, _mod._worker, (send, asdict(spec), asdict(timing), kw, log, os.getpid()))
+    proc = _mod.worker_process(spec.allocator, _mod._worker, (send, spec.flat(), asdict(timing), kw, log, os.getpid()))
     with _no_main(): proc.start()
     send.close()
     if on_start: on_start(proc.pid)

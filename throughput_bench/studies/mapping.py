@@ -686,7 +686,7 @@ class MapOptions(Settings):
         busy_threshold=(float, False))
     CHOICES = choices_of(Settings)
     GROUPS = {'the raster': 'raster synthetic scene_size scene_bands bands size overlap output_raster',
-              'the model': 'model device batch_size model_seconds ' + names_of(Settings),
+              'the model': 'model device batch_size model_seconds', **setting_groups(Settings),
               'the pipeline': 'workers prefetch passes out_channels',
               'the store and the host': 'results_dir rerun wait_idle busy_threshold progress quiet'}
     TEXTS = ('raster', 'model', 'device', 'output_raster', 'results_dir')

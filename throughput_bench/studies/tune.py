@@ -241,8 +241,9 @@ def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[Ben
     them); empty where the winner is plain eager."""
     import torch, pandas as pd
     cpu = su.device.type == 'cpu'
-    # every runtime and process field at its default (eager fp32 PyTorch, no quantization, glibc's malloc)
-    plain = {f.name: f.default for f in FIELDS if f.part in ('runtime', 'process')}
+    # every runtime and process field at its default (eager fp32 PyTorch, no quantization, glibc's malloc), but the
+    # weights: the same model
+    plain = {f.name: f.default for f in FIELDS if f.part in ('runtime', 'process') and f.name != 'weights'}
     eager = dataclasses.replace(win, **plain | dict(threads=torch.get_num_threads() if cpu else None, cache_dir=None))
     if eager.key() == win.key(): return pd.DataFrame()
     specs, labels = [eager, win], ['fp32 eager', win.settings()]
