@@ -52,7 +52,7 @@ def _audited_folder(tmp_path:Path)->Path:
                  output_digest=digest(i), cache_gain=1.01, cache_pairs=20, throughput=float(r['throughput_mean']),
                  seconds=3.0, failures=[], passed=True) for i, r in enumerate(d.to_dict('records'))]
     return S.submit(root, output=tmp_path / 'subs', by='tester', quiet=True, audits=recs,
-                    audit_summary=dict(configurations=3, passed=3))
+                    audit_summary=dict(configurations=3, passed=3, seed=7))
 
 def test_a_packed_submission_carries_its_audits_and_passes(cli, tmp_path):
     folder = _audited_folder(tmp_path)
@@ -73,6 +73,7 @@ FORGED = {  # what a forger changes in the audit records, then re-seals: each re
     'a record that says it failed': lambda r: r | dict(passed=False, failures=['caching: 9x']),
     'a gain no machine measures': lambda r: r | dict(cache_gain=0.01),
     'a billion pairs': lambda r: r | dict(cache_pairs=10**9),
+    'a close gain from one pair': lambda r: r | dict(cache_pairs=1, cache_gain=1.09),  # the audit measures it again
     'a status in capitals': lambda r: r | dict(status='OK'),
     'a seed as text': lambda r: r | dict(seed='7'),
     'a digest with another largest value': lambda r: r | dict(output_digest=re.sub(r'max=\S+', 'max=1e30',
@@ -99,7 +100,7 @@ def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, fo
              'a process that failed': 'did not measure', 'passed said of a failure': 'caching',
              'a record left out': 'no audit record', 'a gain of minus infinity': 'cache_gain is not a number',
              'a gain as text': 'cache_gain is not a number', 'a gain no machine measures': 'cache_gain is not a number',
-             'a billion pairs': 'cache_pairs is not a count',
+             'a billion pairs': 'cache_pairs is not a count', 'a close gain from one pair': 'from 1 pair of calls',
              'a status in capitals': "did not measure (status 'OK')", 'a seed as text': "seed '7' is not a whole number", 'a digest with another largest value': 'digest was edited', 'the rows own seed': 'seed is not another seed',
              'no pairs': 'cache_pairs is not a count', 'a record that says it failed': 'does not say it passed', 'a record of no row': 'of no measured row',
              'no audits at all': 'no audits'}
@@ -184,7 +185,7 @@ def test_replace_onto_a_file_or_a_link_writes_nothing_and_check_refuses_packing_
 
 @pytest.mark.parametrize('kw,msg', [(dict(pairs=0), 'at least 1'), (dict(pairs=2.0), 'whole number'),
                                     (dict(seed=0), "differ from the rows'"), (dict(most_pairs='8'), 'whole number'),
-                                    (dict(most_pairs=10**12), 'more than 64'), (dict(timed_seconds=float('nan')), 'timed_seconds'),
+                                    (dict(most_pairs=10**12), 'more than 64'), (dict(most_pairs=1), 'most_pairs must be at least 2'), (dict(timed_seconds=float('nan')), 'timed_seconds'),
                                     (dict(timed_seconds=0), 'timed_seconds'), (dict(timed_phase='no'), 'timed_phase')])
 def test_an_audit_config_the_checker_would_refuse_is_one_line(kw, msg):
     "An audit of fewer pairs than `--check` accepts, or of the rows' own seed, is refused before any process starts."
@@ -198,3 +199,17 @@ def test_cache_gain_makes_at_least_one_pair_whatever_it_is_told():
     for least in (0, -1):
         g = cache_gain(lambda x: net(x.flatten(1)).detach().numpy(), BenchSpec('m', input_channels=3, input_size=2), 2, least=least)
         assert g['pairs'] >= 1 and g['gain'] > 0
+
+@pytest.mark.parametrize('summary', ['all passed', dict(configurations=999, passed=-3, seed=0, share=1e9), 'another seed',
+                                     'negative seconds'])
+def test_a_manifest_audits_summary_its_records_contradict_is_refused(tmp_path, summary):
+    "The manifest's summary of the audits (not under its own checksums) must say what `audits.jsonl` holds."
+    folder = _audited_folder(tmp_path)
+    m = json.loads((folder / 'manifest.json').read_text())
+    n = len((folder / S.AUDITS_FILE).read_text().splitlines())
+    assert m['audits']['configurations'] == m['audits']['passed'] == n and not S.check_folder(folder)  # as packed
+    m['audits'] = {'another seed': m['audits'] | dict(seed=8), 'negative seconds': m['audits'] | dict(audit_seconds=-1.0)
+                   }.get(summary, summary) if isinstance(summary, str) and summary != 'all passed' else summary
+    (folder / 'manifest.json').write_text(json.dumps(m))
+    lines = S.check_folder(folder)
+    assert len(lines) == 1 and 'audits summary is not what' in lines[0], lines

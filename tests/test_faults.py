@@ -50,7 +50,13 @@ def test_collect_of_malformed_manifests_is_one_line(capsys, tmp_path, monkeypatc
     job = dict(job_id='123', specs=[dict(model_name='resnet18')], stdout='o', stderr='e', result='r')
     for m, msg in [({}, 'not a manifest'), ([], 'not a manifest'), ({'submissions': [{'executor': 'local'}]}, 'no list of jobs'),
                    ({'submissions': [{'executor': 'local', 'jobs': [job | {'job_id': '1; rm -rf'}]}]}, 'job id'),
-                   ({'submissions': [{'executor': 'local', 'jobs': [job | {'specs': [{'model_name': 'r', 'evil': 1}]}]}]}, 'unknown configuration field')]:
+                   ({'submissions': [{'executor': 'local', 'jobs': [job | {'specs': [{'model_name': 'r', 'evil': 1}]}]}]}, 'unknown configuration field'),
+                   # a field's value of another type (a crash of collect, or of infer --slurm, or an error row)
+                   *[({'submissions': [{'executor': 'local', 'jobs': [job | {'specs': [dict(model_name='r') | {k: v}]}]}]},
+                      f'configuration field {k} is')
+                     for k, v in [('model_name', None), ('model_name', ['a']), ('model_name', 7), ('precision', {'a': 1}),
+                                  ('batch_size', 'abc'), ('batch_size', True), ('threads', [1, 2]), ('lr', 1e400),
+                                  ('device', 'x' * 5000)]]]:
         (tmp_path / 'results' / 'slurm_manifest.json').write_text(json.dumps(m))
         code, err = run_cli(['collect'], capsys)
         assert code == 2 and err.count('\n') == 1 and msg in err, (m, err)

@@ -241,14 +241,17 @@ def option_flag(name:str, O=None, helped:bool=True)->tuple:
     return flags, {k: v for k, v in kw.items() if v is not None or k != 'nargs'}
 
 # %% ../nbs/42_cli.ipynb #d782dcff
-def add_options(p:Parser, O=None, drop:tuple=()):
+def add_options(p:Parser, O=None, drop:tuple=(), mode:Optional[str]=None):
     """Add the flags of options class `O` (default `api.SweepOptions`), in its `GROUPS` (but those in `drop`), each
-    made by `option_flag` (the settings' groups are their parts', `options.setting_groups`)."""
+    made by `option_flag` (the settings' groups are their parts', `options.setting_groups`); for `mode`, only the
+    settings it takes (`Field.takes`: `tbench train` offers no runtime)."""
     O = O or api.SweepOptions
+    made = {f.name: f.metadata['setting'][1] for f in dataclasses.fields(O) if 'setting' in f.metadata}
+    taken = lambda name: mode is None or name not in made or FIELD[made[name]].takes(mode)
     for title, names in O.GROUPS.items():
         if title in drop: continue
         g = p.add_argument_group(title)
-        for name in names.split():
+        for name in filter(taken, names.split()):
             flags, kw = option_flag(name, O, helped=False)
             a = g.add_argument(*flags, **kw)
             if a.help is None: p.helps = getattr(p, 'helps', []) + [(a, O, name)]  # read when help is shown
@@ -334,7 +337,7 @@ def train_parser(prog='tbench train', parser=None)->Parser:
     p = parser or Parser(
         prog=prog, description="Measure training throughput (forward, loss, backward, optimizer step)."
     )
-    add_options(p, drop=('inference',))
+    add_options(p, drop=('inference',), mode='training')
     return p
 
 # %% ../nbs/42_cli.ipynb #6e00a949

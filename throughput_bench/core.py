@@ -115,6 +115,7 @@ class Field:
     later:bool = False        # added after the first results files: a row that leaves it empty meant the default
     most:Optional[float] = None  # the largest value a run can take: a larger one is a typo, refused before it runs
     setting:bool = False      # a field of `Runtime`, `Process` or `Input`: every command that runs a model takes it
+    modes:str = ''            # the `MODES` that take it ('' every one): a runtime, its words and int8 are inference's
 
     @property
     def option(self)->Optional[str]:
@@ -122,8 +123,8 @@ class Field:
         return self.flag or (self.name if self.setting else None)
 
     def __post_init__(self):
-        "A tag that is not one of its kind's (`SAID`, `ALWAYS`): an error at import, not a field left unsaid."
-        for what, allowed in (('said', SAID), ('always', ALWAYS)):
+        "A tag that is not one of its kind's (`SAID`, `ALWAYS`, `MODES`): an error at import, not a field left unsaid."
+        for what, allowed in (('said', SAID), ('always', ALWAYS), ('modes', MODES)):
             if bad := [t for t in (getattr(self, what) or '').split() if t not in allowed]:
                 raise ValueError(f"field {self.name}: {what} {bad[0]!r} is not one of {', '.join(allowed)}")
 
@@ -131,6 +132,10 @@ class Field:
         "Whether summaries of kind `where` (one of `SAID`) say this field."
         if where not in SAID: raise ValueError(f"{where!r} is not a kind of summary: {', '.join(SAID)}")
         return where in self.said.split()
+
+    def takes(self, mode:str)->bool:
+        "Whether a run of `mode` (`training`) takes this field at another value than its default."
+        return not self.modes or mode in self.modes.split()
 
     def usual(self, v)->bool:
         "Whether `v` is this field's default (in the canonical text a CSV cell and a spec share)."
@@ -162,18 +167,18 @@ class Runtime:
                       flag='precisions', swept=True, word='precision', choices=PRECISIONS)
     # none int8: the model quantized by its runtime with calibration, weights and activations int8 (onnxruntime,
     # openvino, pytorch compiled), on a CPU with int8 dot-product units (VNNI or AMX; default none)
-    quant:str = _F('none', said='bar summary compared varied served board',
-                   flag='quantizations', swept=True, word='quant', alias='quant', choices=QUANTS, later=True)
+    quant:str = _F('none', said='bar summary compared varied served board', flag='quantizations', swept=True,
+                   word='quant', alias='quant', choices=QUANTS, later=True, modes='inference serving mapping')
     # the runtime: pytorch onnxruntime openvino (onnxruntime-trt on CUDA), or another package's (the runtimes need the
     # [runtimes] extra; default pytorch)
     backend:str = _F('pytorch', always='settings command',
                     said='bar summary compared varied served board', flag='backends', swept=True, word='backend',
-                    later=True)
+                    later=True, modes='inference serving mapping')
     # the runtime's own settings as key=value words, as `tbench compare` and `tune` name them (`hint=LATENCY
     # streams=2`; OpenVINO: hint streams requests; ONNX Runtime: mode inter_threads int8; a sweep of several runtimes
     # gives a word to one by naming it: `openvino.hint=LATENCY`; default: the runtime's own choice)
     backend_options:str = _F('', said='bar summary compared varied served',
-                            flag='backend_options', later=True)
+                            flag='backend_options', later=True, modes='inference serving mapping')
     # none default reduce-overhead max-autotune: torch.compile of the model (default none)
     compile_mode:str = _F('none', form='compile={}', always='command',
                          said='bar summary compared varied served board', flag='compile_modes', swept=True,
@@ -298,14 +303,17 @@ class BenchSpec:
 
 # %% ../nbs/00_core.ipynb #aec34c2b
 @patch
-def __init__(self:BenchSpec, model_name:Optional[str]=None, **kw):
+def __init__(self:BenchSpec, model_name=dataclasses.MISSING, **kw):
     """A configuration from its fields by name (`precision='bf16'`), or its parts (`runtime=Runtime(...)`, or a dict,
     as `dataclasses.asdict` writes one), a field given by name over its part's: so `dataclasses.replace(spec,
     precision='bf16')` works, and each spec owns its parts (a copy, never another spec's)."""
-    if model_name is not None: kw['model_name'] = model_name
+    if model_name is not dataclasses.MISSING: kw['model_name'] = model_name
     for name, P in PARTS.items():
         given, own = kw.pop(name, None), {f.name: kw.pop(f.name) for f in fields(P) if f.name in kw}
         if isinstance(given, dict): given = P(**given)
+        if given is not None and type(given) is not P:
+            raise TypeError(f"BenchSpec: {name} is a {P.__name__} (or a dict of its fields), not "
+                            f"{type(given).__name__}")
         object.__setattr__(self, name, dataclasses.replace(given, **own) if given is not None else P(**own))
     for f in fields(self):
         if f.name in PARTS: continue
@@ -319,6 +327,12 @@ BenchSpec.__signature__ = inspect.Signature(
     + [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=f.type, default=f.default
                          if f.default_factory is dataclasses.MISSING else f.default_factory())
        for f in fields(BenchSpec) if f.name != 'model'])
+
+# %% ../nbs/00_core.ipynb #08534a59
+@patch
+def __copy__(self:BenchSpec)->BenchSpec:
+    "A copy that owns its parts (`copy.copy`, as `dataclasses.replace`): setting a field of one never sets the other's."
+    return dataclasses.replace(self)
 
 # %% ../nbs/00_core.ipynb #e22fed37
 def _leaf(part:str, name:str)->property:

@@ -13,7 +13,7 @@ from ..measure.timing import TimingConfig
 from .store import row_key
 from .submit import (Submission, BadOption, device_files, check, submit, submitter,
                                              audited_rows, audit_failures, seed_interval,
-                                             AUDITS_FILE, CACHE_GAIN, MIN_CACHE_PAIRS)
+                                             AUDITS_FILE, CACHE_GAIN, MIN_CACHE_PAIRS, CLOSE_CACHE_PAIRS)
 
 # %% auto #0
 __all__ = ['CALIBRATED_ON', 'spec_of_row', 'AuditConfig', 'audit_row', 'describe', 'run_audits', 'submit_audited']
@@ -60,6 +60,8 @@ class AuditConfig:
         if self.pairs < MIN_CACHE_PAIRS: raise BenchError(f"audit pairs must be at least {MIN_CACHE_PAIRS}")
         if self.seed == 0: raise BenchError("audit seed must differ from the rows' (0)")
         if self.most_pairs > 64: raise BenchError(f"audit most_pairs {self.most_pairs} is more than 64")
+        if self.most_pairs < CLOSE_CACHE_PAIRS:  # a close figure is measured again, as `--check` expects
+            raise BenchError(f"audit most_pairs must be at least {CLOSE_CACHE_PAIRS}")
         if not (isinstance(self.timed_seconds, (int, float)) and 0 < self.timed_seconds <= 60):
             raise BenchError(f"audit timed_seconds must be in (0, 60], got {quoted(self.timed_seconds)}")
         if self.timed_phase not in (None, True, False): raise BenchError("audit timed_phase: True, False or None")

@@ -21,12 +21,12 @@ __all__ = ['RULES_VERSION', 'MAX_HALF_WIDTH', 'MIN_PROCESSES', 'TEXT_LIMIT', 'LO
            'TBENCH_RELEASES', 'RELEASES', 'FIRST_RELEASE', 'POWER_SLACK', 'ENERGY_SLACK', 'IDENTITY',
            'MAX_MANIFEST_BYTES', 'MAX_MANIFEST_DEPTH', 'SLUG', 'RECORD', 'CPU_VENDORS', 'GPU_WORDS', 'MAX_DRIFT',
            'SAID_DRIFT', 'SAID_DOF', 'AUDITS_FILE', 'AUDIT_TOL', 'CACHE_GAIN', 'MAX_AUDIT_BYTES', 'MIN_CACHE_PAIRS',
-           'MOST_CACHE_PAIRS', 'MIN_CACHE_GAIN', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule', 'Problem',
-           'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range', 'fingerprints',
-           'rerun_fault', 'released', 'pd_num', 'read_audits', 'audit_failures', 'seed_interval', 'audited_rows',
-           'unaudited', 'check', 'device_files', 'sha256', 'manifest', 'BadOption', 'submitter', 'submit', 'next_steps',
-           'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders', 'machine_identity', 'standing',
-           'board_rows', 'esc', 'page_link', 'leaderboard']
+           'MOST_CACHE_PAIRS', 'CLOSE_CACHE_PAIRS', 'MIN_CACHE_GAIN', 'RULES', 'REPRODUCE_KEYS', 'BOARD_CSS', 'Rule',
+           'Problem', 'Submission', 'hw_num', 'stated_peak', 'power_limit', 'contradictions', 'date_range',
+           'fingerprints', 'rerun_fault', 'released', 'pd_num', 'read_audits', 'audit_failures', 'seed_interval',
+           'audited_rows', 'unaudited', 'check', 'device_files', 'sha256', 'manifest', 'BadOption', 'submitter',
+           'submit', 'next_steps', 'shown', 'read_manifest', 'check_all', 'check_folder', 'check_folders',
+           'machine_identity', 'standing', 'board_rows', 'esc', 'page_link', 'leaderboard']
 
 # %% ../../nbs/40_analyse_submit.ipynb #55845957
 RULES_VERSION = 3
@@ -697,6 +697,9 @@ def _float(v)->float:
 # %% ../../nbs/40_analyse_submit.ipynb #09082b40
 MIN_CACHE_PAIRS = 1  # the fewest pairs of calls a caching figure rests on (`analyse.audit.AuditConfig.pairs`)
 MOST_CACHE_PAIRS = 64  # the most an audit makes (`analyse.audit.AuditConfig.most_pairs`)
+# a gain past half-way to the limit rests on at least this many pairs: an audit measures such a figure again (one pair
+# of calls varies by ±13% on a 2-vCPU VM), so a record of one pair that close was not made by an audit
+CLOSE_CACHE_PAIRS = 2
 MIN_CACHE_GAIN = 0.5  # a repeated input at under half the speed of distinct ones measured no cache: a made-up figure
 
 def _record_faults(rec:dict)->list:
@@ -708,6 +711,9 @@ def _record_faults(rec:dict)->list:
     pairs, seed = rec.get('cache_pairs'), rec.get('seed')
     if type(pairs) is not int or not MIN_CACHE_PAIRS <= pairs <= MOST_CACHE_PAIRS:
         out.append(f"cache_pairs is not a count within [{MIN_CACHE_PAIRS}, {MOST_CACHE_PAIRS}]")
+    elif pairs < CLOSE_CACHE_PAIRS and _float(rec.get('cache_gain')) > (1 + CACHE_GAIN) / 2:
+        out.append(f"a cache gain past {(1 + CACHE_GAIN) / 2:g} from {pairs} pair of calls: the audit measures a "
+                   f"figure that close again (at least {CLOSE_CACHE_PAIRS} pairs)")
     if type(seed) is not int: out.append(f"seed {quoted(shorten(str(seed), 20))} is not a whole number")
     elif seed == 0: out.append("seed is not another seed than the rows' (0)")
     if rec.get('passed') is not True or rec.get('failures') != []: out.append("it does not say it passed")
@@ -747,7 +753,19 @@ def _audited(s:Submission)->list:
     if missing: out.append((missing, f"no audit record in {AUDITS_FILE} for these rows"))
     stray = len(s.audits) - sum(k in keys for k in recs)
     if stray: out.append(([], f"{AUDITS_FILE}: {stray} record(s) of no measured row here"))
+    if not out and (why := _summary_fault((s.manifest or {}).get('audits'), s.audits)):  # else a consequence
+        out.append(([], why))
     return out
+
+def _summary_fault(summary, recs:list)->str:
+    """What the manifest's `audits` summary says that its records do not ('' where it agrees, or there is none): the
+    count, all passed (a failed audit packs nothing), their seed, and seconds that are plain numbers."""
+    if summary is None: return ''
+    seeds = {r.get('seed') for r in recs}
+    ok = isinstance(summary, dict) and summary.get('configurations') == summary.get('passed') == len(recs) \
+        and summary.get('seed') in seeds and len(seeds) == 1 \
+        and all(_float(summary.get(k)) >= 0 for k in ('audit_seconds', 'sweep_seconds') if k in summary)
+    return '' if ok else f"manifest.json: its audits summary is not what {AUDITS_FILE} holds"
 
 # %% ../../nbs/40_analyse_submit.ipynb #011b93f7
 RULES = [

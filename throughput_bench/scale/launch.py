@@ -593,6 +593,11 @@ def check_together(o:SweepOptions):
     if o.row_ci is not None and not 0 < o.row_ci < 1: raise BenchError(f"--row-ci must be in (0, 1), got {o.row_ci}")
     if o.nproc is not None and o.mode != 'training':
         raise BenchError("--nproc is for training (tbench train --nproc N)")
+    for name, v in settings_asked(o).items():  # a setting this mode does not take (training runs eager PyTorch)
+        F = FIELD[name]
+        if not F.takes(o.mode) and not all(at_default(name, x) for x in (v if isinstance(v, list) else [v])):
+            raise BenchError(f"--{F.option.replace('_', '-')} is not an option of {o.mode}: {o.mode} runs the model "
+                             f"in PyTorch, unquantized")
     for name, v in (('--min-repeats', o.min_repeats), ('--max-repeats', o.max_repeats)):
         if v is not None and v < 2: raise BenchError(f"{name} must be at least 2: one process gives no interval")
     if o.min_repeats is not None and o.max_repeats is not None and o.min_repeats > o.max_repeats:

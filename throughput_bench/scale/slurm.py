@@ -4,7 +4,7 @@
 
 # %% ../../nbs/33_scale_slurm.ipynb #26c59523
 from __future__ import annotations
-import os, re, sys, json, time, dataclasses, datetime
+import os, re, sys, json, time, dataclasses, datetime, math
 from pathlib import Path
 from typing import Optional, Callable
 from filelock import FileLock
@@ -73,7 +73,18 @@ def load_manifest(results_dir)->dict:
     return m
 
 # %% ../../nbs/33_scale_slurm.ipynb #86db4f4d
-_SPEC_FIELDS = {f.name for f in spec_fields()}  # a configuration as a flat dict (`BenchSpec.flat`)
+_SPEC_FIELDS = {f.name: f.type for f in spec_fields()}  # a configuration as a flat dict (`BenchSpec.flat`)
+
+def _fits(kind:str, v)->bool:
+    """Whether JSON value `v` is of annotation `kind` (`str`, `int`, `float`, `bool`, `Optional[...]` of one): what a
+    manifest's configuration field must hold (a list, an object, a 5000-character word or Infinity is none)."""
+    if kind.startswith('Optional['):
+        if v is None: return True
+        kind = kind[len('Optional['):-1]
+    if kind == 'bool': return isinstance(v, bool)
+    if kind == 'int': return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**53
+    if kind == 'float': return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return kind == 'str' and isinstance(v, str) and len(v) <= 4096
 
 def check_manifest(m, p='slurm_manifest.json'):
     "A `BenchError` naming the first thing in manifest `m` that is not what `submit` writes."
@@ -98,8 +109,11 @@ def check_manifest(m, p='slurm_manifest.json'):
             for sp in j['specs']:
                 if not isinstance(sp, dict) or 'model_name' not in sp:
                     bad(w, "a configuration is not an object with a model_name")
-                extra = set(sp) - _SPEC_FIELDS
+                extra = set(sp) - set(_SPEC_FIELDS)
                 if extra: bad(w, f"unknown configuration field(s) {', '.join(sorted(extra))[:80]}")
+                for k, v in sp.items():
+                    if not _fits(_SPEC_FIELDS[k], v):
+                        bad(w, f"configuration field {k} is {quoted(v, 40)}, not a {_SPEC_FIELDS[k]}")
 
 # %% ../../nbs/33_scale_slurm.ipynb #0bcbfc53
 def save_manifest(results_dir, m:dict):

@@ -235,16 +235,17 @@ def search(specs:list, tid:str, su, cont, budget:float)->tuple:
 
 # %% ../../nbs/38_studies_tune.ipynb #b5c3a08b
 def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[BenchSpec]=None)->'pd.DataFrame':
-    """The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count, glibc's malloc at its defaults:
-    what a plain script gets) and against `best_eager`, the fastest eager PyTorch the search found (its precision,
-    layout and allocator), in `rounds` paired rounds (fixed from the stored rows, not the clock: a second call resumes
-    them); empty where the winner is plain eager."""
+    """The winner against fp32 eager PyTorch at its batch (PyTorch's own thread count, or fewer where `--threads` says,
+    glibc's malloc at its defaults: what a plain script gets) and against `best_eager`, the fastest eager PyTorch the
+    search found (its precision, layout and allocator), in `rounds` paired rounds (fixed from the stored rows, not the
+    clock: a second call resumes them); empty where the winner is plain eager."""
     import torch, pandas as pd
     cpu = su.device.type == 'cpu'
     # every runtime and process field at its default (eager fp32 PyTorch, no quantization, glibc's malloc), but the
     # weights: the same model
     plain = {f.name: f.default for f in FIELDS if f.part in ('runtime', 'process') and f.name != 'weights'}
-    eager = dataclasses.replace(win, **plain | dict(threads=torch.get_num_threads() if cpu else None, cache_dir=None))
+    n = min(su.options.threads or torch.get_num_threads(), torch.get_num_threads())  # --threads: the most it may use
+    eager = dataclasses.replace(win, **plain | dict(threads=n if cpu else None, cache_dir=None))
     if eager.key() == win.key(): return pd.DataFrame()
     specs, labels = [eager, win], ['fp32 eager', win.settings()]
     if best_eager is not None and best_eager.key() not in (eager.key(), win.key()):
