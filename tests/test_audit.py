@@ -80,7 +80,8 @@ FORGED = {  # what a forger changes in the audit records, then re-seals: each re
                                                                                  r['output_digest'])),
 }
 
-@pytest.mark.parametrize('forgery', sorted(FORGED) + ['a record left out', 'a record of no row', 'no audits at all'])
+@pytest.mark.parametrize('forgery', sorted(FORGED) + ['a record left out', 'a record of no row', 'a record twice',
+                                                      'no audits at all'])
 def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, forgery):
     folder = _audited_folder(tmp_path)
     p = folder / S.AUDITS_FILE
@@ -88,6 +89,7 @@ def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, fo
     if forgery in FORGED: recs[1] = FORGED[forgery](recs[1])
     elif forgery == 'a record left out': del recs[1]
     elif forgery == 'a record of no row': recs.append(recs[1] | dict(key=['inference', 'resnet101'] + recs[1]['key'][2:]))
+    elif forgery == 'a record twice': recs.append(dict(recs[1]))
     if forgery == 'no audits at all':
         p.unlink(); m = json.loads((folder / 'manifest.json').read_text()); del m['files'][S.AUDITS_FILE]
         (folder / 'manifest.json').write_text(json.dumps(m))
@@ -95,14 +97,14 @@ def test_a_forged_audit_resealed_is_refused_by_the_audit_rule_alone(tmp_path, fo
     reseal(folder)
     lines = S.check_folder(folder)
     assert len(lines) == 1 and ': audited: ' in lines[0], lines
-    if forgery not in ('a record of no row', 'no audits at all'): assert lines[0].endswith('(line 3)'), lines
+    if forgery not in ('a record of no row', 'a record twice', 'no audits at all'): assert lines[0].endswith('(line 3)'), lines
     words = {'another model': 'outputs', 'a cache': 'caching', 'a lucky process': 'seeds',
              'a process that failed': 'did not measure', 'passed said of a failure': 'caching',
              'a record left out': 'no audit record', 'a gain of minus infinity': 'cache_gain is not a number',
              'a gain as text': 'cache_gain is not a number', 'a gain no machine measures': 'cache_gain is not a number',
              'a billion pairs': 'cache_pairs is not a count', 'a close gain from one pair': 'from 1 pair of calls',
              'a status in capitals': "did not measure (status 'OK')", 'a seed as text': "seed '7' is not a whole number", 'a digest with another largest value': 'digest was edited', 'the rows own seed': 'seed is not another seed',
-             'no pairs': 'cache_pairs is not a count', 'a record that says it failed': 'does not say it passed', 'a record of no row': 'of no measured row',
+             'no pairs': 'cache_pairs is not a count', 'a record that says it failed': 'does not say it passed', 'a record of no row': 'of no measured row', 'a record twice': '1 duplicate record(s)',
              'no audits at all': 'no audits'}
     assert words[forgery] in lines[0], lines
 

@@ -751,7 +751,9 @@ def _audited(s:Submission)->list:
         bad = audit_failures(row, recs[k])
         if bad: out.append(([line], "audit failed: " + '; '.join(bad)))
     if missing: out.append((missing, f"no audit record in {AUDITS_FILE} for these rows"))
-    stray = len(s.audits) - sum(k in keys for k in recs)
+    keyed = sum(isinstance(r.get('key'), list) for r in s.audits)
+    if twice := keyed - len(recs): out.append(([], f"{AUDITS_FILE}: {twice} duplicate record(s) of one configuration"))
+    stray = len(s.audits) - keyed + sum(k not in keys for k in recs)
     if stray: out.append(([], f"{AUDITS_FILE}: {stray} record(s) of no measured row here"))
     if not out and (why := _summary_fault((s.manifest or {}).get('audits'), s.audits)):  # else a consequence
         out.append(([], why))
