@@ -61,3 +61,12 @@ def test_an_api_function_is_not_hidden_by_the_submodule_of_its_name():
     from throughput_bench.analyse.globe import write_globe
     assert callable(globe) and not isinstance(globe, types.ModuleType) and globe.__module__ == 'throughput_bench.api'
     assert callable(write_globe)
+
+@pytest.mark.parametrize('kw,flag', [(dict(quantizations=['int8']), '--quantizations'), (dict(backend_options='hint=LATENCY'), '--backend-options')])
+def test_train_refuses_what_only_inference_takes(tmp_path, kw, flag):
+    "A setting whose field training does not take (`Field.modes`) is one line before anything runs; its default passes."
+    from throughput_bench import train
+    from throughput_bench.core import BenchError
+    with pytest.raises(BenchError, match=f"{flag} is not an option of training"):
+        train(['resnet18'], **(FAST_API | dict(results_dir=tmp_path / 'r') | kw))
+    assert not (tmp_path / 'r').exists()

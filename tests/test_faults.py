@@ -36,7 +36,10 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['infer', '--precisions', 'fp61'], "(did you mean fp16?"),
        # repeats that contradict each other name the flags given (were quietly 2-2, or named a flag not given)
        (['infer', '--models', 'resnet18', '--min-repeats', '5', '--max-repeats', '2'], '--min-repeats 5 is more than --max-repeats 2'),
-       (['infer', '--models', 'resnet18', '--max-repeats', '1'], '--max-repeats must be at least 2')]
+       (['infer', '--models', 'resnet18', '--max-repeats', '1'], '--max-repeats must be at least 2'),
+       # training runs PyTorch, unquantized: its parser offers no runtime (the settings' help groups once did)
+       (['train', '--models', 'resnet18', '--quantizations', 'int8'], 'unknown flag --quantizations'),
+       (['train', '--models', 'resnet18', '--backends', 'onnxruntime'], 'unknown flag --backends')]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):

@@ -92,8 +92,9 @@ def predictor(model:torch.nn.Module, spec:BenchSpec, device:torch.device, dtype:
     model's device, dtype and layout (the server's requests); without, the caller's batch is already there (the
     timed loop pays for nothing else)."""
     fmt = torch.channels_last if spec.channels_last else torch.contiguous_format
+    precision = spec.precision  # read once: the timed loop calls `f`, and a field is read through the spec's tree
     def f(x:torch.Tensor):
-        with torch.inference_mode(), autocast(spec.precision, device):
+        with torch.inference_mode(), autocast(precision, device):
             return model(x.to(device=device, dtype=dtype, memory_format=fmt) if cast else x)
     return f
 
