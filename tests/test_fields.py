@@ -230,11 +230,11 @@ def test_a_setting_a_backend_acts_on_is_its_field_line_and_that_backends_code(tm
 def test_each_runtime_has_a_typed_config_and_the_help_names_its_settings():
     "A runtime's own settings are a frozen dataclass (`RuntimeConfig`); `--backend-options`' help names every one."
     from fastcore.docments import docments
-    from throughput_bench.core import Settings
+    from throughput_bench.core import Runtime
     from throughput_bench.backends.base import RuntimeConfig, get_backend
     import pytest
     from throughput_bench.core import BenchError
-    help_text = docments(Settings)['backend_options']
+    help_text = docments(Runtime)['backend_options']
     for name, words, want in (('openvino', 'hint=THROUGHPUT requests=4', dict(hint='THROUGHPUT', requests=4, streams=None)),
                               ('onnxruntime', 'mode=parallel inter_threads=2', dict(mode='parallel', inter_threads=2, int8=None))):
         be = get_backend(name)

@@ -163,7 +163,7 @@ def test_every_command_takes_its_options_from_one_object(cls, fn, parser):
     fields = [x.name for x in dataclasses.fields(O)]
     params = inspect.signature(f).parameters
     assert sorted(params) == sorted(fields)
-    # its own options by position, in order; those of the parts it embeds (`Settings`, `Input`) by name
+    # its own options by position, in order; those of the parts it embeds (`Runtime`, `Process`, `Input`) by name
     assert [k for k, p in params.items() if p.kind != p.KEYWORD_ONLY] == [x.name for x in dataclasses.fields(O) if not x.kw_only]
     df, dO = docments(f), docments(O)  # each read parses the module's source: once, not once a field
     for name in fields: assert df[name] == dO[name] and dO[name], name

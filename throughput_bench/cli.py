@@ -746,7 +746,7 @@ PLURALS = ({'--' + f.option[:-1].replace('_', '-'): '--' + f.option.replace('_',
 def map_parser(parser=None)->Parser:
     from throughput_bench.studies import mapping as M
     p = parser or Parser(prog='tbench map')
-    add_options(p, M.MapOptions)  # the settings every configuration has are `Settings`': a new one needs no edit here
+    add_options(p, M.MapOptions)  # the settings of the tree's parts: a new one needs no edit here
     examples(p, """  tbench map --synthetic --model resnet18
   tbench map scene.tif --model dofa_base --overlap 0 --workers 2
   tbench map --synthetic --scene-size 1024 --model resnet50 --backend openvino --passes 5""")

@@ -13,9 +13,9 @@ from fastcore.basics import patch
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SAID',
            'ALWAYS', 'PARTS', 'KEY_ORDER', 'FIELDS', 'FIELD', 'KEY', 'KEY_DEFAULTS', 'WORDS', 'SHORT_WORDS',
            'BACKEND_GROUP', 'CONTROL', 'BenchError', 'quoted', 'whole', 'error_text', 'Field', 'Model', 'Runtime',
-           'Process', 'Workload', 'Settings', 'Input', 'Role', 'values_of', 'BenchSpec', 'fields_in', 'spec_fields',
-           'at_default', 'most_of', 'config_key', 'field_words', 'input_words', 'config_words', 'config_columns',
-           'now_iso', 'clock', 'shorten', 'plain_text']
+           'Process', 'Workload', 'Input', 'Role', 'values_of', 'BenchSpec', 'fields_in', 'spec_fields', 'at_default',
+           'most_of', 'config_key', 'field_words', 'input_words', 'config_words', 'config_columns', 'now_iso', 'clock',
+           'shorten', 'plain_text']
 
 # %% ../nbs/00_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -159,7 +159,7 @@ class Model:
 class Runtime:
     """How the model runs: the runtime and its own settings (typed by the runtime's `config`), the arithmetic, the
     layout, `torch.compile` and the weights it loads (optimum-benchmark's backend holds them too). The `runtime` part
-    of a configuration (`BenchSpec.runtime`), and a part of `Settings`."""
+    of a configuration (`BenchSpec.runtime`)."""
     TITLE = 'how the model runs'
     # fp32 fp16 bf16 amp (default fp32)
     precision:str = _F('fp32', always='words command',
@@ -193,7 +193,7 @@ class Runtime:
 # %% ../nbs/00_core.ipynb #9e0193f4
 @dataclass(kw_only=True)
 class Process:
-    "The process that runs the model: its CPU threads and its C allocator. The `process` part, and one of `Settings`."
+    "The process that runs the model: its CPU threads and its C allocator: the `process` part of a configuration."
     TITLE = 'the process that runs it'
     # CPU intra-op threads for the model (default: PyTorch's; a server shares the cores among its workers)
     threads:Optional[int] = _F(None, form='threads={}', said='summary compared',
@@ -225,14 +225,6 @@ class Workload:
     # `tbench map`: the pipeline's settings as words (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
     map_options:str = _F('', later=True)
 
-# %% ../nbs/00_core.ipynb #94efae0d
-@dataclass(kw_only=True)
-class Settings(Process, Runtime):
-    """What a command that runs a model takes besides the model and its input: its `Runtime` and its `Process`.
-    `ServeOptions` and `MapOptions` embed this one type (and `SweepOptions` its fields as lists), so `tbench serve`
-    and `tbench map` take every setting `compare` and `tune` can name, and a setting added to either part reaches
-    every command (its flags, checks and help), the sweep and the CSV with no other edit."""
-
 # %% ../nbs/00_core.ipynb #493e8b51
 @dataclass(kw_only=True)
 class Input:
@@ -259,13 +251,9 @@ class Role:
     stage:str = _F('', said='around', later=True)
 
 # %% ../nbs/00_core.ipynb #57016dbe
-# `docments` of a class reads its own source, then its `__delwrap__`'s: an options class that embeds the parts names
-# `Settings` there, and so reads their comments too (`tbench serve --help`'s texts are the parts' comments)
-Settings.__delwrap__, Runtime.__delwrap__, Process.__delwrap__ = Runtime, Process, Input
-
-def values_of(part, o)->dict:
-    "The fields of `part` (a class such as `Settings`) that `o` holds: what one configuration passes on to another."
-    return {f.name: getattr(o, f.name) for f in fields(part)}
+def values_of(o, *parts)->dict:
+    "The fields of `parts` (`Runtime`, `Process`) that `o` holds: what one configuration passes on to another."
+    return {f.name: getattr(o, f.name) for p in parts for f in fields(p)}
 
 # %% ../nbs/00_core.ipynb #eb5d11e2
 # the tree's parts in the order words say them: `resnet18 fp32 openvino threads=2 bs=8 3x224px`
@@ -423,7 +411,7 @@ def settings(self:BenchSpec, base:Optional[BenchSpec]=None)->str:
 KEY_ORDER = ('mode', 'model_name', 'precision', 'compile_mode', 'batch_size', 'channels_last', 'input_channels',
              'input_size', 'data_mode', 'threads', 'optimizer', 'timesteps', 'num_classes', 'world_size', 'backend',
              'backend_options', 'study', 'stage', 'map_options', 'allocator', 'quant', 'weights')
-_SETTINGS = {f.name for f in fields(Settings) + fields(Input)}
+_SETTINGS = {f.name for P in (Runtime, Process, Input) for f in fields(P)}
 FIELDS = tuple(Field(f.name, f.default, part=part, setting=f.name in _SETTINGS, **f.metadata['field'])
                for part, P in PARTS.items() for f in fields(P))
 FIELD = {f.name: f for f in FIELDS}

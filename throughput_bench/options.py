@@ -18,7 +18,7 @@ __all__ = ['SCENARIOS', 'setting_groups', 'numbers_of', 'choices_of', 'as_sweep'
 SCENARIOS = ('single-stream', 'server', 'offline')  # LoadGen's scenarios that `tbench latency` runs
 
 def setting_groups(*classes)->dict:
-    """`--help`'s groups of the settings in `classes` (parts such as `Settings`, or a class `as_sweep` made), one a part
+    """`--help`'s groups of the settings in `classes` (parts such as `Runtime`, or a class `as_sweep` made), one a part
     of the tree, titled by its `TITLE`, each option in the tree's order: no options class names a setting's flag, so a
     setting added to a part is placed, with its part's, by this alone."""
     got = {}
@@ -47,7 +47,7 @@ def choices_of(*parts)->dict:
 def as_sweep(*parts, name:str='Swept', frozen:bool=False):
     """`parts`' fields as a sweep takes them: a keyword-only dataclass with one option per field, named by its flag
     (`precisions`), a list where the field is swept, else one value; each default None (the configuration's own), but
-    a switch's (`channels_last`), which keeps its field's. `SweepOptions` embeds it, so a setting added to `Settings`
+    a switch's (`channels_last`), which keeps its field's. `SweepOptions` embeds it, so a setting added to `Runtime`
     is a flag of `tbench infer` with no other edit. Each option's `metadata['setting']` is `(part, field name)`: its
     `--help` is the part's comment; its `NUMBERS` and `CHOICES` are the field's."""
     opts, numbers, choices = [], {}, {}
@@ -82,13 +82,19 @@ def option_docs(O)->dict:
 
 # %% ../nbs/04_options.ipynb #cfb35cba
 def read_parts(cls):
-    """Class decorator: `docments(cls)` (the API's docs, `--help`) reads the comments of each part `cls` is made of
-    (its dataclass bases declared in its own module, in MRO order) as its own, so an options class split into parts,
-    each part in a cell of its own, still documents every option. fastcore's `docments` follows a `__delwrap__`
-    chain: this makes the chain from the bases, once, where the class is declared. No source is read here (that is
-    `docments`' work, when docs or help are shown): `tbench --help` starts without parsing a module."""
-    chain = [cls] + [c for c in cls.__mro__[1:] if dataclasses.is_dataclass(c) and c.__module__ == cls.__module__]
-    for a, b in zip(chain, chain[1:] + [None]): type.__setattr__(a, '__delwrap__', b)  # on the class itself
+    """Class decorator: `docments(cls)` (the API's docs, `--help`) reads the comments of each class `cls` is made of
+    as its own, in MRO order: its dataclass bases declared in its own module (an options class split into parts, each
+    in a cell of its own) and the parts of the tree it embeds (`Runtime`, `Process`, `Input`). fastcore's `docments`
+    reads one class, then its `__delwrap__`: the chain is made of stand-ins (a subclass under its base's name, whose
+    source `inspect` finds as the base's), so no part is changed and each options class has a chain of its own. No
+    source is read here (that is `docments`' work, when docs or help are shown): `tbench --help` parses no module."""
+    read = [c for c in cls.__mro__[1:] if dataclasses.is_dataclass(c)
+            and (c.__module__ == cls.__module__ or c in PARTS.values())]
+    link = None
+    for c in reversed(read):
+        own = {k: v for k, v in vars(c).items() if k == '__firstlineno__'}  # where Python 3.13 finds a class's source
+        link = type(c.__name__, (c,), dict(own, __module__=c.__module__, __qualname__=c.__qualname__, __delwrap__=link))
+    type.__setattr__(cls, '__delwrap__', link)  # on the class itself
     return cls
 
 # %% ../nbs/04_options.ipynb #ba6d8d8f
@@ -107,11 +113,11 @@ def settings_asked(o)->dict:
     return out
 
 # %% ../nbs/04_options.ipynb #3489c0d2
+@read_parts
 @dataclass
-class ServeOptions(Settings, Input):
+class ServeOptions(Process, Runtime, Input):
     """Every option of `tbench serve` (`api.serve`'s parameters are these fields, its flags made from them): the model,
-    the `Settings` and `Input` of any configuration, and the server's own."""
-    __delwrap__ = Settings  # `docments` reads the parts' comments too
+    the `Runtime`, `Process` and `Input` of any configuration, and the server's own."""
     model:str # a registry or timm name
     device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
     max_batch_size:int=1 # dynamic batching: up to this many requests per forward pass (default 1)
@@ -127,11 +133,11 @@ class ServeOptions(Settings, Input):
     # where the runtimes' exported graphs are kept (default exported/ in $TB_CACHE_DIR, else ~/.cache/throughput_bench)
     cache_dir:Optional[str]=None
 
-    NUMBERS = numbers_of(Settings, Input) | dict(
+    NUMBERS = numbers_of(Runtime, Process, Input) | dict(
         max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
         max_request_mb=(float, False), port=(int, False), timeout=(float, False), max_batch_per_request=(int, False))
-    CHOICES = choices_of(Settings) | dict(log_level=('critical', 'error', 'warning', 'info', 'debug'))
-    GROUPS = {'the model': 'model device cache_dir', **setting_groups(Settings, Input),
+    CHOICES = choices_of(Runtime, Process) | dict(log_level=('critical', 'error', 'warning', 'info', 'debug'))
+    GROUPS = {'the model': 'model device cache_dir', **setting_groups(Runtime, Process, Input),
               'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
                             'log_level timeout'}
     TEXTS = ('model', 'device', 'host', 'cache_dir')

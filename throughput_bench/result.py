@@ -300,8 +300,8 @@ def model_task(source:str)->str:
 # %% ../nbs/03_result.ipynb #c82f8666
 def with_field_columns(cls):
     """`cls` (the row type) with a column for each field of `FIELDS` it does not declare, after its own: a setting
-    added to `Settings` is stored with no other edit, under its name ('' or None on a row written before it). The
-    columns `BenchResult` declares keep their place, the seed tool's order, and what the row records of them."""
+    added to a part (`Runtime`) is stored with no other edit, under its name ('' or None on a row written before it).
+    The columns `BenchResult` declares keep their place, the seed tool's order, and what the row records of them."""
     have, typed = {f.name for f in fields(cls)}, {f.name: f.type for f in spec_fields()}  # its type: how it reads
     blank = lambda d: d if isinstance(d, bool) else '' if isinstance(d, str) else None
     more = [(f.name, typed[f.name], field(default=blank(f.default))) for f in FIELDS if f.name not in have]

@@ -341,7 +341,7 @@ def with_backends(
 
 # %% ../../nbs/35_scale_launch.ipynb #9825faf8
 # the settings of every configuration as a sweep takes them: `--precisions`, `--threads`, ... (from the field table)
-SweptSettings = as_sweep(Settings, Input, name='SweptSettings', frozen=True)
+SweptSettings = as_sweep(Runtime, Process, Input, name='SweptSettings', frozen=True)
 
 # %% ../../nbs/35_scale_launch.ipynb #20d86cad
 @dataclass(frozen=True)
@@ -474,8 +474,8 @@ class SweepOptions(SweepSlurm, SweepWorkload, SweepWandb, SweepOutput, SweepRepe
     docs), in parts, each a cell of its own (`SweepScope` … `SweepSlurm`, listed last first: a dataclass takes its
     bases' fields last base first), then its own. `sweep`'s parameters, the CLI's flags, and `compare`'s and
     `tune`'s settings are made from these fields.
-    The settings of a configuration (`Settings`, `Input`) are not written here: `as_sweep` makes them from the field
-    table, a list where a field is swept (`precisions`), by name only, their help the parts' comments."""
+    The settings of a configuration (`Runtime`, `Process`, `Input`) are not written here: `as_sweep` makes them from
+    the field table, a list where a field is swept (`precisions`), by name only, their help the parts' comments."""
     run_id:str='' # recorded on each row that has none
     # the closing summary with every column (default: the compact one, at most 100 columns wide)
     wide:bool=False

@@ -380,7 +380,8 @@ def server_fields(meta:dict, url:str)->dict:
     cm = meta.get('compile_mode')
     return dict(model_name=meta.get('model') or urlsplit(url).netloc, display_name=meta.get('display_name', ''),
                 model_family=meta.get('family', ''), model_type=meta.get('type', ''), task=meta.get('task', ''),
-                **{f.name: said_setting(meta, f.name) for part in (Settings, Input) for f in dataclasses.fields(part)},
+                **{f.name: said_setting(meta, f.name) for part in (Runtime, Process, Input)
+                   for f in dataclasses.fields(part)},
                 compiled=(not at_default('compile_mode', cm)) if cm else None,
                 pytorch_version=str(versions.get('torch', '')),
                 cuda_version=str(versions.get('cuda', '') or ''), timm_version=str(versions.get('timm', '')),

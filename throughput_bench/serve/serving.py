@@ -269,8 +269,8 @@ def server_metadata(
         family=info.family,
         type=info.type,
         task=model_task(info.source),
-        **values_of(Settings, spec),  # every setting, as the client's row records it (`loadgen.server_fields`)
-        **values_of(Input, spec),
+        # every setting, as the client's row records it (`loadgen.server_fields`)
+        **values_of(spec, Runtime, Process, Input),
         input_shape=[spec.in_chans, spec.input_size, spec.input_size],
         device=spec.device,
         max_batch_size=max_batch_size,
@@ -437,7 +437,7 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     dev = resolve_device(o.device)
     th = o.threads or (max(1, (os.cpu_count() or 1) // o.workers) if dev.type == 'cpu' else None)
     native = dict(input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size, threads=th)
-    spec = BenchSpec(o.model, **values_of(Settings, o) | values_of(Input, o) | native, device=str(dev),
+    spec = BenchSpec(o.model, **values_of(o, Runtime, Process, Input) | native, device=str(dev),
                      explicit_precision=True, cache_dir=o.cache_dir)
     from dataclasses import replace
     be = get_backend(o.backend)

@@ -648,10 +648,12 @@ def stored_row(store, spec:BenchSpec)->Optional[BenchResult]:
                           for k, v in row.items() if k in names})
 
 # %% ../../nbs/39_studies_mapping.ipynb #961b94aa
+@read_parts
 @dataclass
-class MapOptions(Settings):
+class MapOptions(Process, Runtime):
     """Every option of `tbench map` (`map_raster`'s parameters are these fields, its flags made from them): the raster,
-    the model and the `Settings` of any configuration, the pipeline, the store."""
+    the model, the `Runtime` and `Process` of any configuration (the raster decides its input), the pipeline, the
+    store."""
     raster:Optional[str]=None # a GeoTIFF or COG to map (or --synthetic)
     model:str='resnet18' # registry or timm name; a geo encoder needs the [geo] extra (default resnet18)
     # map the tool's own Sentinel-2 L2A-like scene (written once, cached in ~/.cache/throughput_bench/scenes or
@@ -677,16 +679,15 @@ class MapOptions(Settings):
     rerun:bool=False # measure again a configuration already stored
     progress:bool=True # a progress bar per pass
     quiet:bool=False # no messages
-    __delwrap__ = Settings  # `docments` reads the parts' comments too
 
-    NUMBERS = numbers_of(Settings) | dict(
+    NUMBERS = numbers_of(Runtime, Process) | dict(
         scene_size=(int, False), scene_bands=(int, False), bands=(int, False), size=(int, False),
         overlap=(float, True), batch_size=(int, False), workers=(int, True), prefetch=(int, False),
         passes=(int, False), out_channels=(int, False), model_seconds=(float, False), wait_idle=(float, True),
         busy_threshold=(float, False))
-    CHOICES = choices_of(Settings)
+    CHOICES = choices_of(Runtime, Process)
     GROUPS = {'the raster': 'raster synthetic scene_size scene_bands bands size overlap output_raster',
-              'the model': 'model device batch_size model_seconds', **setting_groups(Settings),
+              'the model': 'model device batch_size model_seconds', **setting_groups(Runtime, Process),
               'the pipeline': 'workers prefetch passes out_channels',
               'the store and the host': 'results_dir rerun wait_idle busy_threshold progress quiet'}
     TEXTS = ('raster', 'model', 'device', 'output_raster', 'results_dir')
@@ -739,7 +740,7 @@ def plan_map(o:MapOptions)->MapPlan:
     from throughput_bench.scale.launch import backend_words
     get_backend(o.backend).options or get_backend(o.backend).parse_options(o.backend_options)  # none: refuses any word
     own = backend_words(o.backend_options, [o.backend])[o.backend]  # `openvino.hint=LATENCY`, as --help says, too
-    spec = BenchSpec(o.model, mode='mapping', **values_of(Settings, o) | dict(backend_options=own),
+    spec = BenchSpec(o.model, mode='mapping', **values_of(o, Runtime, Process) | dict(backend_options=own),
                      batch_size=o.batch_size,
                      input_channels=len(bands), input_size=size, device=str(dev), explicit_precision=True,
                      probe_batch=False, map_options=words)
