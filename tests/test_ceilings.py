@@ -28,7 +28,7 @@ def test_a_cached_record_that_is_not_figures_is_measured_again(change, why, tmp_
     record = {k: v for k, v in (good() | change).items() if v is not None or k != 'copy_gbps'}  # None: no copy figure
     path.write_text(json.dumps(record))
     said = []
-    monkeypatch.setattr(F, 'measure_ceilings', lambda device, quick=False: good() | dict(gemm_tflops={'fp32': 0.37}))  # the GEMMs: notebook 13's
+    monkeypatch.setattr(F, 'measure_ceilings', lambda device, quick=False: good() | dict(gemm_tflops={'fp32': 0.37}))  # the GEMMs: notebook 14's
     got = F.machine_ceilings(cpu, log=said.append)
     assert got['gemm_tflops'] == {'fp32': 0.37} and len(said) == 1 and why in said[0], said
     assert json.loads(path.read_text())['gemm_tflops'] == {'fp32': 0.37}  # the cache now holds the measured record

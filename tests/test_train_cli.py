@@ -88,7 +88,7 @@ def test_train_fp16_is_a_skipped_row_and_bad_optimizer(work, cli):
 @pytest.mark.slow
 def test_hw_ceilings(work, cli, monkeypatch):
     """In this process, one small GEMM shape (not the four a machine's ceilings are the best of) timed 0.3 s as a sweep's
-    own ceilings are (not 1 s): the command's path is checked; the shapes' own figures are notebook 13's."""
+    own ceilings are (not 1 s): the command's path is checked; the shapes' own figures are notebook 14's."""
     import functools
     from throughput_bench.scale import sweep as S
     from throughput_bench.measure import flops as F

@@ -49,7 +49,7 @@ SECTIONS = {  # the sidebar: one section a folder of the package, its pages list
     'Analyse': ['results', 'analyse_store', 'analyse_charts', 'analyse_timeline', 'analyse_tracking'],
     'Machine': ['machine_devices', 'machine_hardware', 'machine_peaks'],
     'Backbones': ['backbones_registry', 'backbones_geo'],
-    'Reference': ['api', 'cli', 'core', 'result', 'options', 'stats'],
+    'Reference': ['api', 'cli', 'core', 'result', 'options', 'stats', 'text'],
 }
 FOLDERS = {'measure': 'Measure', 'studies': 'Studies', 'backends': 'Runtimes', 'serve': 'Serve', 'scale': 'Scale',
            'analyse': 'Analyse', 'machine': 'Machine', 'backbones': 'Backbones'}  # a page's folder: its section
