@@ -265,8 +265,10 @@ def test_a_tag_that_is_not_one_of_its_kind_is_an_error_at_import():
     "A field's tags are typed: a typo (`said='bar sumary'`) fails where the field is declared, not by leaving it unsaid."
     import pytest
     import dataclasses
-    from throughput_bench.core import Field, SAID, ALWAYS, PARTS
-    for f in FIELDS:  # every declared tag is one of its kind's
-        assert set(f.said.split()) <= set(SAID) and set(f.always.split()) <= set(ALWAYS) and f.part in PARTS, f.name
+    from throughput_bench.core import Field, Said, Always, MODES, PARTS
+    for f in FIELDS:  # every declared tag is typed, one of its kind's
+        assert isinstance(f.said, Said) and isinstance(f.always, Always) and set(f.modes) <= set(MODES), f.name
+        assert f.part in PARTS, f.name
+    with pytest.raises(ValueError, match="said 'sumary' is not one of"): Field('size', 1, part='input', said='bar sumary')
     with pytest.raises(ValueError, match="always 'word' is not one of"): dataclasses.replace(FIELD['precision'], always='word')
     with pytest.raises(ValueError, match="not a kind of summary"): FIELD['precision'].says('bars')

@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_core.ipynb #244cc1e8
 from __future__ import annotations
-import re, dataclasses, inspect
+import re, enum, dataclasses, inspect
 from dataclasses import dataclass, field, fields
 from typing import Optional, Iterable
 from fastcore.basics import patch
@@ -15,10 +15,10 @@ _all_ = ['BenchError', 'quoted', 'whole', 'error_text', 'now_iso', 'clock', 'sho
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SAID',
            'ALWAYS', 'PARTS', 'KEY_ORDER', 'FIELDS', 'FIELD', 'KEY', 'KEY_DEFAULTS', 'WORDS', 'SHORT_WORDS',
-           'BACKEND_GROUP', 'Field', 'Model', 'Runtime', 'Process', 'Workload', 'Input', 'Role', 'values_of',
-           'BenchSpec', 'fields_in', 'spec_fields', 'at_default', 'most_of', 'config_key', 'field_words', 'input_words',
-           'config_words', 'config_columns', 'BenchError', 'quoted', 'whole', 'error_text', 'now_iso', 'clock',
-           'shorten', 'CONTROL', 'plain_text']
+           'BACKEND_GROUP', 'Said', 'Always', 'tags', 'Field', 'Model', 'Runtime', 'Process', 'Workload', 'Input',
+           'Role', 'values_of', 'BenchSpec', 'fields_in', 'spec_fields', 'at_default', 'most_of', 'config_key',
+           'field_words', 'input_words', 'config_words', 'config_columns', 'BenchError', 'quoted', 'whole',
+           'error_text', 'now_iso', 'clock', 'shorten', 'CONTROL', 'plain_text']
 
 # %% ../nbs/01_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -49,9 +49,33 @@ def _canon(v)->str:
     return s
 
 # %% ../nbs/01_core.ipynb #0fc170e6
-# a field's tags, each from its kind's few: which summaries say it, where it is said even at its default
-SAID = ('bar', 'placed', 'summary', 'compared', 'varied', 'served', 'around', 'board')
-ALWAYS = ('words', 'settings', 'command')
+class Said(enum.Flag):
+    "Which summaries say a field (its `Field.said`): a few kinds, a typo an error where the field is declared."
+    bar = enum.auto()       # every chart bar
+    placed = enum.auto()    # a chart's panel or label
+    summary = enum.auto()   # a sweep's table
+    compared = enum.auto()  # a comparison's labels
+    varied = enum.auto()    # a speed-up's variant
+    served = enum.auto()    # what a server ran
+    around = enum.auto()    # said around what ran, never in a short label
+    board = enum.auto()     # groups a leaderboard's rows (plain ASCII)
+
+class Always(enum.Flag):
+    "Where a field is said even at its default (its `Field.always`)."
+    words = enum.auto()     # a configuration's words (`config_words`)
+    settings = enum.auto()  # its `key=value` settings (`BenchSpec.settings`)
+    command = enum.auto()   # the command that measures it again (`BenchSpec.command`)
+
+SAID, ALWAYS = tuple(Said.__members__), tuple(Always.__members__)  # their names, in order
+
+def tags(kind, words)->enum.Flag:
+    "`words` (`'bar summary'`, or a `kind` already) as a `kind` flag; a word that is not one of `kind`'s: ValueError."
+    if isinstance(words, kind): return words
+    out = kind(0)
+    for w in str(words or '').split():
+        if w not in kind.__members__: raise ValueError(f"{w!r} is not one of {', '.join(kind.__members__)}")
+        out |= kind[w]
+    return out
 
 # %% ../nbs/01_core.ipynb #02218c1c
 @dataclass(frozen=True)
@@ -64,11 +88,8 @@ class Field:
     default:object            # its value when nobody asks for another (`dataclasses.MISSING`: none)
     part:str                  # the part of the tree that declares it: `model`, `runtime`, `process`, ... (`PARTS`)
     form:str = '{}'           # how words say it: `compile={}`, `NHWC`, `bs={}`
-    always:str = ''           # where it is said even at its default: `words`, `settings`, `command`
-    # which summaries say it: `bar` (every chart bar), `placed` (a chart's panel or label), `summary` (a sweep's table),
-    # `compared` (a comparison's labels), `varied` (a speed-up's variant), `served` (what a server ran), `around` (said
-    # around what ran, not in a short label), `board` (groups a leaderboard's rows: plain ASCII)
-    said:str = ''
+    always:Always = Always(0) # where it is said even at its default (`Always`; declared as words: `'words command'`)
+    said:Said = Said(0)       # which summaries say it (`Said`; declared as words: `'bar summary'`)
     flag:Optional[str] = None # its `api.sweep` option and `tbench infer` flag (`precisions` is `--precisions`)
     swept:bool = False        # the option takes a list (and `--precision` is a second spelling of `--precisions`)
     word:Optional[str] = None # its `key=value` word in `tbench compare` and `tune` (`compile=default`)
@@ -78,7 +99,7 @@ class Field:
     later:bool = False        # added after the first results files: a row that leaves it empty meant the default
     most:Optional[float] = None  # the largest value a run can take: a larger one is a typo, refused before it runs
     setting:bool = False      # a field of `Runtime`, `Process` or `Input`: every command that runs a model takes it
-    modes:str = ''            # the `MODES` that take it ('' every one): a runtime, its words and int8 are inference's
+    modes:tuple = ()          # the `MODES` that take it (() every one): a runtime, its words and int8 are inference's
 
     @property
     def option(self)->Optional[str]:
@@ -86,19 +107,24 @@ class Field:
         return self.flag or (self.name if self.setting else None)
 
     def __post_init__(self):
-        "A tag that is not one of its kind's (`SAID`, `ALWAYS`, `MODES`): an error at import, not a field left unsaid."
-        for what, allowed in (('said', SAID), ('always', ALWAYS), ('modes', MODES)):
-            if bad := [t for t in (getattr(self, what) or '').split() if t not in allowed]:
-                raise ValueError(f"field {self.name}: {what} {bad[0]!r} is not one of {', '.join(allowed)}")
+        "Its tags typed (`Said`, `Always`, `MODES`): a word that is not one of its kind's is an error at import."
+        for what, kind in (('said', Said), ('always', Always)):
+            try: object.__setattr__(self, what, tags(kind, getattr(self, what)))
+            except ValueError as e: raise ValueError(f"field {self.name}: {what} {e}") from None
+        modes = tuple(self.modes.split()) if isinstance(self.modes, str) else tuple(self.modes)
+        if bad := [m for m in modes if m not in MODES]:
+            raise ValueError(f"field {self.name}: modes {bad[0]!r} is not one of {', '.join(MODES)}")
+        object.__setattr__(self, 'modes', modes)
 
-    def says(self, where:str)->bool:
-        "Whether summaries of kind `where` (one of `SAID`) say this field."
-        if where not in SAID: raise ValueError(f"{where!r} is not a kind of summary: {', '.join(SAID)}")
-        return where in self.said.split()
+    def says(self, where)->bool:
+        "Whether summaries of kind `where` (a `Said`, or its name: `'bar'`) say this field."
+        if not isinstance(where, Said) and where not in SAID:
+            raise ValueError(f"{where!r} is not a kind of summary: {', '.join(SAID)}")
+        return tags(Said, where) in self.said
 
     def takes(self, mode:str)->bool:
         "Whether a run of `mode` (`training`) takes this field at another value than its default."
-        return not self.modes or mode in self.modes.split()
+        return not self.modes or mode in self.modes
 
     def usual(self, v)->bool:
         "Whether `v` is this field's default (in the canonical text a CSV cell and a spec share)."
@@ -328,7 +354,7 @@ def options(self:BenchSpec)->dict:
     out = {}
     for f in FIELDS:
         v = getattr(self, f.name)
-        if not f.option or v in (None, '') or (f.usual(v) and 'command' not in f.always): continue
+        if not f.option or v in (None, '') or (f.usual(v) and Always.command not in f.always): continue
         if f.name == 'data_mode': v = True  # `--dataloader`
         out[f.option] = [v] if f.swept else v
     return out
@@ -362,7 +388,7 @@ def settings(self:BenchSpec, base:Optional[BenchSpec]=None)->str:
     for f in FIELDS:
         v = getattr(self, f.name)
         if not f.word or v is None or f.part == 'input' and base is None: continue
-        differs = not f.usual(v) or 'settings' in f.always if base is None else v != getattr(base, f.name)
+        differs = not f.usual(v) or Always.settings in f.always if base is None else v != getattr(base, f.name)
         if differs:
             words.append(f"{f.word}={int(v) if isinstance(v, bool) else v}")
     if self.backend_options: words.append(self.backend_options)
@@ -430,7 +456,7 @@ def field_words(k:str, v)->str:
     """One field of a configuration in words (its `form`); '' where it has its default (inference, eager PyTorch,
     NCHW, synthetic data, one frame, glibc) and is not always said."""
     f, v = FIELD.get(k), _canon(v)
-    if not v or f is not None and f.usual(v) and 'words' not in f.always: return ''
+    if not v or f is not None and f.usual(v) and Always.words not in f.always: return ''
     return (f.form if f is not None else '{}').format(v)
 
 # %% ../nbs/01_core.ipynb #e3bbc109

@@ -859,7 +859,7 @@ def rerun_command(rows:list, o:SweepOptions)->str:
         cells = (getattr(r, f.name) for r in rows)  # an empty cell: the default (an older row's)
         vals = list(dict.fromkeys(str(f.default) if v in ('', None) else str(v) for v in cells))
         if not f.swept or f.name == 'batch_size': continue
-        if all(f.usual(v) for v in vals) and 'words' not in f.always: continue
+        if all(f.usual(v) for v in vals) and Always.words not in f.always: continue
         words += [flag(f.option), *vals]
     words += ['--device', o.device]
     for name, v in settings_asked(o).items():  # the one-value settings, as `o` gave them
