@@ -32,6 +32,9 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['compare', 'resnet18', 'threads=1', 'threads=5000'], 'at least 1 and at most 1024'),
        (['tune', 'resnet18', '--input-size', '100000'], '--input-size 100000 is more than 16384'),
        (['serve', '--model', 'resnet18', '--threads', '99999'], '--threads 99999 is more than 1024'),
+       # serve's model processes are `--workers-per-device` (LitServe's word); `--workers` is a DataLoader's elsewhere
+       (['serve', '--model', 'resnet18', '--workers', '2'], 'unknown flag --workers; did you mean --workers-per-device?'),
+       (['serve', '--model', 'resnet18', '--workers-per-device', '0'], '--workers-per-device must be > 0'),
        (['compre'], "invalid choice: 'compre' (did you mean compare?"),
        (['infer', '--precisions', 'fp61'], "(did you mean fp16?"),
        # repeats that contradict each other name the flags given (were quietly 2-2, or named a flag not given)

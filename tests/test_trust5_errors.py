@@ -166,7 +166,7 @@ def test_ctrl_c_on_serve_is_one_line_and_leaves_no_process(tmp_path):
     from throughput_bench.serve.serving import free_port
     port = free_port()
     cmd = [sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'serve', '--model', 'resnet18',
-           '--device', 'cpu', '--input-size', '32', '--workers', '1', '--port', str(port)]
+           '--device', 'cpu', '--input-size', '32', '--workers-per-device', '1', '--port', str(port)]
     p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:

@@ -293,10 +293,10 @@ def serve(*args, **kwargs):
     os.environ.clear(); os.environ.update(env)
     print(f"serving {spec.model_name} ({spec.precision}, {spec.in_chans}x{spec.input_size}px, {spec.backend}, "
           f"compile {spec.compile_mode}{', NHWC' if spec.channels_last else ''}) on {spec.device}: "
-          f"max batch {o.max_batch_size}, {o.workers} worker(s)"
+          f"max batch {o.max_batch_size}, {o.workers_per_device} worker(s)"
           + (f"; {int8_said({'quant': 'int8'} | checked)}; {checked['accuracy_check']}" if checked else ''), flush=True)
-    run_server(make_server(spec, o.max_batch_size, o.batch_timeout_ms, o.workers, o.max_request_mb, o.timeout,
-                           o.max_batch_per_request, checked), o.host, o.port, o.log_level)
+    run_server(make_server(spec, o.max_batch_size, o.batch_timeout_ms, o.workers_per_device, o.max_request_mb,
+                           o.timeout, o.max_batch_per_request, checked), o.host, o.port, o.log_level)
 
 # %% ../nbs/37_api.ipynb #b7b916fe
 def check_latency(o:LatencyOptions)->LatencyOptions:

@@ -122,7 +122,9 @@ class ServeOptions(Process, Runtime, Input):
     device:str='auto' # auto | cpu | cuda | cuda:N | mps (default auto)
     max_batch_size:int=1 # dynamic batching: up to this many requests per forward pass (default 1)
     batch_timeout_ms:float=5.0 # how long a batch waits to fill, ms (default 5)
-    workers:int=1 # model worker processes per device (default 1)
+    # model worker processes per device, LitServe's `workers_per_device` (default 1; `workers` elsewhere are a
+    # DataLoader's)
+    workers_per_device:int=1
     max_request_mb:float=64.0 # larger request bodies get a 413 (default 64)
     host:str='127.0.0.1' # default 127.0.0.1 (loopback only); 0.0.0.0 listens on every interface
     port:int=8000 # TCP port (default 8000)
@@ -134,12 +136,12 @@ class ServeOptions(Process, Runtime, Input):
     cache_dir:Optional[str]=None
 
     NUMBERS = numbers_of(Runtime, Process, Input) | dict(
-        max_batch_size=(int, False), batch_timeout_ms=(float, True), workers=(int, False),
+        max_batch_size=(int, False), batch_timeout_ms=(float, True), workers_per_device=(int, False),
         max_request_mb=(float, False), port=(int, False), timeout=(float, False), max_batch_per_request=(int, False))
     CHOICES = choices_of(Runtime, Process) | dict(log_level=('critical', 'error', 'warning', 'info', 'debug'))
     GROUPS = {'the model': 'model device cache_dir', **setting_groups(Runtime, Process, Input),
-              'the server': 'max_batch_size batch_timeout_ms workers max_request_mb max_batch_per_request host port '
-                            'log_level timeout'}
+              'the server': 'max_batch_size batch_timeout_ms workers_per_device max_request_mb max_batch_per_request '
+                            'host port log_level timeout'}
     TEXTS = ('model', 'device', 'host', 'cache_dir')
 
 # %% ../nbs/05_options.ipynb #3fc286a9

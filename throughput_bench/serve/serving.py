@@ -257,7 +257,7 @@ def port_busy(port:int, host:str='127.0.0.1')->bool:
 
 # %% ../../nbs/29_serve_serving.ipynb #796109f3
 def server_metadata(
-    spec: BenchSpec, max_batch_size: int, batch_timeout_ms: float, workers: int, max_request_mb: float
+    spec: BenchSpec, max_batch_size: int, batch_timeout_ms: float, workers_per_device: int, max_request_mb: float
 ) -> dict:
     "What `/v1/metadata` answers: the model and how it is served."
     import torch, timm
@@ -275,7 +275,7 @@ def server_metadata(
         device=spec.device,
         max_batch_size=max_batch_size,
         batch_timeout_ms=batch_timeout_ms,
-        workers=workers,
+        workers_per_device=workers_per_device,
         max_request_mb=max_request_mb,
         server='litserve',
         versions=dict(throughput_bench=__version__, litserve=ls.__version__, torch=torch.__version__,
@@ -385,7 +385,7 @@ async def checked_body(self:NimGuard, h:dict, # the request's headers, lower-cas
     return body if not why else await self._send_error(send, 400, why)
 
 # %% ../../nbs/29_serve_serving.ipynb #970c1f2a
-def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0, workers:int=1,
+def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0, workers_per_device:int=1,
                 max_request_mb:float=64.0, timeout:float=60.0, max_batch_per_request:int=64,
                 checked:Optional[dict]=None)->ls.LitServer:
     """A LitServe server for `spec` with the NIM paths, the null endpoint and the request guards; its metadata says what
@@ -397,14 +397,14 @@ def make_server(spec:BenchSpec, max_batch_size:int=1, batch_timeout_ms:float=5.0
     api = BackboneAPI(
         spec, max_batch_size=max_batch_size, batch_timeout_ms=batch_timeout_ms, max_images=max_batch_per_request
     )
-    meta = server_metadata(spec, max_batch_size, batch_timeout_ms, workers, max_request_mb) | {
+    meta = server_metadata(spec, max_batch_size, batch_timeout_ms, workers_per_device, max_request_mb) | {
         'max_batch_per_request': max_batch_per_request
     } | (checked or {})
     server = ls.LitServer(
         api,
         accelerator='cuda' if dev.type == 'cuda' else 'cpu',
         devices=1,
-        workers_per_device=workers,
+        workers_per_device=workers_per_device,
         timeout=timeout,
         healthcheck_path='/v1/health/ready',
         info_path='/v1/info',
@@ -435,7 +435,7 @@ def serve_spec(o:ServeOptions)->BenchSpec:
     if why := weights_problem(o.weights): raise BenchError(why)  # before a worker starts
     info = get_model(o.model); check_model(info)
     dev = resolve_device(o.device)
-    th = o.threads or (max(1, (os.cpu_count() or 1) // o.workers) if dev.type == 'cpu' else None)
+    th = o.threads or (max(1, (os.cpu_count() or 1) // o.workers_per_device) if dev.type == 'cpu' else None)
     native = dict(input_channels=o.input_channels or info.channels, input_size=o.input_size or info.size, threads=th)
     spec = BenchSpec(o.model, **values_of(o, Runtime, Process, Input) | native, device=str(dev),
                      explicit_precision=True, cache_dir=o.cache_dir)
