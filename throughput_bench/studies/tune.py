@@ -241,11 +241,11 @@ def versus_eager(win:BenchSpec, tid:str, su, rounds:int, best_eager:Optional[Ben
     clock: a second call resumes them); empty where the winner is plain eager."""
     import torch, pandas as pd
     cpu = su.device.type == 'cpu'
-    # every runtime and process field at its default (eager fp32 PyTorch, no quantization, glibc's malloc), but the
-    # weights: the same model
-    plain = {f.name: f.default for f in FIELDS if f.part in ('runtime', 'process') and f.name != 'weights'}
-    n = min(su.options.threads or torch.get_num_threads(), torch.get_num_threads())  # --threads: the most it may use
-    eager = dataclasses.replace(win, **plain | dict(threads=n if cpu else None, cache_dir=None))
+    # the runtime and the process at their defaults (eager fp32 PyTorch, no quantization, glibc's malloc), but the
+    # weights (the same model) and the threads (--threads: the most it may use)
+    n = min(su.options.threads or torch.get_num_threads(), torch.get_num_threads())
+    eager = dataclasses.replace(win, runtime=Runtime(weights=win.weights), process=Process(threads=n if cpu else None),
+                                cache_dir=None)
     if eager.key() == win.key(): return pd.DataFrame()
     specs, labels = [eager, win], ['fp32 eager', win.settings()]
     if best_eager is not None and best_eager.key() not in (eager.key(), win.key()):
