@@ -51,7 +51,9 @@ def error_text(message, limit:int=600)->str:
     return s if len(s) <= limit else s[:head] + ' … ' + s[len(s) - (limit - 3 - head):]
 
 # %% ../nbs/00_text.ipynb #dbb55f24
-def now_iso()->str: return datetime.datetime.now().isoformat(timespec='seconds')
+def now_iso()->str:
+    "This moment as a row and a record write it: local time to the second (`2026-11-29T12:59:09`)."
+    return datetime.datetime.now().isoformat(timespec='seconds')
 
 # %% ../nbs/00_text.ipynb #68948cb2
 def clock(seconds:float)->str:
