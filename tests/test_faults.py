@@ -35,6 +35,12 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        # serve's model processes are `--workers-per-device` (LitServe's word); `--workers` is a DataLoader's elsewhere
        (['serve', '--model', 'resnet18', '--workers', '2'], 'unknown flag --workers; did you mean --workers-per-device?'),
        (['serve', '--model', 'resnet18', '--workers-per-device', '0'], '--workers-per-device must be > 0'),
+       # the server's own numbers have bounds too (a billion workers forked; LitServe's tracebacks on a low port or a
+       # batch that waits past the timeout)
+       (['serve', '--model', 'resnet18', '--workers-per-device', '1000000000'], '--workers-per-device 1000000000 is more than 256'),
+       (['serve', '--model', 'resnet18', '--port', '80'], 'LitServe listens on a port from 1024 to 65535'),
+       (['serve', '--model', 'resnet18', '--batch-timeout-ms', '60000', '--timeout', '1'], 'is not less than --timeout 1 s'),
+       (['serve', '--model', 'resnet18', '--max-request-mb', '1e308'], '--max-request-mb 1e+308 is more than 65536'),
        (['compre'], "invalid choice: 'compre' (did you mean compare?"),
        (['infer', '--precisions', 'fp61'], "(did you mean fp16?"),
        # repeats that contradict each other name the flags given (were quietly 2-2, or named a flag not given)

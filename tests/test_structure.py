@@ -259,3 +259,25 @@ def test_torch_threads_asked_once_then_kept(tmp_path, monkeypatch):
     first = said("import torch; print(json.dumps([t, [torch.get_num_threads(), torch.get_num_interop_threads()]]))")
     again = said("print(json.dumps([t, 'torch' in sys.modules]))")
     assert first[0] == first[1] and again == [first[0], False], (first, again)
+
+def test_a_docs_chain_ends_with_no_link_and_leaves_the_parts_alone():
+    "fastcore 1.8's `docments` follows `__delwrap__` while `hasattr` finds one: a link of None crashed `tbench serve --help` there. The tree's parts carry no chain of their own."
+    from throughput_bench import api
+    from throughput_bench.core import PARTS
+    from throughput_bench.options import ServeOptions, LatencyOptions
+    from throughput_bench.studies.mapping import MapOptions
+    from throughput_bench.studies.compare import CompareOptions
+    from throughput_bench.studies.tune import TuneOptions
+    for O in (api.SweepOptions, ServeOptions, LatencyOptions, MapOptions, CompareOptions, TuneOptions, api.serve, api.sweep):
+        s, links = O, 0
+        while hasattr(s, '__delwrap__'): s, links = s.__delwrap__, links + 1
+        assert s is not None and links < 50, O
+    assert not any('__delwrap__' in vars(P) for P in PARTS.values())
+
+def test_values_of_refuses_its_arguments_the_old_way_round():
+    "`values_of(spec, Runtime)`; the old order (`values_of(Runtime, spec)`) gave the class's defaults, silently."
+    from throughput_bench.core import BenchSpec, Runtime, values_of
+    spec = BenchSpec('resnet18', precision='bf16')
+    assert values_of(spec, Runtime)['precision'] == 'bf16'
+    for args in ((Runtime, spec), (spec,)):
+        with pytest.raises(TypeError, match='values_of takes a configuration, then its parts'): values_of(*args)

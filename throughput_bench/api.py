@@ -271,7 +271,10 @@ def repair(path:str # a results CSV, or a drift record (`<device>_drift.tsv`), w
 def check_serve(o:ServeOptions)->ServeOptions:
     "`o` checked before anything is built (a one-line `BenchError`), the port free to listen on."
     check_words(o); check_numbers(o); check_backends([o.backend], 'inference')
-    if o.port > 65535: raise BenchError(f"--port {o.port} is not a TCP port (1-65535)")
+    if o.port < 1024: raise BenchError(f"--port {o.port}: LitServe listens on a port from 1024 to 65535")
+    if o.batch_timeout_ms / 1000 >= o.timeout:
+        raise BenchError(f"--batch-timeout-ms {o.batch_timeout_ms:g} is not less than --timeout {o.timeout:g} s: "
+                         "a batch would wait past its requests' timeout")
     with socket.socket() as s:
         try: s.bind((o.host, o.port))
         except OSError as e: raise BenchError(f"cannot listen on {o.host}:{o.port}: {e.strerror or e}")

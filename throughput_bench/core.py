@@ -68,11 +68,18 @@ class Always(enum.Flag):
 
 SAID, ALWAYS = tuple(Said.__members__), tuple(Always.__members__)  # their names, in order
 
+def _words(v)->list:
+    "Tags given as words: text (`'bar summary'`), a list or tuple of words, or None (none); anything else: ValueError."
+    if v is None: return []
+    if isinstance(v, str): return v.split()
+    if isinstance(v, (list, tuple)) and all(isinstance(w, str) for w in v): return list(v)
+    raise ValueError(f"{v!r} is not words")
+
 def tags(kind, words)->enum.Flag:
-    "`words` (`'bar summary'`, or a `kind` already) as a `kind` flag; a word that is not one of `kind`'s: ValueError."
+    "`words` (`_words`, or a `kind` already) as a `kind` flag; a word that is not one of `kind`'s: ValueError."
     if isinstance(words, kind): return words
     out = kind(0)
-    for w in str(words or '').split():
+    for w in _words(words):
         if w not in kind.__members__: raise ValueError(f"{w!r} is not one of {', '.join(kind.__members__)}")
         out |= kind[w]
     return out
@@ -111,16 +118,18 @@ class Field:
         for what, kind in (('said', Said), ('always', Always)):
             try: object.__setattr__(self, what, tags(kind, getattr(self, what)))
             except ValueError as e: raise ValueError(f"field {self.name}: {what} {e}") from None
-        modes = tuple(self.modes.split()) if isinstance(self.modes, str) else tuple(self.modes)
-        if bad := [m for m in modes if m not in MODES]:
-            raise ValueError(f"field {self.name}: modes {bad[0]!r} is not one of {', '.join(MODES)}")
+        try:
+            modes = tuple(_words(self.modes))
+            if bad := [m for m in modes if m not in MODES]:
+                raise ValueError(f"{bad[0]!r} is not one of {', '.join(MODES)}")
+        except ValueError as e: raise ValueError(f"field {self.name}: modes {e}") from None
         object.__setattr__(self, 'modes', modes)
 
     def says(self, where)->bool:
-        "Whether summaries of kind `where` (a `Said`, or its name: `'bar'`) say this field."
-        if not isinstance(where, Said) and where not in SAID:
-            raise ValueError(f"{where!r} is not a kind of summary: {', '.join(SAID)}")
-        return tags(Said, where) in self.said
+        "Whether summaries of kind `where` (one kind: `'bar'` or `Said.bar`) say this field."
+        name = where.name if isinstance(where, Said) else where  # several kinds, or none: no one name
+        if name not in SAID: raise ValueError(f"{where!r} is not a kind of summary: {', '.join(SAID)}")
+        return Said[name] in self.said
 
     def takes(self, mode:str)->bool:
         "Whether a run of `mode` (`training`) takes this field at another value than its default."
@@ -242,6 +251,8 @@ class Role:
 # %% ../nbs/01_core.ipynb #57016dbe
 def values_of(o, *parts)->dict:
     "The fields of `parts` (`Runtime`, `Process`) that `o` holds: what one configuration passes on to another."
+    if isinstance(o, type) or not parts:
+        raise TypeError("values_of takes a configuration, then its parts: values_of(spec, Runtime)")
     return {f.name: getattr(o, f.name) for p in parts for f in fields(p)}
 
 # %% ../nbs/01_core.ipynb #eb5d11e2

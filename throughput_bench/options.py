@@ -93,8 +93,9 @@ def read_parts(cls):
     link = None
     for c in reversed(read):
         own = {k: v for k, v in vars(c).items() if k == '__firstlineno__'}  # where Python 3.13 finds a class's source
-        link = type(c.__name__, (c,), dict(own, __module__=c.__module__, __qualname__=c.__qualname__, __delwrap__=link))
-    type.__setattr__(cls, '__delwrap__', link)  # on the class itself
+        if link is not None: own['__delwrap__'] = link  # the last has none: fastcore 1.8 reads on while it has one
+        link = type(c.__name__, (c,), dict(own, __module__=c.__module__, __qualname__=c.__qualname__))
+    if link is not None: type.__setattr__(cls, '__delwrap__', link)  # on the class itself
     return cls
 
 # %% ../nbs/05_options.ipynb #ba6d8d8f
@@ -136,8 +137,11 @@ class ServeOptions(Process, Runtime, Input):
     cache_dir:Optional[str]=None
 
     NUMBERS = numbers_of(Runtime, Process, Input) | dict(
-        max_batch_size=(int, False), batch_timeout_ms=(float, True), workers_per_device=(int, False),
-        max_request_mb=(float, False), port=(int, False), timeout=(float, False), max_batch_per_request=(int, False))
+        # (kind, zero allowed, the most: a larger value is a typo, refused before a process starts)
+        max_batch_size=(int, False, 65536), batch_timeout_ms=(float, True, 60000.0),
+        workers_per_device=(int, False, 256),
+        max_request_mb=(float, False, 65536.0), port=(int, False, 65535), timeout=(float, False, 86400.0),
+        max_batch_per_request=(int, False, 65536))
     CHOICES = choices_of(Runtime, Process) | dict(log_level=('critical', 'error', 'warning', 'info', 'debug'))
     GROUPS = {'the model': 'model device cache_dir', **setting_groups(Runtime, Process, Input),
               'the server': 'max_batch_size batch_timeout_ms workers_per_device max_request_mb max_batch_per_request '

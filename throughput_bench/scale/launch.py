@@ -550,7 +550,7 @@ def make_options(cls, args:tuple, kwargs:dict):
         raise BenchError(f"{len(args)} positional arguments given; {len(places)} options take a position")
     for k in kwargs:
         if k not in names:
-            close = difflib.get_close_matches(k, names, n=2)
+            close = difflib.get_close_matches(k, names, n=2) or [n for n in names if n.startswith(k + '_')][:2]
             raise BenchError(f"unknown option {k!r}" + (f"; did you mean {' or '.join(close)}?" if close else ''))
     given = dict(zip(places, args))
     if twice := set(given) & set(kwargs): raise BenchError(f"{sorted(twice)[0]} given twice (by position and by name)")

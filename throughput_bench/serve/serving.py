@@ -507,7 +507,8 @@ def _stop_children(signum, frame):
             try: getattr(k, how)()
             except psutil.Error: pass
     psutil.wait_procs(kids, timeout=10)
-    print(f"stopped ({signal.Signals(signum).name}): the server and its {len(kids)} worker process(es) are gone",
+    print(f"stopped ({signal.Signals(signum).name}): the server and the {len(kids)} process(es) it started (API "
+          "servers, model workers, LitServe's manager) are gone",
           file=sys.stderr, flush=True)
     os._exit(128 + signum)
 
