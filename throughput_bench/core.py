@@ -107,6 +107,9 @@ class Field:
     most:Optional[float] = None  # the largest value a run can take: a larger one is a typo, refused before it runs
     setting:bool = False      # a field of `Runtime`, `Process` or `Input`: every command that runs a model takes it
     modes:tuple = ()          # the `MODES` that take it (() every one): a runtime, its words and int8 are inference's
+    # the `Backend` attribute that lists the values a runtime runs of it (`precisions`): a runtime that lists none runs
+    # its default alone (None: every runtime takes every value)
+    runs:Optional[str] = None
 
     @property
     def option(self)->Optional[str]:
@@ -162,11 +165,12 @@ class Runtime:
     # fp32 fp16 bf16 amp (default fp32)
     precision:str = _F('fp32', always='words command',
                       said='bar summary compared varied served board',
-                      flag='precisions', swept=True, word='precision', choices=PRECISIONS)
+                      flag='precisions', swept=True, word='precision', choices=PRECISIONS, runs='precisions')
     # none int8: the model quantized by its runtime with calibration, weights and activations int8 (onnxruntime,
     # openvino, pytorch compiled), on a CPU with int8 dot-product units (VNNI or AMX; default none)
     quant:str = _F('none', said='bar summary compared varied served board', flag='quantizations', swept=True,
-                   word='quant', alias='quant', choices=QUANTS, later=True, modes='inference serving mapping')
+                   word='quant', alias='quant', choices=QUANTS, later=True, modes='inference serving mapping',
+                   runs='quants')
     # the runtime: pytorch onnxruntime openvino (onnxruntime-trt on CUDA), or another package's (the runtimes need the
     # [runtimes] extra; default pytorch)
     backend:str = _F('pytorch', always='settings command',
@@ -180,10 +184,10 @@ class Runtime:
     # none default reduce-overhead max-autotune: torch.compile of the model (default none)
     compile_mode:str = _F('none', form='compile={}', always='command',
                          said='bar summary compared varied served board', flag='compile_modes', swept=True,
-                         word='compile', choices=COMPILE_MODES)
+                         word='compile', choices=COMPILE_MODES, runs='compile_modes')
     # NHWC memory layout
     channels_last:bool = _F(False, form='NHWC', said='summary compared served',
-                           flag='channels_last', word='channels_last', later=True)
+                           flag='channels_last', word='channels_last', later=True, runs='layouts')
     # the model's weights: pretrained (or --pretrained: timm's, downloaded where this machine can) or a weights file
     # (.safetensors, or a .pt/.pth state dict, read without unpickling; default: random, from a fixed seed)
     weights:str = _F('', form='weights={}', said='summary served', flag='weights', word='weights', later=True)
@@ -208,7 +212,7 @@ class Workload:
     what batch."""
     TITLE = 'the workload'
     # `inference`, `training`, `serving` or `mapping`
-    mode:str = _F('inference', said='placed around board', later=True)
+    mode:str = _F('inference', said='placed around board', later=True, runs='modes')
     # training only: `sgd` or `adamw`
     optimizer:str = _F('none', said='bar board', flag='optimizers', swept=True, later=True)
     # training under DistributedDataParallel on this many processes (None: one plain process)
@@ -216,7 +220,8 @@ class Workload:
     # the classifier head it runs with (None: the model's own, 1000 for timm; the seed tool's workload uses 10)
     num_classes:Optional[int] = _F(None, form='{} classes', said='summary')
     # `synthetic` (pre-allocated on device) or `dataloader` (end to end)
-    data_mode:str = _F('synthetic', form='data={}', said='summary board', flag='dataloader', later=True)
+    data_mode:str = _F('synthetic', form='data={}', said='summary board', flag='dataloader', later=True,
+                       runs='data_modes')
     # requested batch; may halve on OOM
     batch_size:int = _F(32, form='bs={}', always='words settings command', said='placed compared', flag='batch_sizes',
                         swept=True, word='batch', integer=True, most=65536)

@@ -142,7 +142,9 @@ def config_of(name:str, options:dict)->type:
 
 # %% ../../nbs/21_backends_base.ipynb #7aa6c271
 class Backend:
-    "One way to run a model: what it can run, what it needs, and how it prepares a model."
+    """One way to run a model: what it can run, what it needs, and how it prepares a model. What it runs of a
+    configuration's fields is named by the fields (`Field.runs`): `precisions` lists the precisions it runs, and a
+    field that names an attribute a backend does not set runs at its default alone there."""
     name:str = ''
     package:Optional[str] = None      # the Python module it needs (None: torch, always there)
     precisions:tuple = ('fp32',)
@@ -194,18 +196,25 @@ def missing(self:Backend)->Optional[str]:
         return f"backend {self.name} needs the {self.package} package: {RUNTIMES_EXTRA}"
     return None
 
+# %% ../../nbs/21_backends_base.ipynb #31ae4858
+@patch
+def runs(self:Backend, name:str)->tuple:
+    """The values of field `name` this backend runs: its attribute that the field names (`Field.runs`: `precisions`),
+    else the field's default alone; every value where the field names none."""
+    f = FIELD[name]
+    if not f.runs: raise ValueError(f"every runtime takes every {name}: its field names no attribute (`runs`)")
+    return tuple(getattr(self, f.runs, (f.default,)))
+
 # %% ../../nbs/21_backends_base.ipynb #514f67bf
 @patch
 def unsupported(self:Backend, spec:BenchSpec)->Optional[str]:
-    "Why this backend cannot run `spec`, or None."
+    "Why this backend cannot run `spec` (its device, or a field's value it does not run: `runs`), or None."
     dev = spec.device.split(':')[0]
-    for what, v, ok in (('mode', spec.mode, self.modes), ('device', dev, self.devices),
-                        ('precision', spec.precision, self.precisions), ('quantization', spec.quant, self.quants),
-                        ('compile mode', spec.compile_mode, self.compile_modes),
-                        ('data mode', spec.data_mode, self.data_modes)):
-        if v not in ok: return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
-    if spec.channels_last not in self.layouts:
-        return f"{self.name} chooses its own memory layout (no channels_last)"
+    if dev not in self.devices: return f"{self.name} runs device {' or '.join(self.devices)}, not {dev}"
+    for f in FIELDS:
+        if not f.runs or (v := getattr(spec, f.name)) in (ok := self.runs(f.name)): continue
+        if isinstance(f.default, bool): return f"{self.name} chooses its own {f.name.replace('_', ' ')} (no {f.name})"
+        return f"{self.name} runs {f.name.replace('_', ' ')} {' or '.join(map(str, ok))}, not {v}"
     self.parse_options(spec.backend_options)  # a wrong setting is the user's error, said before anything runs
     return self.missing()
 
