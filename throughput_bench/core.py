@@ -15,10 +15,10 @@ _all_ = ['BenchError', 'quoted', 'whole', 'error_text', 'now_iso', 'clock', 'sho
 # %% auto #0
 __all__ = ['PRECISIONS', 'COMPILE_MODES', 'QUANTS', 'DATA_MODES', 'ALLOCATORS', 'MODES', 'TASKS', 'GEO_EXTRA', 'STATUSES', 'SAID',
            'ALWAYS', 'PARTS', 'KEY_ORDER', 'FIELDS', 'FIELD', 'KEY', 'KEY_DEFAULTS', 'WORDS', 'SHORT_WORDS',
-           'BACKEND_GROUP', 'Said', 'Always', 'tags', 'Field', 'Model', 'Runtime', 'Process', 'Workload', 'Input',
-           'Role', 'values_of', 'BenchSpec', 'fields_in', 'spec_fields', 'at_default', 'most_of', 'config_key',
-           'field_words', 'input_words', 'config_words', 'config_columns', 'BenchError', 'quoted', 'whole',
-           'error_text', 'now_iso', 'clock', 'shorten', 'CONTROL', 'plain_text']
+           'BACKEND_GROUP', 'Said', 'Always', 'Field', 'Model', 'Runtime', 'Process', 'Workload', 'Input', 'Role',
+           'values_of', 'BenchSpec', 'fields_in', 'spec_fields', 'at_default', 'most_of', 'config_key', 'field_words',
+           'input_words', 'config_words', 'config_columns', 'BenchError', 'quoted', 'whole', 'error_text', 'now_iso',
+           'clock', 'shorten', 'CONTROL', 'plain_text']
 
 # %% ../nbs/01_core.ipynb #04bf5ee8
 PRECISIONS = ('fp32', 'fp16', 'bf16', 'amp')
@@ -68,22 +68,6 @@ class Always(enum.Flag):
 
 SAID, ALWAYS = tuple(Said.__members__), tuple(Always.__members__)  # their names, in order
 
-def _words(v)->list:
-    "Tags given as words: text (`'bar summary'`), a list or tuple of words, or None (none); anything else: ValueError."
-    if v is None: return []
-    if isinstance(v, str): return v.split()
-    if isinstance(v, (list, tuple)) and all(isinstance(w, str) for w in v): return list(v)
-    raise ValueError(f"{v!r} is not words")
-
-def tags(kind, words)->enum.Flag:
-    "`words` (`_words`, or a `kind` already) as a `kind` flag; a word that is not one of `kind`'s: ValueError."
-    if isinstance(words, kind): return words
-    out = kind(0)
-    for w in _words(words):
-        if w not in kind.__members__: raise ValueError(f"{w!r} is not one of {', '.join(kind.__members__)}")
-        out |= kind[w]
-    return out
-
 # %% ../nbs/01_core.ipynb #02218c1c
 @dataclass(frozen=True)
 class Field:
@@ -122,7 +106,7 @@ class Field:
             try: object.__setattr__(self, what, tags(kind, getattr(self, what)))
             except ValueError as e: raise ValueError(f"field {self.name}: {what} {e}") from None
         try:
-            modes = tuple(_words(self.modes))
+            modes = tuple(word_list(self.modes))
             if bad := [m for m in modes if m not in MODES]:
                 raise ValueError(f"{bad[0]!r} is not one of {', '.join(MODES)}")
         except ValueError as e: raise ValueError(f"field {self.name}: modes {e}") from None

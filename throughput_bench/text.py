@@ -8,7 +8,8 @@ import re, datetime
 from typing import Optional
 
 # %% auto #0
-__all__ = ['CONTROL', 'BenchError', 'quoted', 'whole', 'error_text', 'now_iso', 'clock', 'shorten', 'plain_text']
+__all__ = ['CONTROL', 'BenchError', 'quoted', 'whole', 'error_text', 'now_iso', 'clock', 'shorten', 'word_list', 'tags',
+           'plain_text']
 
 # %% ../nbs/00_text.ipynb #0de701d5
 class BenchError(Exception):
@@ -68,6 +69,24 @@ def shorten(s:str, n:int)->str:
     "`s` on one line, cut at a word's end within `n` characters, with ' …' where it was cut (never mid-word)."
     s = ' '.join(str(s).split())
     return s if len(s) <= n else s[:n].rsplit(' ', 1)[0].rstrip(',;:') + ' …'
+
+# %% ../nbs/00_text.ipynb #868eb572
+def word_list(v)->list:
+    "Words given as text (`'bar summary'`), a list or tuple of words, or None (none); anything else: ValueError."
+    if v is None: return []
+    if isinstance(v, str): return v.split()
+    if isinstance(v, (list, tuple)) and all(isinstance(w, str) for w in v): return list(v)
+    raise ValueError(f"{v!r} is not words")
+
+def tags(kind, words)->'enum.Flag':
+    """`words` (`word_list`'s, or a `kind` already) as a flag of enum `kind`; a word that is not one of `kind`'s
+    members: ValueError naming them."""
+    if isinstance(words, kind): return words
+    out = kind(0)
+    for w in word_list(words):
+        if w not in kind.__members__: raise ValueError(f"{w!r} is not one of {', '.join(kind.__members__)}")
+        out |= kind[w]
+    return out
 
 # %% ../nbs/00_text.ipynb #a3c3b29c
 # C0 but tab and line ends, DEL, C1: what retitles a terminal or rings its bell
