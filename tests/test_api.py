@@ -70,3 +70,21 @@ def test_train_refuses_what_only_inference_takes(tmp_path, kw, flag):
     with pytest.raises(BenchError, match=f"{flag} is not an option of training"):
         train(['resnet18'], **(FAST_API | dict(results_dir=tmp_path / 'r') | kw))
     assert not (tmp_path / 'r').exists()
+
+@pytest.mark.parametrize('kw,msg', [(dict(port=None), '--port must be a number'),
+                                    (dict(backend=['openvino']), "--backend takes a runtime's name"),
+                                    (dict(channels_last='yes'), "--channels-last takes True or False, got 'yes'"),
+                                    (dict(workers=2), "unknown option 'workers'; did you mean workers_per_device?")])
+def test_serve_options_of_the_wrong_type_are_one_line(kw, msg):
+    "`api.serve`'s options are checked before a model or a server is built (each was a TypeError from LitServe or a check)."
+    from throughput_bench import api
+    from throughput_bench.core import BenchError
+    with pytest.raises(BenchError, match=msg.replace('(', r'\(').replace('?', r'\?')):
+        api.check_serve(api.make_options(api.ServeOptions, ('resnet18',), kw))
+
+def test_serve_takes_a_whole_float_as_the_count_litserve_needs():
+    from throughput_bench import api
+    import socket
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]  # a port free a moment ago
+    o = api.check_serve(api.make_options(api.ServeOptions, ('resnet18',), dict(workers_per_device=2.0, port=port)))
+    assert o.workers_per_device == 2 and type(o.workers_per_device) is int

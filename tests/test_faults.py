@@ -47,8 +47,13 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['infer', '--models', 'resnet18', '--min-repeats', '5', '--max-repeats', '2'], '--min-repeats 5 is more than --max-repeats 2'),
        (['infer', '--models', 'resnet18', '--max-repeats', '1'], '--max-repeats must be at least 2'),
        # training runs PyTorch, unquantized: its parser offers no runtime (the settings' help groups once did)
-       (['train', '--models', 'resnet18', '--quantizations', 'int8'], 'unknown flag --quantizations'),
-       (['train', '--models', 'resnet18', '--backends', 'onnxruntime'], 'unknown flag --backends')]
+       # the field says which modes take it: the line says so (was 'unknown flag --backends; did you mean --max-seconds?')
+       (['train', '--models', 'resnet18', '--quantizations', 'int8'],
+        '--quantizations is not a flag of tbench train: quant is set for inference, serving, mapping only'),
+       (['train', '--models', 'resnet18', '--backends', 'onnxruntime'],
+        '--backends is not a flag of tbench train: backend is set for inference, serving, mapping only'),
+       (['train', '--models', 'resnet18', '--backend', 'onnxruntime'], '--backend is not a flag of tbench train'),
+       (['report', '--backends', 'x'], 'unknown flag --backends (see tbench report --help)')]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):
@@ -322,3 +327,11 @@ def test_every_output_carries_no_control_character_from_a_results_file(tmp_path)
         assert 'Glyph' not in text, name
     md = (tmp_path / 'rep' / 'summary.md').read_text()
     assert '\\$\\\\frac{1}{0}\\$' in md and '$\\frac' not in md.replace('\\$', ''), md[:1500]  # `$` is text, not maths
+
+def test_tune_with_nothing_to_screen_is_one_line(capsys, tmp_path, monkeypatch):
+    "Runtimes that run none of the precisions asked for: one line (was a traceback: max() of an empty sequence), no row."
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(['tune', 'resnet18', '--device', 'cpu', '--input-size', '32', '--batch-sizes', '2', '--backends',
+                         'onnxruntime', '--precisions', 'bf16'], capsys)
+    assert code == 2 and 'nothing to screen: onnxruntime runs none of bf16 on cpu' in err and 'Traceback' not in err
+    assert not list(tmp_path.rglob('*.csv'))

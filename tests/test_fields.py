@@ -270,5 +270,7 @@ def test_a_tag_that_is_not_one_of_its_kind_is_an_error_at_import():
         assert isinstance(f.said, Said) and isinstance(f.always, Always) and set(f.modes) <= set(MODES), f.name
         assert f.part in PARTS, f.name
     with pytest.raises(ValueError, match="said 'sumary' is not one of"): Field('size', 1, part='input', said='bar sumary')
+    with pytest.raises(ValueError, match="runs 'precisions ' is not the name of a Backend attribute"):
+        Field('size', 1, part='input', runs='precisions ')
     with pytest.raises(ValueError, match="always 'word' is not one of"): dataclasses.replace(FIELD['precision'], always='word')
     with pytest.raises(ValueError, match="not a kind of summary"): FIELD['precision'].says('bars')

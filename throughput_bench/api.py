@@ -270,7 +270,14 @@ def repair(path:str # a results CSV, or a drift record (`<device>_drift.tsv`), w
 # %% ../nbs/37_api.ipynb #d8eaed96
 def check_serve(o:ServeOptions)->ServeOptions:
     "`o` checked before anything is built (a one-line `BenchError`), the port free to listen on."
-    check_words(o); check_numbers(o); check_backends([o.backend], 'inference')
+    check_words(o); check_numbers(o)
+    for name, (kind, *_) in o.NUMBERS.items():  # a number with a default is never None; a whole one is an int
+        v = getattr(o, name)
+        if v is None and ServeOptions.__dataclass_fields__[name].default is not None:
+            raise BenchError(f"{flag(name)} must be a number")
+        if kind is int and isinstance(v, float): o = dataclasses.replace(o, **{name: int(v)})  # LitServe's counts
+    if not isinstance(o.backend, str): raise BenchError(f"--backend takes a runtime's name, got {quoted(o.backend)}")
+    check_backends([o.backend], 'inference')
     if o.port < 1024: raise BenchError(f"--port {o.port}: LitServe listens on a port from 1024 to 65535")
     if o.batch_timeout_ms / 1000 >= o.timeout:
         raise BenchError(f"--batch-timeout-ms {o.batch_timeout_ms:g} is not less than --timeout {o.timeout:g} s: "

@@ -109,6 +109,12 @@ def unknown(self:Parser, a, extra:list):
     w = extra[0]
     if not w.startswith('-'): p.error(f"unexpected argument {quoted(w)} (see {p.prog} --help)")
     if len(w) > 80 or not w.isprintable(): w = quoted(w)
+    name = w.split('=')[0].lstrip('-').replace('-', '_')
+    runs_models = {'--precision', '--precisions'} & set(flags)  # a command that runs a model takes its precision
+    for f in FIELDS:  # a setting this command's mode does not take (a runtime for `tbench train`): its field says so
+        spelled = (f.option, f.option[:-1] if f.swept else None, f.alias.replace('-', '_')) if f.option else ()
+        if runs_models and f.modes and name in spelled:
+            p.error(f"{w.split('=')[0]} is not a flag of {p.prog}: {f.name} is set for {', '.join(f.modes)} only")
     close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
     p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
 

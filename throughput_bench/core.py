@@ -111,6 +111,8 @@ class Field:
                 raise ValueError(f"{bad[0]!r} is not one of {', '.join(MODES)}")
         except ValueError as e: raise ValueError(f"field {self.name}: modes {e}") from None
         object.__setattr__(self, 'modes', modes)
+        if self.runs is not None and not (isinstance(self.runs, str) and self.runs.isidentifier()):
+            raise ValueError(f"field {self.name}: runs {self.runs!r} is not the name of a Backend attribute")
 
     def says(self, where)->bool:
         "Whether summaries of kind `where` (one kind: `'bar'` or `Said.bar`) say this field."

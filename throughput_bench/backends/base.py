@@ -159,9 +159,14 @@ class Backend:
     packages:tuple = ()
 
     def __init_subclass__(cls, **kw):
-        "A backend that declares `options` (`{setting: values or int}`, the older way) gets its `config` made from it."
+        """A backend that declares `options` (`{setting: values or int}`, the older way) gets its `config` made from it;
+        a list of what it runs (`precisions`, `devices`) that is not a tuple of values is an error where it is
+        declared."""
         super().__init_subclass__(**kw)
         if 'options' in vars(cls) and 'config' not in vars(cls): cls.config = config_of(cls.__name__, cls.options)
+        for attr in ['devices'] + [f.runs for f in FIELDS if f.runs]:
+            if attr in vars(cls) and not isinstance(vars(cls)[attr], (tuple, list)):
+                raise TypeError(f"backend {cls.__name__}: {attr} must be a tuple of values, not {vars(cls)[attr]!r}")
 
     def __repr__(self): return f"{type(self).__name__}({self.name!r})"
 
@@ -201,6 +206,9 @@ def missing(self:Backend)->Optional[str]:
 def runs(self:Backend, name:str)->tuple:
     """The values of field `name` this backend runs: its attribute that the field names (`Field.runs`: `precisions`),
     else the field's default alone; every value where the field names none."""
+    if name not in FIELD:
+        close = [f.name for f in FIELDS if f.runs == name] or difflib.get_close_matches(str(name), list(FIELD), n=1)
+        raise ValueError(f"{name!r} is not a field" + (f"; did you mean {close[0]}?" if close else ''))
     f = FIELD[name]
     if not f.runs: raise ValueError(f"every runtime takes every {name}: its field names no attribute (`runs`)")
     return tuple(getattr(self, f.runs, (f.default,)))
@@ -213,8 +221,8 @@ def unsupported(self:Backend, spec:BenchSpec)->Optional[str]:
     if dev not in self.devices: return f"{self.name} runs device {' or '.join(self.devices)}, not {dev}"
     for f in FIELDS:
         if not f.runs or (v := getattr(spec, f.name)) in (ok := self.runs(f.name)): continue
-        if isinstance(f.default, bool): return f"{self.name} chooses its own {f.name.replace('_', ' ')} (no {f.name})"
-        return f"{self.name} runs {f.name.replace('_', ' ')} {' or '.join(map(str, ok))}, not {v}"
+        what = f.name if isinstance(f.default, bool) else f.name.replace('_', ' ')  # a switch by its flag's name
+        return f"{self.name} runs {what} {' or '.join(map(str, ok))}, not {v}"
     self.parse_options(spec.backend_options)  # a wrong setting is the user's error, said before anything runs
     return self.missing()
 

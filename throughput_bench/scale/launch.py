@@ -573,7 +573,7 @@ def check_numbers(o):
 
 # %% ../../nbs/36_scale_launch.ipynb #ee7df11c
 def check_words(o):
-    "Every word of options `o` one of its `CHOICES`, and every text option of its `TEXTS` non-empty."
+    "Every word of options `o` one of its `CHOICES`, every text option of its `TEXTS` non-empty, every switch a bool."
     for name, choices in o.CHOICES.items():
         v = getattr(o, name)
         if v is not None and not isinstance(v, (str, list, tuple)):  # a number, a generator (used up by this check)
@@ -582,6 +582,9 @@ def check_words(o):
             if w not in choices:
                 raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {quoted(w)}: use {', '.join(choices)}")
     for name in o.TEXTS: _text(flag(name), getattr(o, name))
+    for name in (f.name for f in FIELDS if isinstance(f.default, bool)):  # a switch of the tree: `channels_last`
+        if not isinstance(getattr(o, name, False), bool):
+            raise BenchError(f"{flag(name)} takes True or False, got {quoted(getattr(o, name))}")
 
 MAX_BUDGET_MINUTES = 10080  # a week: a longer run is not one a budget plans
 

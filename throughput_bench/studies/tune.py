@@ -184,6 +184,8 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
         dev.type, o.threads or torch.get_num_threads(), backends, batches, precs, [c for c in cms if c != 'none']
     )
     specs = [one_spec(o, dev, {'threads': None} | parse_config(w), batch=1) for w in words]
+    if not specs: raise BenchError(f"nothing to screen: {', '.join(backends)} run{'s' * (len(backends) == 1)} none of "
+                                   f"{' '.join(precs)} on {dev.type}")
     if cpu:  # a compile costs a minute or more on a CPU: at the largest batch and all cores only, and only where the
         # budget screens compiles at all (PyTorch's int8 is compiled too: it is left out with them)
         top = max(s.threads or 0 for s in specs)
