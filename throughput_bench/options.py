@@ -84,12 +84,15 @@ def option_docs(O)->dict:
 def read_parts(cls):
     """Class decorator: `docments(cls)` (the API's docs, `--help`) reads the comments of each class `cls` is made of
     as its own, in MRO order: its dataclass bases declared in its own module (an options class split into parts, each
-    in a cell of its own) and the parts of the tree it embeds (`Runtime`, `Process`, `Input`). fastcore's `docments`
+    in a cell of its own) and the parts of the tree it embeds (`Runtime`, `Process`, `Input`), then a part whose
+    fields it takes under their names (a sweep's `threads`). fastcore's `docments`
     reads one class, then its `__delwrap__`: the chain is made of stand-ins (a subclass under its base's name, whose
     source `inspect` finds as the base's), so no part is changed and each options class has a chain of its own. No
     source is read here (that is `docments`' work, when docs or help are shown): `tbench --help` parses no module."""
     read = [c for c in cls.__mro__[1:] if dataclasses.is_dataclass(c)
             and (c.__module__ == cls.__module__ or c in PARTS.values())]
+    names = {f.name for f in dataclasses.fields(cls)}  # a part whose fields it takes by name (as `as_sweep` made them)
+    read += [P for P in PARTS.values() if P not in read and names & {f.name for f in dataclasses.fields(P)}]
     link = None
     for c in reversed(read):
         own = {k: v for k, v in vars(c).items() if k == '__firstlineno__'}  # where Python 3.13 finds a class's source
