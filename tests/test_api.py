@@ -74,6 +74,7 @@ def test_train_refuses_what_only_inference_takes(tmp_path, kw, flag):
 @pytest.mark.parametrize('kw,msg', [(dict(port=None), '--port must be a number'),
                                     (dict(backend=['openvino']), "--backend takes a runtime's name"),
                                     (dict(channels_last='yes'), "--channels-last takes True or False, got 'yes'"),
+                                    (dict(channels_last=1), "--channels-last takes True or False, got '1'"),
                                     (dict(workers=2), "unknown option 'workers'; did you mean workers_per_device?")])
 def test_serve_options_of_the_wrong_type_are_one_line(kw, msg):
     "`api.serve`'s options are checked before a model or a server is built (each was a TypeError from LitServe or a check)."

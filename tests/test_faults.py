@@ -53,7 +53,10 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['train', '--models', 'resnet18', '--backends', 'onnxruntime'],
         '--backends is not a flag of tbench train: backend is set for inference, serving, mapping only'),
        (['train', '--models', 'resnet18', '--backend', 'onnxruntime'], '--backend is not a flag of tbench train'),
-       (['report', '--backends', 'x'], 'unknown flag --backends (see tbench report --help)')]
+       (['report', '--backends', 'x'], 'unknown flag --backends (see tbench report --help)'),
+       # the field's line only where the command's mode does not take it (serve, map and compare do)
+       (['infer', '-quant'], 'unknown flag -quant; did you mean --quant?'), (['infer', '--=x'], 'unknown flag --=x'),
+       (['compare', 'resnet18', 'a', '--backends', 'x'], 'unknown flag --backends (see tbench compare --help)')]
 
 @pytest.mark.parametrize('argv,msg', BAD, ids=[' '.join(a) for a, _ in BAD])
 def test_bad_command_lines_are_one_line(argv, msg, capsys, tmp_path, monkeypatch):

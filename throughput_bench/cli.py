@@ -109,11 +109,11 @@ def unknown(self:Parser, a, extra:list):
     w = extra[0]
     if not w.startswith('-'): p.error(f"unexpected argument {quoted(w)} (see {p.prog} --help)")
     if len(w) > 80 or not w.isprintable(): w = quoted(w)
-    name = w.split('=')[0].lstrip('-').replace('-', '_')
-    runs_models = {'--precision', '--precisions'} & set(flags)  # a command that runs a model takes its precision
-    for f in FIELDS:  # a setting this command's mode does not take (a runtime for `tbench train`): its field says so
-        spelled = (f.option, f.option[:-1] if f.swept else None, f.alias.replace('-', '_')) if f.option else ()
-        if runs_models and f.modes and name in spelled:
+    mode, name = getattr(p, 'mode', None), w.split('=')[0][2:].replace('-', '_') if w.startswith('--') else ''
+    for f in FIELDS:  # a setting its command's mode does not take (a runtime for `tbench train`): its field says so
+        spelled = {f.option, f.option[:-1] if f.swept else None, f.alias.replace('-', '_')} if f.option else set()
+        spelled -= {None, ''}
+        if mode and name and name in spelled and not f.takes(mode):
             p.error(f"{w.split('=')[0]} is not a flag of {p.prog}: {f.name} is set for {', '.join(f.modes)} only")
     close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
     p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
@@ -254,6 +254,7 @@ def add_options(p:Parser, O=None, drop:tuple=(), mode:Optional[str]=None):
     O = O or api.SweepOptions
     made = {f.name: f.metadata['setting'][1] for f in dataclasses.fields(O) if 'setting' in f.metadata}
     taken = lambda name: mode is None or name not in made or FIELD[made[name]].takes(mode)
+    if mode: p.mode = mode  # what an unknown flag's line says: a setting this mode does not take (`Parser.unknown`)
     for title, names in O.GROUPS.items():
         if title in drop: continue
         g = p.add_argument_group(title)

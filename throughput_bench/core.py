@@ -91,8 +91,8 @@ class Field:
     most:Optional[float] = None  # the largest value a run can take: a larger one is a typo, refused before it runs
     setting:bool = False      # a field of `Runtime`, `Process` or `Input`: every command that runs a model takes it
     modes:tuple = ()          # the `MODES` that take it (() every one): a runtime, its words and int8 are inference's
-    # the `Backend` attribute that lists the values a runtime runs of it (`precisions`): a runtime that lists none runs
-    # its default alone (None: every runtime takes every value)
+    # the `Backend` attribute that lists the values a runtime runs of it (`precisions`; `Backend` says its default, the
+    # field's alone, for a runtime that sets none; None: every runtime takes every value)
     runs:Optional[str] = None
 
     @property

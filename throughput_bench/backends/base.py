@@ -165,10 +165,16 @@ class Backend:
         super().__init_subclass__(**kw)
         if 'options' in vars(cls) and 'config' not in vars(cls): cls.config = config_of(cls.__name__, cls.options)
         for attr in ['devices'] + [f.runs for f in FIELDS if f.runs]:
-            if attr in vars(cls) and not isinstance(vars(cls)[attr], (tuple, list)):
+            if attr in vars(cls) and not (isinstance(vars(cls)[attr], (tuple, list)) and vars(cls)[attr]):
                 raise TypeError(f"backend {cls.__name__}: {attr} must be a tuple of values, not {vars(cls)[attr]!r}")
 
     def __repr__(self): return f"{type(self).__name__}({self.name!r})"
+
+# each attribute a field names (`Field.runs`) is one of Backend's, with its default: a typo would leave every runtime
+# at the field's default alone
+if _bad := [f"{f.name} (runs={f.runs!r})" for f in FIELDS
+            if f.runs and not isinstance(getattr(Backend, f.runs, None), tuple)]:
+    raise ValueError(f"no Backend attribute for the field {', '.join(_bad)}")
 
 # %% ../../nbs/21_backends_base.ipynb #7d5d9caf
 @patch
@@ -204,14 +210,16 @@ def missing(self:Backend)->Optional[str]:
 # %% ../../nbs/21_backends_base.ipynb #31ae4858
 @patch
 def runs(self:Backend, name:str)->tuple:
-    """The values of field `name` this backend runs: its attribute that the field names (`Field.runs`: `precisions`),
-    else the field's default alone; every value where the field names none."""
-    if name not in FIELD:
-        close = [f.name for f in FIELDS if f.runs == name] or difflib.get_close_matches(str(name), list(FIELD), n=1)
+    """The values of field `name` this backend runs: its attribute that the field names (`Field.runs`: `precisions`;
+    `Backend`'s own, the default alone, where a backend sets none)."""
+    if not isinstance(name, str) or name not in FIELD:
+        ran = [f.name for f in FIELDS if f.runs]
+        close = ([f.name for f in FIELDS if f.runs == name] or difflib.get_close_matches(name, ran, n=1)
+                 if isinstance(name, str) else [])
         raise ValueError(f"{name!r} is not a field" + (f"; did you mean {close[0]}?" if close else ''))
     f = FIELD[name]
     if not f.runs: raise ValueError(f"every runtime takes every {name}: its field names no attribute (`runs`)")
-    return tuple(getattr(self, f.runs, (f.default,)))
+    return tuple(getattr(self, f.runs))
 
 # %% ../../nbs/21_backends_base.ipynb #514f67bf
 @patch

@@ -583,7 +583,7 @@ def check_words(o):
                 raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {quoted(w)}: use {', '.join(choices)}")
     for name in o.TEXTS: _text(flag(name), getattr(o, name))
     for name in (f.name for f in FIELDS if isinstance(f.default, bool)):  # a switch of the tree: `channels_last`
-        if not isinstance(getattr(o, name, False), bool):
+        if type(getattr(o, name, False)).__name__ not in ('bool', 'bool_'):  # Python's or numpy's (a frame's row)
             raise BenchError(f"{flag(name)} takes True or False, got {quoted(getattr(o, name))}")
 
 MAX_BUDGET_MINUTES = 10080  # a week: a longer run is not one a budget plans
