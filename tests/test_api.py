@@ -71,7 +71,8 @@ def test_train_refuses_what_only_inference_takes(tmp_path, kw, flag):
         train(['resnet18'], **(FAST_API | dict(results_dir=tmp_path / 'r') | kw))
     assert not (tmp_path / 'r').exists()
 
-@pytest.mark.parametrize('kw,msg', [(dict(port=None), '--port must be a number'),
+@pytest.mark.parametrize('kw,msg', [(dict(port=None), '--port must be a number, not None'),
+                                    (dict(host=None), '--host must be given, not None'),
                                     (dict(backend=['openvino']), "--backend takes a runtime's name"),
                                     (dict(channels_last='yes'), "--channels-last takes True or False, got 'yes'"),
                                     (dict(channels_last=1), "--channels-last takes True or False, got '1'"),

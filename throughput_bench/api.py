@@ -271,11 +271,11 @@ def repair(path:str # a results CSV, or a drift record (`<device>_drift.tsv`), w
 def check_serve(o:ServeOptions)->ServeOptions:
     "`o` checked before anything is built (a one-line `BenchError`), the port free to listen on."
     check_words(o); check_numbers(o)
-    for name, (kind, *_) in o.NUMBERS.items():  # a number with a default is never None; a whole one is an int
-        v = getattr(o, name)
-        if v is None and ServeOptions.__dataclass_fields__[name].default is not None:
-            raise BenchError(f"{flag(name)} must be a number")
-        if kind is int and isinstance(v, float): o = dataclasses.replace(o, **{name: int(v)})  # LitServe's counts
+    for f in dataclasses.fields(o):  # an option with a default other than None is never None (`host=None`)
+        if getattr(o, f.name) is None and f.default not in (None, dataclasses.MISSING):
+            raise BenchError(f"{flag(f.name)} must be {'a number' if f.name in o.NUMBERS else 'given'}, not None")
+    for name, (kind, *_) in o.NUMBERS.items():  # a whole float is an int: LitServe's counts
+        if kind is int and isinstance(v := getattr(o, name), float): o = dataclasses.replace(o, **{name: int(v)})
     if not isinstance(o.backend, str): raise BenchError(f"--backend takes a runtime's name, got {quoted(o.backend)}")
     check_backends([o.backend], 'inference')
     if o.port < 1024: raise BenchError(f"--port {o.port}: LitServe listens on a port from 1024 to 65535")
