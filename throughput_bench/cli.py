@@ -109,11 +109,10 @@ def unknown(self:Parser, a, extra:list):
     w = extra[0]
     if not w.startswith('-'): p.error(f"unexpected argument {quoted(w)} (see {p.prog} --help)")
     if len(w) > 80 or not w.isprintable(): w = quoted(w)
-    mode, name = getattr(p, 'mode', None), w.split('=')[0][2:].replace('-', '_') if w.startswith('--') else ''
+    given = w.split('=')[0].replace('_', '-')
+    given, mode = PLURALS.get(given, given), getattr(p, 'mode', None)  # one vocabulary: `--backend` is `--backends`
     for f in FIELDS:  # a setting its command's mode does not take (a runtime for `tbench train`): its field says so
-        spelled = {f.option, f.option[:-1] if f.swept else None, f.alias.replace('-', '_')} if f.option else set()
-        spelled -= {None, ''}
-        if mode and name and name in spelled and not f.takes(mode):
+        if mode and f.option and given == '--' + f.option.replace('_', '-') and not f.takes(mode):
             p.error(f"{w.split('=')[0]} is not a flag of {p.prog}: {f.name} is set for {', '.join(f.modes)} only")
     close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
     p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))

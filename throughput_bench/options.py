@@ -141,10 +141,10 @@ class ServeOptions(Process, Runtime, Input):
 
     NUMBERS = numbers_of(Runtime, Process, Input) | dict(
         # (kind, zero allowed, the most: a larger value is a typo, refused before a process starts)
-        max_batch_size=(int, False, 65536), batch_timeout_ms=(float, True, 60000.0),
+        max_batch_size=(int, False, most_of('batch_size')), batch_timeout_ms=(float, True, 60000.0),
         workers_per_device=(int, False, 256),
         max_request_mb=(float, False, 65536.0), port=(int, False, 65535), timeout=(float, False, 86400.0),
-        max_batch_per_request=(int, False, 65536))
+        max_batch_per_request=(int, False, most_of('batch_size')))
     CHOICES = choices_of(Runtime, Process) | dict(log_level=('critical', 'error', 'warning', 'info', 'debug'))
     GROUPS = {'the model': 'model device cache_dir', **setting_groups(Runtime, Process, Input),
               'the server': 'max_batch_size batch_timeout_ms workers_per_device max_request_mb max_batch_per_request '
