@@ -11,10 +11,10 @@ from fastcore.basics import patch
 from .core import *
 
 # %% auto #0
-__all__ = ['SEED_COLUMNS', 'ROW_PARTS', 'BenchResult', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'SeedColumns', 'MeasuredColumns',
+__all__ = ['SEED_COLUMNS', 'SpecColumns', 'ROW_PARTS', 'COLUMNS', 'UNCHECKED', 'COMMAND', 'SeedColumns', 'MeasuredColumns',
            'TrustColumns', 'ServedColumns', 'ParallelColumns', 'RuntimeColumns', 'MapColumns', 'RerunColumns',
-           'EnergyColumns', 'QuantColumns', 'model_task', 'with_field_columns', 'weights_problem', 'accuracy_checked',
-           'command_line']
+           'EnergyColumns', 'QuantColumns', 'spec_columns', 'BenchResult', 'model_task', 'weights_problem',
+           'accuracy_checked', 'command_line']
 
 # %% ../nbs/04_result.ipynb #4a03b9df
 SEED_COLUMNS = ['model_name', 'display_name', 'model_family', 'model_type', 'precision', 'compiled',
@@ -26,17 +26,14 @@ SEED_COLUMNS = ['model_name', 'display_name', 'model_family', 'model_type', 'pre
 # %% ../nbs/04_result.ipynb #c6bfae2b
 @dataclass
 class SeedColumns:
-    "The seed tool's columns, in its order: either tool reads the other's files."
-    model_name:str = ''
+    """The seed tool's measured columns. Its configuration's (`model_name`, `precision`, `batch_size`, ...) are the
+    spec's own (`SpecColumns`); `SEED_COLUMNS` puts all 25 in its order."""
     display_name:str = ''
     model_family:str = ''
     model_type:str = ''
-    precision:str = ''
     compiled:bool = False
-    compile_mode:str = 'none'
     gpu_name:str = ''               # the device's name (CPU model on CPU rows)
     gpu_mem_gb:Optional[float] = None  # device memory (host RAM on CPU rows)
-    batch_size:Optional[int] = None    # the batch actually run
     throughput_mean:Optional[float] = None  # images (samples) per second
     pixels_per_sec:Optional[float] = None
     latency_mean_ms:Optional[float] = None  # per batch
@@ -47,8 +44,6 @@ class SeedColumns:
     macs_G:Optional[float] = None      # GFLOPs per sample (2 per MAC), as in the seed tool's files
     peak_memory_mb:Optional[float] = None
     tf32_enabled:bool = False
-    input_channels:Optional[int] = None
-    input_size:Optional[int] = None
     pytorch_version:str = ''
     cuda_version:str = ''
     timestamp:str = ''
@@ -60,7 +55,6 @@ class MeasuredColumns:
     run."""
     # the model's task (`classification`, `feature-extraction`), the seed tool's meaning
     task:str = ''
-    mode:str = 'inference'             # what was measured: `inference`, `training` or `serving`
     status:str = 'ok'
     error:str = ''
     device:str = ''
@@ -75,13 +69,7 @@ class MeasuredColumns:
     warmup_iters:Optional[int] = None
     warmup_seconds:Optional[float] = None
     compile_seconds:Optional[float] = None  # first call of a compiled model (compilation included)
-    channels_last:bool = False
-    data_mode:str = 'synthetic'
-    threads:Optional[int] = None
-    optimizer:str = 'none'
     lr:Optional[float] = None
-    timesteps:Optional[int] = 1           # frames per sample; the input tensor has input_channels x timesteps channels
-    num_classes:Optional[int] = None     # classifier head size asked for (empty: the model's own)
     gflops_per_sample:Optional[float] = None  # forward (inference) or forward+backward (training)
     tflops_achieved:Optional[float] = None
     mfu:Optional[float] = None           # against the datasheet / theoretical peak
@@ -149,7 +137,6 @@ class ServedColumns:
 class ParallelColumns:
     """Data-parallel training (`tbench train --nproc N`): `throughput_mean` is the global img/s, `batch_size` per
     process."""
-    world_size:Optional[int] = None      # processes under DistributedDataParallel (empty: one plain process)
     ddp_backend:str = ''                 # nccl (CUDA) or gloo (CPU)
     throughput_per_device:Optional[float] = None  # global img/s / world_size
     # global img/s / (world_size x img/s of the same configuration at world size 1)
@@ -161,13 +148,9 @@ class ParallelColumns:
 @dataclass
 class RuntimeColumns:
     "The runtime, and the correctness gate: every configuration but fp32 eager PyTorch is checked against it."
-    backend:str = 'pytorch'              # pytorch | onnxruntime | openvino | ...; rows written before it: pytorch
     # what decides the runtime's speed, `key=value` words (provider, threads, hint, streams, ...)
     backend_settings:str = ''
     backend_version:str = ''             # the runtime's version
-    backend_options:str = ''             # the runtime settings asked for (`backend_settings` says what they became)
-    study:str = ''                       # the comparison or tuning study the row belongs to ('' a plain sweep row)
-    stage:str = ''                       # its step in the study (`round 3`, `screen`, `rung 2`, `confirm`)
     # exporting the model (ONNX) for the runtime; empty: no export, or taken from the cache
     export_seconds:Optional[float] = None
     export_cached:bool = False           # the exported model came from the cache beside the results
@@ -181,7 +164,6 @@ class RuntimeColumns:
 class MapColumns:
     """Mapping (`tbench map`): a raster on disk to a georeferenced raster on disk; `throughput_mean` is tiles/s end
     to end."""
-    map_options:str = ''                 # the pipeline's settings (`overlap=0.5 workers=2 prefetch=2 raster=NAME`)
     km2_per_sec:Optional[float] = None   # the raster's valid area over the seconds of one pass, mean over passes
     km2_per_sec_ci_low:Optional[float] = None   # 95% CI over passes
     km2_per_sec_ci_high:Optional[float] = None
@@ -231,7 +213,6 @@ class RerunColumns:
     tbench_version:str = ''                 # this package's version and git commit ('' outside a checkout)
     tbench_commit:str = ''
     driver_version:str = ''                 # the GPU driver (CUDA rows)
-    allocator:str = ''                      # the worker's C allocator, read back from it ('' on an older row: glibc)
     command:str = ''                        # the command line that measured it (`command_line`; '' on an older row)
 
 # %% ../nbs/04_result.ipynb #4d8219c8
@@ -254,7 +235,6 @@ class QuantColumns:
     # what the worker ran with that no flag names and that changes its speed: its preloaded libraries, glibc's malloc
     # settings and tunables, OpenMP's (`allocator.process_env`; '' none, or an older row)
     process_env:str = ''
-    quant:str = ''                          # `int8`: the model was quantized ('' or `none`: as trained)
     quantize_seconds:Optional[float] = None # calibrating and quantizing it (None: taken from the cache, or not int8)
     quant_calibration:str = ''              # what calibrated it: `synthetic, 32 images` or the folder and its count
     # the integer units an int8 row ran on: amx_int8, avx512_vnni, avx_vnni or `avx2 (no int8 dot product)`
@@ -262,7 +242,6 @@ class QuantColumns:
     # what its accuracy rests on where it computes in less than fp32: its top-1 agreement with fp32 eager and accuracy
     # on `images`, in words, or why it is unchecked (`UNCHECKED`: `accuracy unchecked: random weights`)
     accuracy_check:str = ''
-    weights:str = ''                        # '' random (a fixed seed), `pretrained` (timm's), or the file read
     accuracy_images:Optional[int] = None    # images of the folder the accuracy check read
     top1_agreement:Optional[float] = None   # share of them whose top-1 class is fp32 eager's
     top1_agreement_ci_low:Optional[float] = None  # its 95% interval (Wilson)
@@ -276,20 +255,43 @@ class QuantColumns:
     # digits), their largest magnitude and 4 fixed random projections (`output_digest`); an audit's process must agree
     output_digest:str = ''
 
+# %% ../nbs/04_result.ipynb #12f5cd06
+def spec_columns()->type:
+    """The configuration's columns, as a dataclass: `BenchSpec` flattened to its identity (`FIELDS`), in the resume
+    key's order (`KEY`), each typed as the tree types it. A word or a switch defaults to its field's default; a number
+    is Optional and None by default (a row that did not record it)."""
+    typed = {f.name: f for f in spec_fields()}
+    def column(name):
+        f = typed[name]
+        t = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
+        if t in ('str', 'bool'): return name, t, field(default='' if f.default is dataclasses.MISSING else f.default)
+        return name, t if t.startswith('Optional[') else f'Optional[{t}]', field(default=None)
+    cls = dataclasses.make_dataclass('SpecColumns', [column(k) for k in KEY])
+    cls.__module__ = SeedColumns.__module__
+    cls.__doc__ = "The configuration that ran: `BenchSpec`'s fields as a row stores them (`spec_columns`)."
+    return cls
+
+SpecColumns = spec_columns()
+
 # %% ../nbs/04_result.ipynb #adfc75c2
 ROW_PARTS = (SeedColumns, MeasuredColumns, TrustColumns, ServedColumns, ParallelColumns, RuntimeColumns,
-             MapColumns, RerunColumns, EnergyColumns, QuantColumns)  # a row's parts, in its columns' order
+             MapColumns, RerunColumns, EnergyColumns, QuantColumns, SpecColumns)  # a row's parts, in its columns' order
 
 @dataclass
-class BenchResult(QuantColumns, EnergyColumns, RerunColumns, MapColumns, RuntimeColumns, ParallelColumns,
+class BenchResult(SpecColumns, QuantColumns, EnergyColumns, RerunColumns, MapColumns, RuntimeColumns, ParallelColumns,
                   ServedColumns, TrustColumns, MeasuredColumns, SeedColumns):
-    "One measured configuration: a row of the results CSV, its parts' columns in `ROW_PARTS` order."
+    "One measured configuration, a row of the results CSV: the configuration (`SpecColumns`) and what was measured."
+
+# the file's columns: the seed tool's 25 in its order, then each part's, in `ROW_PARTS` order
+COLUMNS = list(dict.fromkeys(SEED_COLUMNS + [f.name for P in ROW_PARTS for f in fields(P)]))
+# each column is declared by one part (a part that restated a setting would shadow the spec's field unseen)
+assert len(COLUMNS) == sum(len(fields(P)) for P in ROW_PARTS) == len(fields(BenchResult))
 
 # %% ../nbs/04_result.ipynb #07d82082
 @patch
 def to_row(self:BenchResult)->dict:
     "The row as an ordered dict, in `COLUMNS` order."
-    return asdict(self)
+    return {c: getattr(self, c) for c in COLUMNS}
 
 # %% ../nbs/04_result.ipynb #083b7f29
 def model_task(source:str)->str:
@@ -297,22 +299,7 @@ def model_task(source:str)->str:
     encoder embeds."""
     return 'feature-extraction' if source == 'geo' else 'classification'
 
-# %% ../nbs/04_result.ipynb #c82f8666
-def with_field_columns(cls):
-    """`cls` (the row type) with a column for each field of `FIELDS` it does not declare, after its own: a setting
-    added to a part (`Runtime`) is stored with no other edit, under its name ('' or None on a row written before it).
-    The columns `BenchResult` declares keep their place, the seed tool's order, and what the row records of them."""
-    have, typed = {f.name for f in fields(cls)}, {f.name: f.type for f in spec_fields()}  # its type: how it reads
-    blank = lambda d: d if isinstance(d, bool) else '' if isinstance(d, str) else None
-    more = [(f.name, typed[f.name], field(default=blank(f.default))) for f in FIELDS if f.name not in have]
-    if not more: return cls
-    new = dataclasses.make_dataclass(cls.__name__, more, bases=(cls,))
-    new.__module__, new.__qualname__, new.__doc__ = cls.__module__, cls.__qualname__, cls.__doc__
-    return new
-
 # %% ../nbs/04_result.ipynb #80e63bc6
-BenchResult = with_field_columns(BenchResult)
-COLUMNS = [f.name for f in fields(BenchResult)]
 UNCHECKED = 'accuracy unchecked'  # in a row's `accuracy_check` where the accuracy check could not answer
 
 def weights_problem(weights:Optional[str])->Optional[str]:
