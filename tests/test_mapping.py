@@ -14,6 +14,8 @@ def tbench(*args, cwd, limit_bytes=None):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing the process
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
     env = os.environ | {'TB_CACHE_DIR': str(cwd / 'cache'), 'WANDB_MODE': 'disabled'}
+    if limit_bytes:  # under the limit a module's bytecode would be written cut short, and break every later import
+        env['PYTHONDONTWRITEBYTECODE'] = '1'
     return subprocess.run([sys.executable, '-c', 'from throughput_bench.cli import tbench; tbench()', 'map', *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env=env, preexec_fn=lim if limit_bytes else None)
 

@@ -240,6 +240,8 @@ def _sweep_on_a_full_disk(one_row, work, env=None, pending_is_a_folder=False):
     def small_files():
         import resource
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    # under the limit a module's bytecode would be written cut short, and break every later import of it
+    env = (os.environ if env is None else env) | {'PYTHONDONTWRITEBYTECODE': '1'}
     r = subprocess.run([str(BIN / 'tbench'), 'infer', '--models', 'vit_tiny_patch16_224', *FAST], cwd=work, capture_output=True,
                        text=True, preexec_fn=small_files, timeout=300, env=env)
     return f, limit, r
