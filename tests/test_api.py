@@ -1,4 +1,5 @@
 "Issue 14: the Python API is importable from the package, whatever else was imported, and behaves like the CLI."
+import re
 import importlib, pkgutil
 from pathlib import Path
 import pytest
@@ -73,15 +74,20 @@ def test_train_refuses_what_only_inference_takes(tmp_path, kw, flag):
 
 @pytest.mark.parametrize('kw,msg', [(dict(port=None), '--port must be a number, not None'),
                                     (dict(host=None), '--host must be given, not None'),
-                                    (dict(backend=['openvino']), "--backend takes a runtime's name"),
+                                    (dict(backend=['openvino']), "--backend takes text, got \"['openvino']\" (list)"),
                                     (dict(channels_last='yes'), "--channels-last takes True or False, got 'yes'"),
                                     (dict(channels_last=1), "--channels-last takes True or False, got '1'"),
-                                    (dict(workers=2), "unknown option 'workers'; did you mean workers_per_device?")])
+                                    (dict(workers=2), "unknown option 'workers'; did you mean workers_per_device?"),
+                                    # one value where serve takes one, text where it takes text (both reached the server)
+                                    (dict(compile_mode=['default']), "--compile-mode takes one word, got \"['default']\" (list)"),
+                                    (dict(precision=('fp32',)), "--precision takes one word, got \"('fp32',)\" (tuple)"),
+                                    (dict(backend_options=5), "--backend-options takes text, got '5' (int)"),
+                                    (dict(weights=3.5), "--weights takes text, got '3.5' (float)")])
 def test_serve_options_of_the_wrong_type_are_one_line(kw, msg):
     "`api.serve`'s options are checked before a model or a server is built (each was a TypeError from LitServe or a check)."
     from throughput_bench import api
     from throughput_bench.core import BenchError
-    with pytest.raises(BenchError, match=msg.replace('(', r'\(').replace('?', r'\?')):
+    with pytest.raises(BenchError, match=re.escape(msg)):
         api.check_serve(api.make_options(api.ServeOptions, ('resnet18',), kw))
 
 def test_serve_takes_a_whole_float_as_the_count_litserve_needs():
@@ -90,3 +96,11 @@ def test_serve_takes_a_whole_float_as_the_count_litserve_needs():
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]  # a port free a moment ago
     o = api.check_serve(api.make_options(api.ServeOptions, ('resnet18',), dict(workers_per_device=2.0, port=port)))
     assert o.workers_per_device == 2 and type(o.workers_per_device) is int
+
+def test_one_word_for_a_list_option_is_a_list_of_one(tmp_path):
+    "`api.infer(precisions='fp32')` ran four configurations, one a letter ('f', 'p', '3', '2'), each skipped."
+    from throughput_bench.scale.launch import SweepOptions, check, configurations
+    import torch
+    o = check(SweepOptions.of(models='resnet18', precisions='bf16', batch_sizes=[2], input_size=32, results_dir=tmp_path))
+    assert o.models == ['resnet18'] and o.precisions == ['bf16']
+    assert [(s.model_name, s.precision) for s in configurations(o, torch.device('cpu'))] == [('resnet18', 'bf16')]

@@ -134,7 +134,7 @@ def test_options_are_checked_into_a_copy_never_changed():
     import dataclasses
     from throughput_bench import api
     from throughput_bench.core import BenchError
-    o = api.SweepOptions.of(models='resnet18', device='cpu')
+    o = api.SweepOptions(models='resnet18', device='cpu')  # made directly: `of` reads one word as a list of one
     with pytest.raises(dataclasses.FrozenInstanceError): o.models = ['x']
     c = api.check(o)
     assert o.models == 'resnet18' and o.backends is None and c.models == ['resnet18'] and c.backends == ['pytorch']

@@ -4,7 +4,7 @@
 
 # %% ../nbs/43_cli.ipynb #d6ef5c41
 from __future__ import annotations
-import sys, argparse, dataclasses, signal, os, functools, textwrap, shlex, traceback
+import sys, re, argparse, dataclasses, signal, os, functools, textwrap, shlex, traceback
 from pathlib import Path
 from typing import Optional
 from .core import *
@@ -77,6 +77,9 @@ class Parser(argparse.ArgumentParser):
 # %% ../nbs/43_cli.ipynb #eac07093
 @patch
 def error(self:Parser, message):
+    "argparse's error in one line (a switch given a value says so: `--channels-last=1`), exit status 2."
+    m = re.fullmatch(r"argument ([^/\s:]+)\S*: ignored explicit argument (.*)", message, re.S)
+    if m: message = f"{m[1]} is a switch and takes no value: give {m[1]} alone, not ={m[2].strip(chr(39))}"
     sys.stderr.write(error_text(f"{self.prog}: error: {message}") + '\n'); sys.exit(2)
 
 # %% ../nbs/43_cli.ipynb #2d47f667
@@ -111,10 +114,13 @@ def unknown(self:Parser, a, extra:list):
     if len(w) > 80 or not w.isprintable(): w = quoted(w)
     given = w.split('=')[0].replace('_', '-')
     given, mode = PLURALS.get(given, given), getattr(p, 'mode', None)  # one vocabulary: `--backend` is `--backends`
-    for f in FIELDS:  # a setting its command's mode does not take (a runtime for `tbench train`): its field says so
-        if mode and f.option and given == '--' + f.option.replace('_', '-') and not f.takes(mode):
-            p.error(f"{w.split('=')[0]} is not a flag of {p.prog}: {f.name} is set for {', '.join(f.modes)} only")
-    close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags, n=1, cutoff=0.6)
+    # a setting its command's mode does not take (a runtime for `tbench train`): its field says so, spelt right or not
+    elsewhere = {'--' + f.option.replace('_', '-'): f for f in FIELDS if mode and f.option and not f.takes(mode)}
+    only = lambda f: f"{f.name} is set for {', '.join(f.modes)} only"
+    if given in elsewhere: p.error(f"{w.split('=')[0]} is not a flag of {p.prog}: {only(elsewhere[given])}")
+    close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags + list(elsewhere), n=1, cutoff=0.6)
+    if close and close[0] in elsewhere:  # `tbench train --bakends`: not --max-seconds
+        p.error(f"unknown flag {w}; {close[0]} is not a flag of {p.prog} either: {only(elsewhere[close[0]])}")
     p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
 
 # %% ../nbs/43_cli.ipynb #9ae92aba

@@ -314,14 +314,15 @@ def _taker(be, word:str, others:list)->Optional[str]:
 
 # %% ../../nbs/36_scale_launch.ipynb #2794be44
 def with_backends(
-    specs: list, backends: list, explicit_precisions: bool = False, cache_dir: Optional[str] = None, options: str = ''
+    specs: list, backends: list, explicit_precisions: bool = False, cache_dir: Optional[str] = None, options: str = '',
+    note: Optional[Callable] = None, # says, once a runtime, where it runs otherwise than asked (compile, layout)
 ) -> list:
     """Each configuration on each backend: a runtime with its own graph compiler runs it as compile mode none and NCHW
     (once, however many compile modes and layouts were asked of PyTorch), and (unless named) only in the precisions
     it runs; `options` go to every runtime that has settings, but a word that names its runtime
     (`openvino.hint=LATENCY`) to that one only (`backend_words`; checked here: a wrong one is one line)."""
     from throughput_bench.backends.base import get_backend
-    out = {}
+    out, noted = {}, set()
     if options and not any(get_backend(b).options for b in backends):
         raise BenchError(
             f"--backend-options {quoted(options)}: none of the backends {', '.join(backends)} has settings "
@@ -336,6 +337,10 @@ def with_backends(
             # the runtime compiles and lays out its own graph
             if t.compile_mode not in be.compile_modes or t.channels_last not in be.layouts:
                 t = dataclasses.replace(t, compile_mode=be.compile_modes[0], channels_last=be.layouts[0])
+                if note and b not in noted:
+                    note(f"{b} builds its own graph: it runs compile {t.compile_mode}, "
+                         f"{'NHWC' if t.channels_last else 'NCHW'} (the compile modes and layout asked are PyTorch's)")
+                    noted.add(b)
             out.setdefault(t.key(), t)
     return list(out.values())
 
@@ -557,7 +562,11 @@ def make_options(cls, args:tuple, kwargs:dict):
     need = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
             and f.default_factory is dataclasses.MISSING and (given | kwargs).get(f.name) is None]
     if need: raise BenchError(f"no {need[0].replace('_', ' ')} given: it has no default")
-    return cls(**given, **kwargs)
+    given |= kwargs
+    for f in dataclasses.fields(cls):  # one word for a list is a list of one (`precisions='fp32'`), not its letters
+        if isinstance(given.get(f.name), str) and ('list' in str(f.type) or 'tuple' in str(f.type)):
+            given[f.name] = [given[f.name]]
+    return cls(**given)
 
 # %% ../../nbs/36_scale_launch.ipynb #9a50bb07
 def flag(name:str)->str:
@@ -573,15 +582,23 @@ def check_numbers(o):
 
 # %% ../../nbs/36_scale_launch.ipynb #ee7df11c
 def check_words(o):
-    "Every word of options `o` one of its `CHOICES`, every text option of its `TEXTS` non-empty, every switch a bool."
+    """Every word of options `o` one of its `CHOICES` (one word where `o` takes one), every text option of its `TEXTS`
+    non-empty, every text of the tree a text (`backend_options`; a path where it names a file), every switch a bool."""
+    types = {f.name: str(f.type) for f in dataclasses.fields(o)}
+    listed = lambda name: 'list' in types.get(name, '') or 'tuple' in types.get(name, '')  # a sweep's: several
     for name, choices in o.CHOICES.items():
         v = getattr(o, name)
-        if v is not None and not isinstance(v, (str, list, tuple)):  # a number, a generator (used up by this check)
-            raise BenchError(f"{flag(name)} takes a word or a list of words, got {quoted(v)}")
+        if v is not None and not isinstance(v, (str, list, tuple) if listed(name) else str):  # a number, a generator
+            raise BenchError(f"{flag(name)} takes {'a word or a list of words' if listed(name) else 'one word'}, "
+                             f"got {quoted(v)} ({type(v).__name__})")
         for w in ([v] if isinstance(v, str) else v or []):
             if w not in choices:
                 raise BenchError(f"unknown {name.rstrip('s').replace('_', ' ')} {quoted(w)}: use {', '.join(choices)}")
     for name in o.TEXTS: _text(flag(name), getattr(o, name))
+    for name in (f.name for f in FIELDS if isinstance(f.default, str) and not listed(f.name)):
+        v = getattr(o, name, None)
+        if name in types and v is not None and not isinstance(v, (str, os.PathLike)):  # `backend_options=5`
+            raise BenchError(f"{flag(name)} takes text, got {quoted(v)} ({type(v).__name__})")
     for name in (f.name for f in FIELDS if isinstance(f.default, bool)):  # a switch of the tree: `channels_last`
         if type(getattr(o, name, False)).__name__ not in ('bool', 'bool_'):  # Python's or numpy's (a frame's row)
             raise BenchError(f"{flag(name)} takes True or False, got {quoted(getattr(o, name))}")
@@ -627,8 +644,9 @@ def check(o:SweepOptions)->SweepOptions:
     if o.weights not in (None, '', 'pretrained'):  # a file that is not of weights: said before anything starts
         from ..backends.model import read_state_dict
         read_state_dict(o.weights)
-    o = dataclasses.replace(o, models=[o.models] if isinstance(o.models, str) else o.models,
-                            backends=check_backends(o.backends, o.mode))
+    o = dataclasses.replace(o, **{f.name: [getattr(o, f.name)] for f in dataclasses.fields(o)  # one word: a list
+                                  if isinstance(getattr(o, f.name), str) and 'list' in str(f.type)})
+    o = dataclasses.replace(o, backends=check_backends(o.backends, o.mode))
     for m in o.model_names(): check_model(get_model(m))
     if o.images:  # each image a sweep reads opens, or the first that does not is named
         from ..backends.export import check_images
@@ -723,6 +741,7 @@ def configurations(o:SweepOptions, dev)->list:
     seed = o.conventions == 'throughput-bench'
     cpu_ddp = o.nproc and dev.type == 'cpu'
     asked = settings_asked(o)  # the settings given; each taken below by the code that acts on it, the rest by `across`
+    shaped = {'compile_mode', 'channels_last'} & set(asked)  # asked of a runtime that shapes its own graph: said
     take = lambda name, default=None: asked.pop(name, None) or default
     th = take('threads') or (max(1, (os.cpu_count() or 1) // o.nproc) if cpu_ddp else torch_threads()[0])
     kw = dict(explicit_precisions=o.precisions is not None, mode=o.mode, device=str(dev), threads=th, tf32=o.tf32,
@@ -745,7 +764,7 @@ def configurations(o:SweepOptions, dev)->list:
     if seed: specs = seed_specs(specs, inputs_given=any(inputs.values()))
     cache = str(Path(o.output).parent if o.output else Path(o.results_dir)) + '/exported'
     specs = with_backends(specs, take('backend'), explicit_precisions=o.precisions is not None, cache_dir=cache,
-                          options=take('backend_options', ''))
+                          options=take('backend_options', ''), note=Messages(o.quiet).log if shaped else None)
     if o.mode == 'training': specs = [dataclasses.replace(s, optimizer=x, lr=o.lr) for s in specs for x in o.optimizers]
     specs = across([dataclasses.replace(s, images=o.images, accuracy_gate=o.accuracy_gate) for s in specs], asked)
     if o.nproc:  # each configuration at world size 1 (the scaling baseline) and N, the same DDP path

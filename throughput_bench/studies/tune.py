@@ -173,7 +173,11 @@ def tune_space(su, backends:Optional[list]=None, batch_sizes:Optional[list]=None
     if backends is None:
         backends = [b for b in BACKENDS if not get_backend(b).missing() and dev.type in get_backend(b).devices
                     and b != 'onnxruntime-trt']
-    else: backends = launch.check_backends(backends, 'inference')
+    else:
+        backends = launch.check_backends(backends, 'inference')
+        for b in backends:  # named, a runtime this device cannot run is refused (`tbench infer` skips it, saying why)
+            if dev.type not in (on := get_backend(b).devices):
+                raise BenchError(f"--backends {b}: {b} runs device {' or '.join(on)}, not {dev.type}")
     batches = batch_sizes or ([1, 4, 16] if dev.type == 'cpu' else [1, 64, 256])
     precs = tune_precisions(dev, precisions)
     emulated = [p for p in precs if precision_support(p, dev) is not None]
