@@ -24,7 +24,7 @@ SEED_COLUMNS = ['model_name', 'display_name', 'model_family', 'model_type', 'pre
     'cuda_version', 'timestamp']
 
 # %% ../nbs/04_result.ipynb #c6bfae2b
-@dataclass
+@dataclass(kw_only=True)
 class SeedColumns:
     """The seed tool's measured columns. Its configuration's (`model_name`, `precision`, `batch_size`, ...) are the
     spec's own (`SpecColumns`); `SEED_COLUMNS` puts all 25 in its order."""
@@ -49,7 +49,7 @@ class SeedColumns:
     timestamp:str = ''
 
 # %% ../nbs/04_result.ipynb #3e7f250e
-@dataclass
+@dataclass(kw_only=True)
 class MeasuredColumns:
     """What a measurement says beyond them: its status, its interval, its phases, its FLOPs and MFU, its settings as
     run."""
@@ -87,7 +87,7 @@ class MeasuredColumns:
     run_id:str = ''
 
 # %% ../nbs/04_result.ipynb #3523b9db
-@dataclass
+@dataclass(kw_only=True)
 class TrustColumns:
     """Why a figure can be trusted: its worker processes, contention on the host, why the batch changed, the GPU's
     clock."""
@@ -105,7 +105,7 @@ class TrustColumns:
     throttle:str = ''                    # NVML clock-throttle reasons after warm-up (CUDA)
 
 # %% ../nbs/04_result.ipynb #166a0e8c
-@dataclass
+@dataclass(kw_only=True)
 class ServedColumns:
     "A served model's test (`tbench latency`), one row per test: `latency_*` are per request."
     scenario:str = ''                    # LoadGen scenario: single-stream | server | offline
@@ -133,7 +133,7 @@ class ServedColumns:
     loadgen_log:str = ''                 # folder of LoadGen's summary and detail logs
 
 # %% ../nbs/04_result.ipynb #554737a3
-@dataclass
+@dataclass(kw_only=True)
 class ParallelColumns:
     """Data-parallel training (`tbench train --nproc N`): `throughput_mean` is the global img/s, `batch_size` per
     process."""
@@ -145,7 +145,7 @@ class ParallelColumns:
     breakdown_allreduce_pct:Optional[float] = None
 
 # %% ../nbs/04_result.ipynb #28b56e4c
-@dataclass
+@dataclass(kw_only=True)
 class RuntimeColumns:
     "The runtime, and the correctness gate: every configuration but fp32 eager PyTorch is checked against it."
     # what decides the runtime's speed, `key=value` words (provider, threads, hint, streams, ...)
@@ -160,7 +160,7 @@ class RuntimeColumns:
     tolerance:Optional[float] = None
 
 # %% ../nbs/04_result.ipynb #a58b0946
-@dataclass
+@dataclass(kw_only=True)
 class MapColumns:
     """Mapping (`tbench map`): a raster on disk to a georeferenced raster on disk; `throughput_mean` is tiles/s end
     to end."""
@@ -198,7 +198,7 @@ class MapColumns:
     output_file:str = ''                        # the georeferenced result written
 
 # %% ../nbs/04_result.ipynb #89055e5a
-@dataclass
+@dataclass(kw_only=True)
 class RerunColumns:
     "Between runs: a yardstick of the machine's speed, the re-run interval, what software ran and how."
     ref_gemm_gflops:Optional[float] = None  # a fixed fp32 GEMM beside the timed phase, GFLOP/s (mean over processes)
@@ -216,7 +216,7 @@ class RerunColumns:
     command:str = ''                        # the command line that measured it (`command_line`; '' on an older row)
 
 # %% ../nbs/04_result.ipynb #4d8219c8
-@dataclass
+@dataclass(kw_only=True)
 class EnergyColumns:
     "The energy a measurement took, from the counter read around its timed phase."
     energy_counter:str = ''                 # the counter read around each timed phase: nvml or rapl ('' none)
@@ -229,7 +229,7 @@ class EnergyColumns:
     energy_note:str = ''                    # why the energy cells are empty (no counter, a phase too short for it)
 
 # %% ../nbs/04_result.ipynb #dd466f39
-@dataclass
+@dataclass(kw_only=True)
 class QuantColumns:
     "What the worker ran with that no flag names, and an int8 row's quantization and accuracy."
     # what the worker ran with that no flag names and that changes its speed: its preloaded libraries, glibc's malloc
@@ -266,7 +266,7 @@ def spec_columns()->type:
         t = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
         if t in ('str', 'bool'): return name, t, field(default='' if f.default is dataclasses.MISSING else f.default)
         return name, t if t.startswith('Optional[') else f'Optional[{t}]', field(default=None)
-    cls = dataclasses.make_dataclass('SpecColumns', [column(k) for k in KEY])
+    cls = dataclasses.make_dataclass('SpecColumns', [column(k) for k in KEY], kw_only=True)
     cls.__module__ = SeedColumns.__module__
     cls.__doc__ = "The configuration that ran: `BenchSpec`'s fields as a row stores them (`spec_columns`)."
     return cls
@@ -277,10 +277,11 @@ SpecColumns = spec_columns()
 ROW_PARTS = (SeedColumns, MeasuredColumns, TrustColumns, ServedColumns, ParallelColumns, RuntimeColumns,
              MapColumns, RerunColumns, EnergyColumns, QuantColumns, SpecColumns)  # a row's parts, in its columns' order
 
-@dataclass
+@dataclass(kw_only=True)
 class BenchResult(SpecColumns, QuantColumns, EnergyColumns, RerunColumns, MapColumns, RuntimeColumns, ParallelColumns,
                   ServedColumns, TrustColumns, MeasuredColumns, SeedColumns):
-    "One measured configuration, a row of the results CSV: the configuration (`SpecColumns`) and what was measured."
+    """One measured configuration, a row of the results CSV: the configuration (`SpecColumns`) and what was measured.
+    Its fields are given by name."""
 
 # the file's columns: the seed tool's 25 in its order, then each part's, in `ROW_PARTS` order
 COLUMNS = list(dict.fromkeys(SEED_COLUMNS + [f.name for P in ROW_PARTS for f in fields(P)]))
