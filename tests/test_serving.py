@@ -158,7 +158,7 @@ def run_cli(argv, cwd):
     (['latency', 'http://127.0.0.1:{port}'], "nothing answered at http://127.0.0.1:"),
     (['latency', 'http://127.0.0.1:{port}', '--input-file', 'missing.npy'], "no such file"),
     (['latency', 'http://127.0.0.1:{port}', '--form', 'steps'], "write KEY=VALUE"),
-    (['serve', '--model', 'resnet_18'], "did you mean"),
+    (['serve', '--model', 'resnet_18', '--port', '{port}'], "did you mean"),  # not 8000: another may listen there
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, msg):
     port = free_port()  # nobody listens there
