@@ -79,8 +79,8 @@ def test_train_refuses_what_only_inference_takes(tmp_path, kw, flag):
                                     (dict(channels_last=1), "--channels-last takes True or False, got '1'"),
                                     (dict(workers=2), "unknown option 'workers'; did you mean workers_per_device?"),
                                     # one value where serve takes one, text where it takes text (both reached the server)
-                                    (dict(compile_mode=['default']), "--compile-mode takes one word, got \"['default']\" (list)"),
-                                    (dict(precision=('fp32',)), "--precision takes one word, got \"('fp32',)\" (tuple)"),
+                                    (dict(compile_mode=['default']), "--compile-mode takes text, got \"['default']\" (list)"),
+                                    (dict(precision=('fp32',)), "--precision takes text, got \"('fp32',)\" (tuple)"),
                                     (dict(backend_options=5), "--backend-options takes text, got '5' (int)"),
                                     (dict(weights=3.5), "--weights takes text, got '3.5' (float)")])
 def test_serve_options_of_the_wrong_type_are_one_line(kw, msg):
@@ -104,3 +104,36 @@ def test_one_word_for_a_list_option_is_a_list_of_one(tmp_path):
     o = check(SweepOptions.of(models='resnet18', precisions='bf16', batch_sizes=[2], input_size=32, results_dir=tmp_path))
     assert o.models == ['resnet18'] and o.precisions == ['bf16']
     assert [(s.model_name, s.precision) for s in configurations(o, torch.device('cpu'))] == [('resnet18', 'bf16')]
+
+@pytest.mark.parametrize('kw,want', [(dict(batch_sizes=2), ('batch_sizes', [2])),
+                                     (dict(models=__import__('numpy').array(['resnet18'])), ('models', ['resnet18'])),
+                                     (dict(threads=__import__('numpy').int64(2)), ('threads', 2)),
+                                     (dict(models=(m for m in ['resnet18'])), ('models', ['resnet18'])),
+                                     (dict(output=Path('r/x.csv')), ('output', 'r/x.csv'))])
+def test_a_call_s_values_are_read_as_the_options_hold_them(kw, want):
+    "numpy's and pandas' values, one value for a list, a generator (used up once, by the check: it ran nothing), a path."
+    from throughput_bench.scale.launch import SweepOptions, check
+    o = check(SweepOptions.of(**(dict(models=['resnet18']) | kw)))
+    assert getattr(o, want[0]) == want[1] and type(getattr(o, want[0])) is type(want[1])
+
+@pytest.mark.parametrize('kw,msg', [(dict(models=[]), '--models is an empty list'),  # it ran every model
+                                    (dict(quantizations=[]), '--quantizations is an empty list'),  # it ran none
+                                    (dict(models=5), "--models takes models' names, got '5' (int)"),
+                                    (dict(models=b'resnet18'), '--models takes a list'),
+                                    (dict(backends=[['pytorch']]), '--backends takes words or numbers'),
+                                    (dict(backends={'pytorch': 1}), '--backends takes a list'),
+                                    (dict(backends=5), "--backends takes runtimes' names"),
+                                    (dict(wandb_tags=5), '--wandb-tags ' + repr('5') + ': a tag is text'),
+                                    (dict(wandb_tags=['x' * 65]), 'a tag is text of 1 to 64 characters')])
+def test_a_call_s_values_of_the_wrong_kind_are_one_line(kw, msg):
+    from throughput_bench.scale.launch import SweepOptions, check
+    from throughput_bench.core import BenchError
+    with pytest.raises(BenchError, match=re.escape(msg)): check(SweepOptions.of(**(dict(models=['resnet18']) | kw)))
+
+def test_serve_reads_a_path_as_its_text_and_latency_refuses_a_form_that_is_not():
+    from throughput_bench import api
+    from throughput_bench.serve.loadgen import form_variants
+    from throughput_bench.core import BenchError
+    o = api.make_options(api.ServeOptions, (Path('resnet18'),), dict(backend_options=Path('hint=LATENCY'), host=Path('127.0.0.1')))
+    assert (o.model, o.backend_options, o.host) == ('resnet18', 'hint=LATENCY', '127.0.0.1')
+    with pytest.raises(BenchError, match='write KEY=VALUE'): form_variants([5])

@@ -58,7 +58,12 @@ BAD = [(['infer', '--device', ''], '--device must not be empty'), (['infer', '--
        (['train', '--models', 'resnet18', '--bakends', 'x'],
         'unknown flag --bakends; --backends is not a flag of tbench train either: backend is set for inference'),
        # a switch given a value (was argparse's 'ignored explicit argument')
-       (['infer', '--channels-last=1'], '--channels-last is a switch and takes no value: give --channels-last alone, not =1'),
+       (['infer', '--channels-last=1'], '--channels-last is a switch: give it without a value (not =1)'),
+       # which name was given argparse does not say: both are named (was 'give --tf32 alone', the opposite switch)
+       (['infer', '--no-tf32=1'], '--tf32/--no-tf32 is a switch: give it without a value (not =1)'),
+       # no suggestion rather than a wrong one (was 'did you mean --quant?'; tune: '--input-channels')
+       (['infer', '--quiet'], 'unknown flag --quiet (see tbench infer --help)'),
+       (['tune', 'resnet18', '--channels-last'], 'unknown flag --channels-last (see tbench tune --help)'),
        # the field's line only where the command's mode does not take it (serve, map and compare do)
        (['infer', '-quant'], 'unknown flag -quant; did you mean --quant?'), (['infer', '--=x'], 'unknown flag --=x'),
        (['compare', 'resnet18', 'a', '--backends', 'x'], 'unknown flag --backends (see tbench compare --help)')]
@@ -357,4 +362,20 @@ def test_tune_with_nothing_to_screen_is_one_line(capsys, tmp_path, monkeypatch):
     code, err = run_cli(['tune', 'resnet18', '--device', 'cpu', '--input-size', '32', '--batch-sizes', '2', '--backends',
                          'onnxruntime', '--precisions', 'bf16'], capsys)
     assert code == 2 and 'nothing to screen: onnxruntime runs none of bf16 on cpu' in err and 'Traceback' not in err
+    assert not list(tmp_path.rglob('*.csv'))
+
+@pytest.mark.parametrize('cmd', [['tune'], ['compare'], ['serve'], ['latency'], ['infer']])
+def test_every_command_takes_help_all(cmd, capsys):
+    "`--help-all` was 'the following arguments are required' where a command has no more flags to show."
+    with pytest.raises(SystemExit) as e: cli.tbench(cmd + ['--help-all'])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and out.startswith('usage: tbench ' + cmd[0]), out[:300]
+
+def test_compare_refuses_what_a_runtime_that_builds_its_own_graph_does_not_run(capsys, tmp_path, monkeypatch):
+    "`backend=openvino compile=default` was openvino uncompiled under a label that said compiled: a pair of equals."
+    pytest.importorskip('openvino')
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(['compare', 'resnet18', 'backend=openvino', 'backend=openvino compile=default', '--device', 'cpu',
+                         '--input-size', '32'], capsys)
+    assert code == 2 and 'openvino builds its own graph: it runs compile none, NCHW' in err and err.count('\n') == 1, err
     assert not list(tmp_path.rglob('*.csv'))

@@ -311,7 +311,7 @@ def serve(*args, **kwargs):
 # %% ../nbs/37_api.ipynb #b7b916fe
 def check_latency(o:LatencyOptions)->LatencyOptions:
     "`o` checked before the server is asked anything (a one-line `BenchError`)."
-    check_words(o); check_numbers(o)
+    check_words(o); check_numbers(o); check_tags(o.wandb_tags)
     if o.find_max_qps and o.scenario not in ('single-stream', 'server'):
         raise BenchError("--find-max-qps runs the server scenario; drop --scenario offline")
     if o.find_max_qps and not o.latency_bound_ms: raise BenchError("--find-max-qps needs --latency-bound-ms")

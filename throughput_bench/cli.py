@@ -34,7 +34,10 @@ __all__ = ['SPELLINGS', 'PLURALS', 'COMMANDS', 'PIP_NAMES', 'Parser', 'with_alia
 class Parser(argparse.ArgumentParser):
     "An `ArgumentParser` whose errors are one line and exit 2, and whose flags also accept underscores."
     # `--output` is not `--output-dir`
-    def __init__(self, *args, **kw): super().__init__(*args, **(dict(allow_abbrev=False) | kw))
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **(dict(allow_abbrev=False) | kw))
+        if self.add_help:  # every command takes it (its help is said where there is more to show: `add_options`)
+            super().add_argument('--help-all', action=HelpAll, help=argparse.SUPPRESS)
 
     def add_argument(self, *names, **kw):
         """Add `names`, and the underscore spelling of each hyphenated long flag as a hidden alias (`--help` lists each
@@ -78,8 +81,10 @@ class Parser(argparse.ArgumentParser):
 @patch
 def error(self:Parser, message):
     "argparse's error in one line (a switch given a value says so: `--channels-last=1`), exit status 2."
-    m = re.fullmatch(r"argument ([^/\s:]+)\S*: ignored explicit argument (.*)", message, re.S)
-    if m: message = f"{m[1]} is a switch and takes no value: give {m[1]} alone, not ={m[2].strip(chr(39))}"
+    m = re.fullmatch(r"argument (\S+): ignored explicit argument (.*)", message, re.S)
+    if m:  # its names as help says them (`--tf32/--no-tf32`): which of them was given, argparse does not say
+        names = '/'.join(n for n in m[1].split('/') if '_' not in n)
+        message = f"{names} is a switch: give it without a value (not ={m[2].strip(chr(39))})"
     sys.stderr.write(error_text(f"{self.prog}: error: {message}") + '\n'); sys.exit(2)
 
 # %% ../nbs/43_cli.ipynb #2d47f667
@@ -118,7 +123,10 @@ def unknown(self:Parser, a, extra:list):
     elsewhere = {'--' + f.option.replace('_', '-'): f for f in FIELDS if mode and f.option and not f.takes(mode)}
     only = lambda f: f"{f.name} is set for {', '.join(f.modes)} only"
     if given in elsewhere: p.error(f"{w.split('=')[0]} is not a flag of {p.prog}: {only(elsewhere[given])}")
-    close = difflib.get_close_matches(w.split('=')[0].replace('_', '-'), flags + list(elsewhere), n=1, cutoff=0.6)
+    w0, known = w.split('=')[0].replace('_', '-'), flags + list(elsewhere)
+    # the flag it begins (`--workers`: `--workers-per-device`), else one close to it (not `--quant` for `--quiet`)
+    close = [f for f in known if f.startswith(w0) and len(w0) > 3][:1] or difflib.get_close_matches(w0, known, n=1,
+                                                                                                   cutoff=0.75)
     if close and close[0] in elsewhere:  # `tbench train --bakends`: not --max-seconds
         p.error(f"unknown flag {w}; {close[0]} is not a flag of {p.prog} either: {only(elsewhere[close[0]])}")
     p.error(f"unknown flag {w}" + (f"; did you mean {close[0]}?" if close else f" (see {p.prog} --help)"))
@@ -272,7 +280,8 @@ def add_options(p:Parser, O=None, drop:tuple=(), mode:Optional[str]=None):
                                default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # said in --weights' help
         if title in getattr(O, 'MORE', ()): p.more = getattr(p, 'more', []) + [g]
     if getattr(p, 'more', None):
-        p.add_argument('--help-all', action=HelpAll, help="every flag, the groups --help leaves out included")
+        (a,) = [a for a in p._actions if '--help-all' in a.option_strings]
+        a.help = "every flag, the groups --help leaves out included"
 
 # %% ../nbs/43_cli.ipynb #a0fd3ace
 class HelpAll(argparse.Action):

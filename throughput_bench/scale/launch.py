@@ -8,6 +8,7 @@ import os, sys, math, inspect, dataclasses, difflib, socket, shlex, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
+from collections.abc import Iterable
 from fastcore.meta import delegates
 from ..core import *
 from ..result import *
@@ -27,11 +28,11 @@ __all__ = ['REPEATS', 'CPU_REPEATS', 'GPU_REPEATS', 'GEO_BASELINES', 'CONVENTION
            'default_precisions', 'default_compile_modes', 'timing_config', 'idle_check', 'geo_compare_specs',
            'seed_specs', 'default_models', 'scaling_efficiency', 'slurm_sweep', 'collect', 'wandb_logger',
            'check_backends', 'backend_words', 'with_backends', 'SweepScope', 'SweepTiming', 'SweepRepeats',
-           'SweepOutput', 'SweepWandb', 'SweepWorkload', 'SweepSlurm', 'SweepOptions', 'make_options', 'flag',
-           'check_numbers', 'check_words', 'check_together', 'check', 'Messages', 'repeats_for', 'Setup', 'open_store',
-           'setup', 'across', 'configurations', 'run', 'contention_watch', 'runner_kw', 'takes_options', 'sweep',
-           'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook', 'budget_fit', 'smallest_budget',
-           'left_out', 'fit_budget', 'rerun_words', 'rows_for']
+           'SweepOutput', 'SweepWandb', 'SweepWorkload', 'SweepSlurm', 'SweepOptions', 'flag', 'make_options',
+           'coerced', 'check_numbers', 'check_words', 'check_tags', 'check_together', 'check', 'Messages',
+           'repeats_for', 'Setup', 'open_store', 'setup', 'across', 'configurations', 'run', 'contention_watch',
+           'runner_kw', 'takes_options', 'sweep', 'within_budget', 'rerun_command', 'rerun_note', 'said', 'in_notebook',
+           'budget_fit', 'smallest_budget', 'left_out', 'fit_budget', 'rerun_words', 'rows_for']
 
 # %% ../../nbs/36_scale_launch.ipynb #6fb3909a
 REPEATS = 3  # worker processes per configuration of a DDP launch (each launch costs ~15 s)
@@ -271,6 +272,7 @@ def check_backends(backends:Optional[list], mode:str)->list:
     if isinstance(backends, str): backends = [backends]
     backends = list(dict.fromkeys(backends or ['pytorch']))
     for b in backends:
+        if not isinstance(b, str): raise BenchError(f"--backends takes runtimes' names, got {quoted(b)} ({type(b).__name__})")
         be = get_backend(b)
         if mode not in be.modes: raise BenchError(f"backend {b} runs {' or '.join(be.modes)} only, not {mode}")
         why = be.missing()
@@ -545,6 +547,11 @@ def model_names(self:SweepOptions)->list:
     "The models asked for, or the default set of the conventions."
     return list(self.models) if self.models else default_models(self.conventions)
 
+# %% ../../nbs/36_scale_launch.ipynb #9a50bb07
+def flag(name:str)->str:
+    "The command-line spelling of option `name`: `--batch-sizes` for `batch_sizes`."
+    return '--' + name.replace('_', '-')
+
 # %% ../../nbs/36_scale_launch.ipynb #3b137158
 def make_options(cls, args:tuple, kwargs:dict):
     """An options dataclass `cls` from a call's arguments (positional ones in the order of its own fields, those of
@@ -562,16 +569,33 @@ def make_options(cls, args:tuple, kwargs:dict):
     need = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
             and f.default_factory is dataclasses.MISSING and (given | kwargs).get(f.name) is None]
     if need: raise BenchError(f"no {need[0].replace('_', ' ')} given: it has no default")
-    given |= kwargs
-    for f in dataclasses.fields(cls):  # one word for a list is a list of one (`precisions='fp32'`), not its letters
-        if isinstance(given.get(f.name), str) and ('list' in str(f.type) or 'tuple' in str(f.type)):
-            given[f.name] = [given[f.name]]
-    return cls(**given)
+    of = {f.name: f for f in dataclasses.fields(cls)}
+    return cls(**{k: coerced(of[k], v) for k, v in (given | kwargs).items()})
 
-# %% ../../nbs/36_scale_launch.ipynb #9a50bb07
-def flag(name:str)->str:
-    "The command-line spelling of option `name`: `--batch-sizes` for `batch_sizes`."
-    return '--' + name.replace('_', '-')
+# %% ../../nbs/36_scale_launch.ipynb #92b85fd7
+def _as_python(v):
+    "A numpy or pandas value (an array, a Series, a scalar) as Python's own (a list, an int), a path as its text."
+    if isinstance(v, os.PathLike): return os.fspath(v)
+    if type(v).__module__ == 'torch' and type(v).__name__ == 'device': return str(v)  # `device=torch.device('cpu')`
+    return v.tolist() if hasattr(v, 'tolist') and not isinstance(v, (str, bytes)) else v
+
+def coerced(f:dataclasses.Field, v):
+    """Option `f`'s value from a call, as the option holds it (`_as_python`): one value or an iterator for a list is a
+    list (`precisions='fp32'`, `batch_sizes=2`), whose items are words or numbers; a text is text. Else one line."""
+    v, t, got = _as_python(v), str(f.type), lambda x: f"{quoted(x)} ({type(x).__name__})"
+    if v is None: return v
+    if 'list' in t or 'tuple' in t:
+        if isinstance(v, (str, int, float)): v = [v]
+        if isinstance(v, (dict, set, frozenset, bytes, bytearray)) or not isinstance(v, Iterable):
+            raise BenchError(f"{flag(f.name)} takes a list, got {got(v)}")
+        v = [_as_python(x) for x in v]
+        for x in v:
+            if not isinstance(x, (str, int, float)): raise BenchError(f"{flag(f.name)} takes words or numbers, got {got(x)}")
+        if not v and f.default not in ((), []):  # not its default: `models=[]` ran every model, `quantizations=[]` none
+            raise BenchError(f"{flag(f.name)} is an empty list: give at least one value, or leave it out")
+        return v
+    if t in ('str', 'Optional[str]') and not isinstance(v, str): raise BenchError(f"{flag(f.name)} takes text, got {got(v)}")
+    return v
 
 # %% ../../nbs/36_scale_launch.ipynb #cab8e7b5
 def check_numbers(o):
@@ -604,6 +628,13 @@ def check_words(o):
             raise BenchError(f"{flag(name)} takes True or False, got {quoted(getattr(o, name))}")
 
 MAX_BUDGET_MINUTES = 10080  # a week: a longer run is not one a budget plans
+
+# %% ../../nbs/36_scale_launch.ipynb #88682333
+def check_tags(tags):
+    "Each W&B tag text of 1 to 64 characters (W&B refuses a longer one when the run starts, after the measuring)."
+    for t in tags or ():
+        if not isinstance(t, str) or not t.strip() or len(t) > 64:
+            raise BenchError(f"--wandb-tags {quoted(t)}: a tag is text of 1 to 64 characters")
 
 # %% ../../nbs/36_scale_launch.ipynb #59ff15b5
 def check_together(o:SweepOptions):
@@ -638,7 +669,7 @@ def check_together(o:SweepOptions):
 # %% ../../nbs/36_scale_launch.ipynb #7ca6525b
 def check(o:SweepOptions)->SweepOptions:
     "`o` checked before anything is built (a one-line `BenchError` for the first wrong option), its backends settled."
-    check_words(o); check_numbers(o); check_together(o)
+    check_words(o); check_numbers(o); check_together(o); check_tags(o.wandb_tags)
     if o.images and not Path(o.images).is_dir(): raise BenchError(f"--images {o.images}: no such folder")
     if why := weights_problem(o.weights): raise BenchError(why)
     if o.weights not in (None, '', 'pretrained'):  # a file that is not of weights: said before anything starts
@@ -647,7 +678,9 @@ def check(o:SweepOptions)->SweepOptions:
     o = dataclasses.replace(o, **{f.name: [getattr(o, f.name)] for f in dataclasses.fields(o)  # one word: a list
                                   if isinstance(getattr(o, f.name), str) and 'list' in str(f.type)})
     o = dataclasses.replace(o, backends=check_backends(o.backends, o.mode))
-    for m in o.model_names(): check_model(get_model(m))
+    for m in o.model_names():
+        if not isinstance(m, str): raise BenchError(f"--models takes models' names, got {quoted(m)} ({type(m).__name__})")
+        check_model(get_model(m))
     if o.images:  # each image a sweep reads opens, or the first that does not is named
         from ..backends.export import check_images
         check_images(o.images)

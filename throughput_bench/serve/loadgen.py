@@ -63,7 +63,7 @@ def form_variants(items:list)->list:
     "`['k=v', ...]` → one dict of form fields per test: keys given once are fixed, keys given more than once are swept."
     vals = {}
     for it in items or []:
-        if '=' not in it: raise BenchError(f"--form {it!r}: write KEY=VALUE")
+        if not isinstance(it, str) or '=' not in it: raise BenchError(f"--form {quoted(it)}: write KEY=VALUE")
         k, v = it.split('=', 1)
         if not k: raise BenchError(f"--form {it!r}: the key is empty")
         vals.setdefault(k.strip(), []).append(v.strip())

@@ -295,8 +295,11 @@ def one_spec(o, dev, words:dict, batch:int, precision:str='fp32')->BenchSpec:
         if not f.option or not (f.word or f.name == 'backend_options'): continue
         v = words.get(f.name, usual.get(f.name, f.default if f.swept else getattr(o, f.option)))
         kw[f.option] = [v] if f.swept else v
-    b = launch.check(dataclasses.replace(o, **kw))
+    b = launch.check(dataclasses.replace(o, **kw, quiet=True))
     (s,) = launch.configurations(b, dev)
+    if (s.compile_mode, s.channels_last) != (b.compile_modes[0], b.channels_last):  # asked of a runtime that builds
+        raise BenchError(f"{s.backend} builds its own graph: it runs compile {s.compile_mode}, "  # its own, not PyTorch
+                         f"{'NHWC' if s.channels_last else 'NCHW'}; compile and channels_last are PyTorch's")
     return dataclasses.replace(s, probe_batch=False, max_step_seconds=None, explicit_precision=True)
 
 # %% ../../nbs/38_studies_compare.ipynb #c523f1d7
