@@ -8,7 +8,6 @@ import os, sys, math, inspect, dataclasses, difflib, socket, shlex, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Callable
-from collections.abc import Iterable
 from fastcore.meta import delegates
 from ..core import *
 from ..result import *
@@ -272,7 +271,8 @@ def check_backends(backends:Optional[list], mode:str)->list:
     if isinstance(backends, str): backends = [backends]
     backends = list(dict.fromkeys(backends or ['pytorch']))
     for b in backends:
-        if not isinstance(b, str): raise BenchError(f"--backends takes runtimes' names, got {quoted(b)} ({type(b).__name__})")
+        if not isinstance(b, str):
+            raise BenchError(f"--backends takes runtimes' names, got {quoted(b)} ({type(b).__name__})")
         be = get_backend(b)
         if mode not in be.modes: raise BenchError(f"backend {b} runs {' or '.join(be.modes)} only, not {mode}")
         why = be.missing()
@@ -580,21 +580,23 @@ def _as_python(v):
     return v.tolist() if hasattr(v, 'tolist') and not isinstance(v, (str, bytes)) else v
 
 def coerced(f:dataclasses.Field, v):
-    """Option `f`'s value from a call, as the option holds it (`_as_python`): one value or an iterator for a list is a
-    list (`precisions='fp32'`, `batch_sizes=2`), whose items are words or numbers; a text is text. Else one line."""
+    """Option `f`'s value from a call, as the option holds it (`_as_python`): one value for a list is a list of one
+    (`precisions='fp32'`, `batch_sizes=2`), a list holds words or numbers, a text is text; else one line (a generator
+    too: the check would use it up)."""
     v, t, got = _as_python(v), str(f.type), lambda x: f"{quoted(x)} ({type(x).__name__})"
     if v is None: return v
     if 'list' in t or 'tuple' in t:
         if isinstance(v, (str, int, float)): v = [v]
-        if isinstance(v, (dict, set, frozenset, bytes, bytearray)) or not isinstance(v, Iterable):
-            raise BenchError(f"{flag(f.name)} takes a list, got {got(v)}")
+        if not isinstance(v, (list, tuple)): raise BenchError(f"{flag(f.name)} takes a list, got {got(v)}")
         v = [_as_python(x) for x in v]
         for x in v:
-            if not isinstance(x, (str, int, float)): raise BenchError(f"{flag(f.name)} takes words or numbers, got {got(x)}")
+            if not isinstance(x, (str, int, float)):
+                raise BenchError(f"{flag(f.name)} takes words or numbers, got {got(x)}")
         if not v and f.default not in ((), []):  # not its default: `models=[]` ran every model, `quantizations=[]` none
             raise BenchError(f"{flag(f.name)} is an empty list: give at least one value, or leave it out")
         return v
-    if t in ('str', 'Optional[str]') and not isinstance(v, str): raise BenchError(f"{flag(f.name)} takes text, got {got(v)}")
+    if t in ('str', 'Optional[str]') and not isinstance(v, str):
+        raise BenchError(f"{flag(f.name)} takes text, got {got(v)}")
     return v
 
 # %% ../../nbs/36_scale_launch.ipynb #cab8e7b5
@@ -679,7 +681,8 @@ def check(o:SweepOptions)->SweepOptions:
                                   if isinstance(getattr(o, f.name), str) and 'list' in str(f.type)})
     o = dataclasses.replace(o, backends=check_backends(o.backends, o.mode))
     for m in o.model_names():
-        if not isinstance(m, str): raise BenchError(f"--models takes models' names, got {quoted(m)} ({type(m).__name__})")
+        if not isinstance(m, str):
+            raise BenchError(f"--models takes models' names, got {quoted(m)} ({type(m).__name__})")
         check_model(get_model(m))
     if o.images:  # each image a sweep reads opens, or the first that does not is named
         from ..backends.export import check_images
