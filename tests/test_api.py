@@ -108,7 +108,9 @@ def test_one_word_for_a_list_option_is_a_list_of_one(tmp_path):
 @pytest.mark.parametrize('kw,want', [(dict(batch_sizes=2), ('batch_sizes', [2])),
                                      (dict(models=__import__('numpy').array(['resnet18'])), ('models', ['resnet18'])),
                                      (dict(threads=__import__('numpy').int64(2)), ('threads', 2)),
-                                     (dict(output=Path('r/x.csv')), ('output', 'r/x.csv'))])
+                                     (dict(output=Path('r/x.csv')), ('output', 'r/x.csv')),
+                                     # a count given as a whole float is an int (batch_sizes=[2.0] stored an error row)
+                                     (dict(batch_sizes=[2.0]), ('batch_sizes', [2])), (dict(threads=2.0), ('threads', 2))])
 def test_a_call_s_values_are_read_as_the_options_hold_them(kw, want):
     "numpy's and pandas' values, one value for a list (`batch_sizes=2` crashed), a path (`output`)."
     from throughput_bench.scale.launch import SweepOptions, check
@@ -125,6 +127,9 @@ def test_a_call_s_values_are_read_as_the_options_hold_them(kw, want):
                                     # a generator: the check used it up, and the sweep ran nothing
                                     (dict(models=(m for m in ['resnet18'])), '--models takes a list, got'),
                                     (dict(wandb_tags=5), '--wandb-tags ' + repr('5') + ': a tag is text'),
+                                    # a switch takes a bool: `isolate='no'` isolated, `quiet='false'` was quiet
+                                    (dict(isolate='no'), "--isolate takes True or False, got 'no' (str)"),
+                                    (dict(quiet=0), "--quiet takes True or False, got '0' (int)"),
                                     (dict(wandb_tags=['x' * 65]), 'a tag is text of 1 to 64 characters')])
 def test_a_call_s_values_of_the_wrong_kind_are_one_line(kw, msg):
     from throughput_bench.scale.launch import SweepOptions, check

@@ -204,7 +204,7 @@ def test_stored_figures_no_device_makes_are_not_compared(tmp_path):
     (dict(configs=5), 'configs must be a list'), (dict(configs={'threads=1', 'threads=2'}), '--configs takes a list'),
     (dict(configs=(w for w in ['threads=1', 'threads=2'])), '--configs takes a list'),
     (dict(results_dir=None), 'results_dir must be'), (dict(results_dir='res\x00'), 'NUL'),
-    (dict(quiet='yes'), 'quiet must be True or False'), (dict(budget_minutes=1e7), 'more than 10080'),
+    (dict(quiet='yes'), "--quiet takes True or False, got 'yes' (str)"), (dict(budget_minutes=1e7), 'more than 10080'),
     (dict(model=18), "--model takes text, got '18' (int)"), (dict(device=1), "--device takes text, got '1' (int)")])
 def test_the_api_refuses_wrong_types_in_one_line(kw, msg):
     from throughput_bench.core import BenchError

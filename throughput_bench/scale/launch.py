@@ -569,8 +569,9 @@ def make_options(cls, args:tuple, kwargs:dict):
     need = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
             and f.default_factory is dataclasses.MISSING and (given | kwargs).get(f.name) is None]
     if need: raise BenchError(f"no {need[0].replace('_', ' ')} given: it has no default")
-    of = {f.name: f for f in dataclasses.fields(cls)}
-    return cls(**{k: coerced(of[k], v) for k, v in (given | kwargs).items()})
+    of, counts = {f.name: f for f in dataclasses.fields(cls)}, getattr(cls, 'NUMBERS', {})
+    whole = lambda k: str(of[k].type) in ('int', 'Optional[int]') or counts.get(k, (None,))[0] is int
+    return cls(**{k: coerced(of[k], v, whole(k)) for k, v in (given | kwargs).items()})
 
 # %% ../../nbs/36_scale_launch.ipynb #92b85fd7
 def _as_python(v):
@@ -579,25 +580,29 @@ def _as_python(v):
     if type(v).__module__ == 'torch' and type(v).__name__ == 'device': return str(v)  # `device=torch.device('cpu')`
     return v.tolist() if hasattr(v, 'tolist') and not isinstance(v, (str, bytes)) else v
 
-def coerced(f:dataclasses.Field, v):
+def coerced(f:dataclasses.Field, v, whole:bool=False):
     """Option `f`'s value from a call, as the option holds it (`_as_python`): one value for a list is a list of one
-    (`precisions='fp32'`, `batch_sizes=2`), a list holds words or numbers, a text is text; else one line (a generator
-    too: the check would use it up)."""
+    (`precisions='fp32'`, `batch_sizes=2`), a list holds words or numbers, a text is text, a switch a bool, a whole
+    number where the option counts (`whole`) an int (`2.0` ran as a float and stored an error row); else one line (a
+    generator too: the check would use it up)."""
     v, t, got = _as_python(v), str(f.type), lambda x: f"{quoted(x)} ({type(x).__name__})"
+    as_int = lambda x: int(x) if whole and isinstance(x, float) and x.is_integer() else x
     if v is None: return v
     if 'list' in t or 'tuple' in t:
         if isinstance(v, (str, int, float)): v = [v]
         if not isinstance(v, (list, tuple)): raise BenchError(f"{flag(f.name)} takes a list, got {got(v)}")
-        v = [_as_python(x) for x in v]
+        v = [as_int(_as_python(x)) for x in v]
         for x in v:
             if not isinstance(x, (str, int, float)):
                 raise BenchError(f"{flag(f.name)} takes words or numbers, got {got(x)}")
-        if not v and f.default not in ((), []):  # not its default: `models=[]` ran every model, `quantizations=[]` none
-            raise BenchError(f"{flag(f.name)} is an empty list: give at least one value, or leave it out")
+        if not v and f.default not in ((), [], dataclasses.MISSING):  # `models=[]` ran every model (a required list's
+            raise BenchError(f"{flag(f.name)} is an empty list: give at least one value, or leave it out")  # own check)
         return v
     if t in ('str', 'Optional[str]') and not isinstance(v, str):
         raise BenchError(f"{flag(f.name)} takes text, got {got(v)}")
-    return v
+    if t in ('bool', 'Optional[bool]') and not isinstance(v, bool):  # `isolate='no'` isolated, `quiet='no'` quiet
+        raise BenchError(f"{flag(f.name)} takes True or False, got {got(v)}")
+    return as_int(v)
 
 # %% ../../nbs/36_scale_launch.ipynb #cab8e7b5
 def check_numbers(o):
