@@ -274,10 +274,7 @@ def check_serve(o:ServeOptions)->ServeOptions:
     for f in dataclasses.fields(o):  # an option with a default other than None is never None (`host=None`)
         if getattr(o, f.name) is None and f.default not in (None, dataclasses.MISSING):
             raise BenchError(f"{flag(f.name)} must be {'a number' if f.name in o.NUMBERS else 'given'}, not None")
-    for name, (kind, *_) in o.NUMBERS.items():  # a whole float is an int: LitServe's counts
-        if kind is int and isinstance(v := getattr(o, name), float): o = dataclasses.replace(o, **{name: int(v)})
-    if not isinstance(o.backend, str): raise BenchError(f"--backend takes a runtime's name, got {quoted(o.backend)}")
-    check_backends([o.backend], 'inference')
+    check_backends([o.backend], 'inference')  # a whole float for a count is an int already (`make_options`)
     if o.port < 1024: raise BenchError(f"--port {o.port}: LitServe listens on a port from 1024 to 65535")
     if o.batch_timeout_ms / 1000 >= o.timeout:
         raise BenchError(f"--batch-timeout-ms {o.batch_timeout_ms:g} is not less than --timeout {o.timeout:g} s: "
